@@ -1,0 +1,4 @@
+module github.com/mcpipe/mcpipe
+
+go 1.26
+
