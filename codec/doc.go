@@ -1,0 +1,63 @@
+// Package codec is the single home of the MCP wire protocol in mcpipe:
+// JSON-RPC 2.0 and MCP message types, newline framing, envelope validation,
+// protocol eras and version negotiation, tool-definition checks and
+// result-envelope helpers. It never starts processes, touches the file system
+// or reads flags.
+//
+// # Revisions and eras
+//
+// The supported revisions are in [Revisions] (2024-11-05 … 2026-07-28).
+// 2024-11-05 to 2025-11-25 are legacy: an initialize handshake negotiates one
+// revision per connection ([NegotiateLegacy]). 2026-07-28 is modern: no
+// handshake, every request names its revision in
+// _meta["io.modelcontextprotocol/protocolVersion"] ([MetaProtocolVersion]).
+// A [Session] applies both rules to each incoming message ([Session.Classify]):
+// it answers which revision applies, or the JSON-RPC error to send (-32022
+// with data.supported and data.requested for an unknown modern version,
+// -32600 for a request before initialize). [DecorateResult] fits a result to
+// a revision (resultType and _meta serverInfo for modern ones; the
+// 2026-only members removed for legacy ones).
+//
+// # Framing
+//
+// [Reader] reads one frame per line: blank lines skipped, CRLF accepted, a
+// final line without newline still a frame, an oversized line (cap
+// [DefaultMaxFrame], 16 MiB, configurable) reported with [ErrFrameTooLarge]
+// and skipped without buffering it, so the stream goes on and memory stays
+// bounded. A Reader is not safe for concurrent use.
+//
+// [DecodeFrame] turns a frame into messages. A bad frame yields a
+// [*DecodeError] whose Err is the JSON-RPC error to answer with (-32700 for
+// bytes that are not UTF-8 JSON, -32600 for an invalid envelope) and whose ID
+// is the request id when it could be read. Batches (JSON arrays) are refused
+// unless the caller allows them (only a session that negotiated 2025-03-26,
+// see [Session.AllowBatch]); bad elements of an allowed batch come back as a
+// [*BatchError], one [*DecodeError] each. Duplicate members of an object are
+// not detected: the last one wins, as in encoding/json.
+//
+// Request ids ([ID]) are a JSON string or integer, kept as the bytes they
+// arrived as and echoed byte for byte; null, fractional or exponent numbers,
+// booleans, objects and arrays are invalid requests. An error response to a
+// frame whose id could not be read has no "id" member (see
+// [Message.MarshalJSON] for why not null).
+//
+// [Writer] writes one compact line per message, never an embedded newline,
+// without HTML escaping, in a single Write call under a mutex: it is safe for
+// concurrent use and concurrent frames never interleave.
+//
+// # Tools
+//
+// [ValidateTool] checks a definition: the 2025-11-25 name rules (1–128 of
+// A-Z a-z 0-9 _ - .), a non-blank description, and input/output schemas that
+// are JSON Schema objects with "type": "object" compiling as JSON Schema
+// 2020-12. [CompileSchema] and [Schema.Validate] check call arguments; the
+// errors name the offending field (`argument "count": got string, want
+// integer`, `missing required argument "path"`). Schemas must be
+// self-contained: any external $ref (file or network) is refused.
+//
+// # Results
+//
+// [CallToolResult] has helpers for clients: [CallToolResult.Text],
+// [CallToolResult.TextBlocks], [CallToolResult.ContentTypes],
+// [CallToolResult.ErrorMessage].
+package codec

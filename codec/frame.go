@@ -1,0 +1,465 @@
+package codec
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"unicode/utf8"
+)
+
+// DefaultMaxFrame is the frame size cap a Reader uses when given 0: 16 MiB.
+const DefaultMaxFrame = 16 << 20
+
+// ErrFrameTooLarge is wrapped by the error Reader.ReadFrame returns for a line
+// longer than the cap. The line has been skipped; the stream goes on.
+var ErrFrameTooLarge = errors.New("codec: frame too large")
+
+// Reader splits a byte stream into newline-delimited frames.
+//
+// Lines are delimited by '\n'; a trailing '\r' is dropped (CRLF input), and
+// lines holding only spaces, tabs and '\r' are skipped. A final line without a
+// newline is still a frame. A line longer than the cap is never buffered
+// whole: ReadFrame discards it up to its newline and returns an error wrapping
+// ErrFrameTooLarge, and the next call carries on with the following line, so
+// memory stays bounded by the cap plus a small read buffer.
+//
+// ReadFrame returns io.EOF at the end of the stream, and any other read error
+// as it comes. A Reader is not safe for concurrent use.
+type Reader struct {
+	br      *bufio.Reader
+	max     int
+	line    int // lines consumed so far
+	frameNo int // line number of the last frame or oversized line
+	atEOF   bool
+}
+
+// NewReader returns a Reader over r with frames capped at maxFrame bytes (the
+// line without its newline); maxFrame <= 0 means DefaultMaxFrame.
+func NewReader(r io.Reader, maxFrame int) *Reader {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMaxFrame
+	}
+	size := 64 << 10
+	if maxFrame < size {
+		size = max(maxFrame+2, 16) // room for the cap, "\r\n"
+	}
+	return &Reader{br: bufio.NewReaderSize(r, size), max: maxFrame}
+}
+
+// Line returns the 1-based line number of the frame (or oversized line) the
+// last ReadFrame call returned; 0 before the first.
+func (r *Reader) Line() int { return r.frameNo }
+
+// ReadFrame returns the next non-blank line, without its "\n" or "\r\n". The
+// returned slice is the caller's: later calls do not overwrite it.
+func (r *Reader) ReadFrame() ([]byte, error) {
+	for {
+		if r.atEOF {
+			return nil, io.EOF
+		}
+		frame, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if frame == nil { // blank line
+			continue
+		}
+		return frame, nil
+	}
+}
+
+// readLine consumes one line. It returns (nil, nil) for a blank line.
+func (r *Reader) readLine() ([]byte, error) {
+	var buf []byte
+	tooLarge := false
+	n := 0 // bytes of the line seen so far, newline excluded
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		content := chunk
+		if err == nil {
+			content = chunk[:len(chunk)-1]
+		}
+		n += len(content)
+		// Keep at most max+1 bytes: the cap plus the '\r' of a CRLF line.
+		if !tooLarge {
+			if len(buf)+len(content) > r.max+1 {
+				tooLarge, buf = true, nil
+			} else {
+				buf = append(buf, content...)
+			}
+		}
+		switch {
+		case err == nil: // found '\n'
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			r.atEOF = true
+			if n == 0 {
+				return nil, io.EOF
+			}
+		default:
+			return nil, err
+		}
+		r.line++
+		if !tooLarge {
+			buf = bytes.TrimSuffix(buf, []byte{'\r'})
+			tooLarge = len(buf) > r.max
+		}
+		if tooLarge {
+			r.frameNo = r.line
+			return nil, fmt.Errorf("line %d: %w (%d bytes, limit %d)", r.line, ErrFrameTooLarge, n, r.max)
+		}
+		if isBlank(buf) {
+			return nil, nil
+		}
+		r.frameNo = r.line
+		return buf, nil
+	}
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// Writer writes newline-delimited frames. Each message goes out as one
+// compact line in a single Write call under a mutex, so any number of
+// goroutines may share a Writer without interleaving bytes.
+type Writer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write marshals msg (a *Message, or any value encoding/json accepts) as
+// compact JSON without HTML escaping and writes it followed by "\n".
+func (w *Writer) Write(msg any) error {
+	b, err := encodeFrame(msg)
+	if err != nil {
+		return err
+	}
+	return w.writeLine(b)
+}
+
+// WriteBatch writes msgs as one JSON array on one line (the answer to a
+// 2025-03-26 batch). An empty slice writes nothing: a batch of notifications
+// gets no answer.
+func (w *Writer) WriteBatch(msgs []*Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		mb, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		b.Write(mb)
+	}
+	b.WriteByte(']')
+	return w.writeLine(b.Bytes())
+}
+
+// WriteFrame writes one already-encoded JSON value, compacted, as a line.
+func (w *Writer) WriteFrame(raw []byte) error {
+	var b bytes.Buffer
+	if err := compactInto(&b, raw); err != nil {
+		return fmt.Errorf("codec: write frame: %w", err)
+	}
+	return w.writeLine(b.Bytes())
+}
+
+func (w *Writer) writeLine(b []byte) error {
+	if bytes.IndexByte(b, '\n') >= 0 {
+		// Compact JSON escapes newlines inside strings, so this means a
+		// broken MarshalJSON; refuse rather than split a frame.
+		return errors.New("codec: frame contains a raw newline")
+	}
+	line := make([]byte, len(b)+1)
+	copy(line, b)
+	line[len(b)] = '\n'
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(line)
+	return err
+}
+
+func encodeFrame(msg any) ([]byte, error) {
+	switch m := msg.(type) {
+	case *Message:
+		return m.MarshalJSON()
+	case json.RawMessage:
+		var b bytes.Buffer
+		if err := compactInto(&b, m); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	return marshal(msg)
+}
+
+// DecodeError is the error of one message that could not be decoded. When the
+// id could be read, ID holds it, so the caller can answer the request with
+// that id; otherwise ID is nil (answer without an id). Err is the JSON-RPC
+// error to send: -32700 for bytes that are not JSON (or not UTF-8), -32600 for
+// JSON that is not a valid JSON-RPC 2.0 message.
+type DecodeError struct {
+	ID    *ID
+	Index int // position in a batch; -1 for a lone message
+	Err   *Error
+}
+
+func (e *DecodeError) Error() string {
+	prefix := ""
+	if e.Index >= 0 {
+		prefix = fmt.Sprintf("batch element %d: ", e.Index)
+	}
+	return prefix + e.Err.Message
+}
+
+// Unwrap returns the JSON-RPC error, so errors.Is(err, ErrParse) works.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Response returns the error response to send for this decode error.
+func (e *DecodeError) Response() *Message { return NewErrorResponse(e.ID, e.Err) }
+
+// BatchError lists the elements of a batch that could not be decoded.
+type BatchError struct{ Errs []*DecodeError }
+
+func (e *BatchError) Error() string {
+	if len(e.Errs) == 1 {
+		return e.Errs[0].Error()
+	}
+	return fmt.Sprintf("%s (and %d more invalid batch elements)", e.Errs[0].Error(), len(e.Errs)-1)
+}
+
+// Unwrap returns each element's error.
+func (e *BatchError) Unwrap() []error {
+	out := make([]error, len(e.Errs))
+	for i, d := range e.Errs {
+		out[i] = d
+	}
+	return out
+}
+
+// ErrorID returns the request id a decode error carries, or nil.
+func ErrorID(err error) *ID {
+	var d *DecodeError
+	if errors.As(err, &d) {
+		return d.ID
+	}
+	return nil
+}
+
+// DecodeFrame decodes one frame. A JSON object is one message; a JSON array is
+// a batch (batch is true), refused with -32600 unless allowBatch (an empty
+// batch is always invalid).
+//
+// Errors:
+//   - frame-level (not JSON, bad UTF-8, refused or empty batch, a lone bad
+//     message): msgs is nil and err is a *DecodeError (ErrorID gives the id
+//     when it could be read);
+//   - a batch with some bad elements: msgs holds the good ones in order and
+//     err is a *BatchError with one *DecodeError per bad element (Index says
+//     where). JSON-RPC wants one error response per bad element.
+func DecodeFrame(data []byte, allowBatch bool) (msgs []*Message, batch bool, err error) {
+	data = bytes.TrimSpace(data)
+	if !utf8.Valid(data) {
+		return nil, false, &DecodeError{Index: -1, Err: Errorf(CodeParseError, "parse error: invalid UTF-8")}
+	}
+	if len(data) > 0 && data[0] == '[' {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(data, &elems); err != nil {
+			return nil, true, &DecodeError{Index: -1, Err: parseError(err)}
+		}
+		if !allowBatch {
+			return nil, true, &DecodeError{Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not allowed in this protocol revision")}
+		}
+		if len(elems) == 0 {
+			return nil, true, &DecodeError{Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: empty batch")}
+		}
+		var bad []*DecodeError
+		for i, e := range elems {
+			m, err := decodeMessage(e)
+			if err != nil {
+				err.Index = i
+				bad = append(bad, err)
+				continue
+			}
+			msgs = append(msgs, m)
+		}
+		if bad != nil {
+			return msgs, true, &BatchError{Errs: bad}
+		}
+		return msgs, true, nil
+	}
+	m, derr := decodeMessage(data)
+	if derr != nil {
+		return nil, false, derr
+	}
+	return []*Message{m}, false, nil
+}
+
+// DecodeMessage decodes and checks one JSON-RPC message object. Its error is a
+// *DecodeError (see DecodeFrame).
+func DecodeMessage(data []byte) (*Message, error) {
+	if !utf8.Valid(data) {
+		return nil, &DecodeError{Index: -1, Err: Errorf(CodeParseError, "parse error: invalid UTF-8")}
+	}
+	m, err := decodeMessage(data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func parseError(err error) *Error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return Errorf(CodeParseError, "parse error: %s at offset %d", se.Error(), se.Offset)
+	}
+	return Errorf(CodeParseError, "parse error: %s", err.Error())
+}
+
+func invalid(id *ID, format string, args ...any) *DecodeError {
+	return &DecodeError{ID: id, Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: "+format, args...)}
+}
+
+func decodeMessage(data []byte) (*Message, *DecodeError) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		if !json.Valid(data) {
+			if len(data) == 0 {
+				return nil, &DecodeError{Index: -1, Err: Errorf(CodeParseError, "parse error: empty frame")}
+			}
+			return nil, &DecodeError{Index: -1, Err: parseError(json.Unmarshal(data, new(any)))}
+		}
+		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(data))
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, &DecodeError{Index: -1, Err: parseError(err)}
+	}
+	m := &Message{}
+	// The id first, so later errors can carry it.
+	if raw, ok := obj["id"]; ok {
+		if string(raw) == "null" {
+			// Only an error response may carry a null id (JSON-RPC 2.0 for
+			// an unreadable request id).
+			if _, isErr := obj["error"]; !isErr {
+				return nil, invalid(nil, "id must not be null")
+			}
+		} else {
+			id, err := ParseID(raw)
+			if err != nil {
+				return nil, invalid(nil, "%s", err.Error())
+			}
+			m.ID = &id
+		}
+	}
+	rawV, ok := obj["jsonrpc"]
+	if !ok {
+		return nil, invalid(m.ID, `missing "jsonrpc": "2.0"`)
+	}
+	if string(rawV) != `"2.0"` {
+		var v string
+		if json.Unmarshal(rawV, &v) != nil || v != "2.0" {
+			return nil, invalid(m.ID, `"jsonrpc" must be "2.0", got %s`, truncate(rawV, 40))
+		}
+	}
+	m.JSONRPC = "2.0"
+	if raw, ok := obj["method"]; ok {
+		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &m.Method) != nil {
+			return nil, invalid(m.ID, "method must be a string, not %s", jsonKind(raw))
+		}
+		if m.Method == "" {
+			return nil, invalid(m.ID, "method must not be empty")
+		}
+		if _, ok := obj["result"]; ok {
+			return nil, invalid(m.ID, `a request must not carry "result"`)
+		}
+		if _, ok := obj["error"]; ok {
+			return nil, invalid(m.ID, `a request must not carry "error"`)
+		}
+		if raw, ok := obj["params"]; ok {
+			if len(raw) == 0 || raw[0] != '{' {
+				return nil, invalid(m.ID, "params must be an object, not %s", jsonKind(raw))
+			}
+			m.Params = raw
+		}
+		return m, nil
+	}
+	if _, ok := obj["params"]; ok {
+		return nil, invalid(m.ID, `"params" without "method"`)
+	}
+	res, hasRes := obj["result"]
+	errRaw, hasErr := obj["error"]
+	switch {
+	case hasRes && hasErr:
+		return nil, invalid(m.ID, `a response must not carry both "result" and "error"`)
+	case !hasRes && !hasErr:
+		return nil, invalid(m.ID, `a message needs "method" (request or notification) or "result"/"error" (response)`)
+	case hasRes:
+		if m.ID == nil {
+			return nil, invalid(nil, "a result response needs an id")
+		}
+		if len(res) == 0 || res[0] != '{' {
+			return nil, invalid(m.ID, "result must be an object, not %s", jsonKind(res))
+		}
+		m.Result = res
+	default:
+		e, err := decodeErrorObject(errRaw)
+		if err != "" {
+			return nil, invalid(m.ID, "%s", err)
+		}
+		m.Error = e
+	}
+	return m, nil
+}
+
+func decodeErrorObject(raw json.RawMessage) (*Error, string) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, "error must be an object, not " + jsonKind(raw)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil, "error must be an object"
+	}
+	e := &Error{}
+	code, ok := obj["code"]
+	if !ok || !isJSONInteger(code) {
+		return nil, "error.code must be an integer"
+	}
+	if json.Unmarshal(code, &e.Code) != nil {
+		return nil, "error.code is out of range"
+	}
+	msg, ok := obj["message"]
+	if !ok || len(msg) == 0 || msg[0] != '"' || json.Unmarshal(msg, &e.Message) != nil {
+		return nil, "error.message must be a string"
+	}
+	if d, ok := obj["data"]; ok {
+		e.Data = d
+	}
+	return e, ""
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "..."
+}

@@ -1,0 +1,185 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// NegotiateLegacy answers an initialize request's protocolVersion: the
+// requested version when it is a supported legacy revision, else
+// LatestLegacyRevision (the client then decides whether it can go on).
+func NegotiateLegacy(requested string) string {
+	if IsLegacyRevision(requested) {
+		return requested
+	}
+	return LatestLegacyRevision
+}
+
+// RequestRevision returns params._meta["io.modelcontextprotocol/protocolVersion"]
+// when params carries it as a string.
+func RequestRevision(params json.RawMessage) (rev string, ok bool) {
+	m, err := ParseRequestMeta(params)
+	if err != nil || m == nil || m.ProtocolVersion == "" {
+		return "", false
+	}
+	return m.ProtocolVersion, true
+}
+
+// ParseRequestMeta decodes params._meta. It returns nil, nil when params or
+// _meta is absent, and an error when they are not objects or a known key has
+// the wrong type.
+func ParseRequestMeta(params json.RawMessage) (*RequestMeta, error) {
+	if len(params) == 0 || string(params) == "null" {
+		return nil, nil
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	if p.Meta == nil {
+		return nil, nil
+	}
+	m := &RequestMeta{}
+	for k, v := range p.Meta {
+		var err error
+		switch k {
+		case MetaProtocolVersion:
+			err = json.Unmarshal(v, &m.ProtocolVersion)
+		case MetaClientInfo:
+			m.ClientInfo = new(Implementation)
+			err = json.Unmarshal(v, m.ClientInfo)
+		case MetaClientCapabilities:
+			err = json.Unmarshal(v, &m.ClientCapabilities)
+		case MetaLogLevel:
+			err = json.Unmarshal(v, &m.LogLevel)
+		case MetaProgressToken:
+			if string(v) != "null" {
+				m.ProgressToken = v
+			}
+		default:
+			if m.Other == nil {
+				m.Other = map[string]json.RawMessage{}
+			}
+			m.Other[k] = v
+		}
+		if err != nil {
+			return nil, fmt.Errorf("_meta[%q]: %w", k, err)
+		}
+	}
+	return m, nil
+}
+
+// Session tracks one connection's legacy negotiation and tells, for each
+// incoming message, which revision applies. It is safe for concurrent use.
+//
+// Rules (DESIGN.md, "Protocol eras"):
+//   - a request whose _meta names a protocol version is handled statelessly
+//     in that revision when it is a supported modern one; an unknown version
+//     gets -32022 (UnsupportedVersionError) with data.supported and
+//     data.requested;
+//   - initialize negotiates (NegotiateLegacy) once; a second one is refused;
+//   - ping and server/discover are allowed at any time: before initialize,
+//     ping answers in the session's revision (LatestLegacyRevision before
+//     initialize) and discover always in LatestRevision;
+//   - any other request before initialize, without a modern _meta version,
+//     gets -32600 "server not initialized: ...";
+//   - after initialize, messages without _meta use the negotiated revision.
+type Session struct {
+	mu          sync.Mutex
+	rev         string // negotiated legacy revision; "" before initialize
+	initialized bool   // notifications/initialized seen
+}
+
+// NewSession returns a session that has not negotiated yet.
+func NewSession() *Session { return &Session{} }
+
+// Revision returns the negotiated legacy revision, "" before initialize.
+func (s *Session) Revision() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rev
+}
+
+// Initialized reports whether notifications/initialized has arrived.
+func (s *Session) Initialized() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized
+}
+
+// AllowBatch reports whether a JSON-RPC batch is acceptable now: only in a
+// session that negotiated 2025-03-26.
+func (s *Session) AllowBatch() bool { return BatchesAllowed(s.Revision()) }
+
+// Classify returns the revision that applies to m, or the error to answer it
+// with. For initialize it performs the negotiation: the returned revision is
+// the one the InitializeResult must carry. Notifications never get an answer;
+// an error for one is for the log only. Responses get the session's revision.
+func (s *Session) Classify(m *Message) (rev string, err *Error) {
+	if m.IsResponse() {
+		return s.revOr(LatestLegacyRevision), nil
+	}
+	meta, merr := ParseRequestMeta(m.Params)
+	if merr != nil {
+		return "", Errorf(CodeInvalidParams, "invalid params: %s", merr.Error())
+	}
+	if meta != nil && meta.ProtocolVersion != "" {
+		v := meta.ProtocolVersion
+		switch {
+		case IsSupportedRevision(v) && IsModernRevision(v):
+			return v, nil
+		case !IsSupportedRevision(v):
+			return "", UnsupportedVersionError(v, slices.Clone(Revisions))
+		}
+		// A legacy revision named in _meta: fall through to the session rules.
+	}
+	switch m.Method {
+	case MethodInitialize:
+		if m.IsNotification() {
+			return "", Errorf(CodeInvalidRequest, "invalid request: initialize must be a request")
+		}
+		var p struct {
+			ProtocolVersion *string `json:"protocolVersion"`
+		}
+		if len(m.Params) == 0 || json.Unmarshal(m.Params, &p) != nil || p.ProtocolVersion == nil {
+			return "", Errorf(CodeInvalidParams, "invalid params: initialize needs a string protocolVersion")
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.rev != "" {
+			return "", Errorf(CodeInvalidRequest, "invalid request: already initialized (protocol version %s)", s.rev)
+		}
+		s.rev = NegotiateLegacy(*p.ProtocolVersion)
+		return s.rev, nil
+	case MethodInitialized:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.rev == "" {
+			return "", Errorf(CodeInvalidRequest, "notifications/initialized before initialize")
+		}
+		s.initialized = true
+		return s.rev, nil
+	case MethodPing, MethodCancelled, MethodProgress:
+		return s.revOr(LatestLegacyRevision), nil
+	case MethodDiscover:
+		// server/discover only exists from 2026-07-28 on: answer in that
+		// revision whatever the legacy session negotiated.
+		return LatestRevision, nil
+	}
+	if r := s.Revision(); r != "" {
+		return r, nil
+	}
+	return "", Errorf(CodeInvalidRequest,
+		"server not initialized: send initialize, or a %s request with _meta[%q]", LatestRevision, MetaProtocolVersion)
+}
+
+func (s *Session) revOr(def string) string {
+	if r := s.Revision(); r != "" {
+		return r
+	}
+	return def
+}
