@@ -1,0 +1,154 @@
+package stock
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+// Kind sorts the roster: read and system tools are read-only, mutating
+// tools are left out by `install --readonly`.
+type Kind int
+
+const (
+	KindRead     Kind = iota // reads files under the root; never writes
+	KindMutating             // writes, deletes or runs something
+	KindSystem               // reports on the process or host; never writes
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRead:
+		return "read"
+	case KindMutating:
+		return "mutating"
+	case KindSystem:
+		return "system"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Tool is one stock tool: its definition, its place in the roster and its
+// handler. A tool file builds one in init() and hands it to register.
+type Tool struct {
+	Def     tool.Definition
+	Kind    Kind
+	Handler func(c *tool.Call) error
+}
+
+// ReadOnly reports whether the tool is in the read-only roster.
+func (t *Tool) ReadOnly() bool { return t.Kind != KindMutating }
+
+// registry holds every tool by name; it is filled by init functions only
+// and read-only afterwards, so lookups need no lock.
+var registry = map[string]*Tool{}
+
+// register adds t to the roster. It panics on a duplicate or nameless tool
+// or a missing handler: these are programming errors, caught by any test.
+func register(t Tool) {
+	name := t.Def.Name
+	switch {
+	case name == "":
+		panic("stock: register: tool without a name")
+	case t.Handler == nil:
+		panic("stock: register " + name + ": no handler")
+	case registry[name] != nil:
+		panic("stock: register " + name + ": registered twice")
+	}
+	registry[name] = &t
+}
+
+// Tools returns every tool sorted by name; with readOnly, only the
+// read-only ones.
+func Tools(readOnly bool) []*Tool {
+	out := make([]*Tool, 0, len(registry))
+	for _, t := range registry {
+		if readOnly && !t.ReadOnly() {
+			continue
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Def.Name < out[j].Def.Name })
+	return out
+}
+
+// Lookup returns the tool called name.
+func Lookup(name string) (*Tool, bool) {
+	t, ok := registry[name]
+	return t, ok
+}
+
+// Annotation helpers. Every tool states all four hints: a missing hint
+// means the spec's pessimistic default, which would be dishonest for a
+// read-only tool. openWorld is false everywhere: the tools work on the root
+// only (sh_exec sets its own).
+
+// readOnlyHints are the annotations of a read or system tool.
+func readOnlyHints(title string) *codec.ToolAnnotations {
+	return &codec.ToolAnnotations{
+		Title:          title,
+		ReadOnlyHint:   codec.Bool(true),
+		IdempotentHint: codec.Bool(true),
+		OpenWorldHint:  codec.Bool(false),
+	}
+}
+
+// mutatingHints are the annotations of a tool that changes the root:
+// destructive when it can delete or overwrite what was there, idempotent
+// when a second identical call changes nothing more.
+func mutatingHints(title string, destructive, idempotent bool) *codec.ToolAnnotations {
+	return &codec.ToolAnnotations{
+		Title:           title,
+		ReadOnlyHint:    codec.Bool(false),
+		DestructiveHint: codec.Bool(destructive),
+		IdempotentHint:  codec.Bool(idempotent),
+		OpenWorldHint:   codec.Bool(false),
+	}
+}
+
+// jsonResult is the run setting of a tool whose output is data: stdout is
+// one JSON value, which mcp-route sends as structuredContent and text.
+func jsonResult() *tool.Run { return &tool.Run{Result: tool.ResultJSON} }
+
+// schema compacts a JSON Schema literal written for people (indented, in
+// a raw string) and panics when it is not JSON: a broken literal is a
+// programming error caught at init by any test.
+func schema(s string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		panic(fmt.Sprintf("stock: schema literal: %v\n%s", err, s))
+	}
+	return json.RawMessage(b.Bytes())
+}
+
+// Property snippets shared by the input schemas, so that every tool
+// describes its common arguments the same way. Use them inside schema(`...`)
+// literals with string concatenation.
+const (
+	// propPath is the "path" argument of every tool that works on one
+	// file or directory.
+	propPath = `"path": {"type": "string", "minLength": 1, "maxLength": 4095,
+		"description": "File path, relative to the root (an absolute path must lie inside the root). Paths that leave the root are refused."}`
+	// propDirPath is "path" for tools that walk a directory; it defaults
+	// to the root.
+	propDirPath = `"path": {"type": "string", "minLength": 1, "maxLength": 4095, "default": ".",
+		"description": "Directory, relative to the root (default: the root itself). Paths that leave the root are refused."}`
+)
+
+// decodeArgs decodes the call's arguments into v, strictly: an unknown
+// argument is an error. mcp-route has checked the arguments against the
+// inputSchema already (every schema says additionalProperties: false); this
+// catches a tool run by hand or a schema that drifted from the struct.
+func decodeArgs(c *tool.Call, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(c.RawArgs()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
