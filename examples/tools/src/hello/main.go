@@ -1,0 +1,52 @@
+// Command hello is a tool for mcp-route, written by `mcp-route new`.
+//
+// Build it into the tools directory, from the directory that holds src/:
+//
+//	go build -o hello ./src/hello
+//
+// It needs the module github.com/mcpipe/mcpipe; in a module of your own, run
+// `go get github.com/mcpipe/mcpipe` first. mcp-route asks the binary for its
+// definition with `hello --mcp-describe`; package tool answers that, reads
+// the arguments from stdin and turns a returned error into exit status 1.
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+var definition = tool.Definition{
+	Name:        "hello",
+	Description: "Say hello to someone. (Written by mcp-route new: say here what hello does, for the model that will call it.)",
+	InputSchema: json.RawMessage(`{
+		"type": "object",
+		"properties": {
+			"name": {"type": "string", "description": "Who to greet (default: world)."}
+		},
+		"additionalProperties": false
+	}`),
+	Annotations: &codec.ToolAnnotations{
+		ReadOnlyHint:   codec.Bool(true),
+		IdempotentHint: codec.Bool(true),
+		OpenWorldHint:  codec.Bool(false),
+	},
+}
+
+func main() {
+	tool.Main(definition, func(c *tool.Call) error {
+		var args struct {
+			Name string `json:"name"`
+		}
+		if err := c.Args(&args); err != nil {
+			return err
+		}
+		if args.Name == "" {
+			args.Name = "world"
+		}
+		c.Progress(1, 1, "greeting")
+		c.Textf("Hello, %s!\n", args.Name)
+		return nil
+	})
+}

@@ -1,0 +1,187 @@
+package scaffold_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+)
+
+var update = flag.Bool("update", false, "rewrite examples/tools/src/hello/main.go from the Go template")
+
+// goldenHello is the Go skeleton for "hello", checked in as an example so
+// that `go build ./...` proves the template compiles.
+const goldenHello = "../../examples/tools/src/hello/main.go"
+
+func mode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+// runTool runs path as mcp-route would, with args on stdin and a minimal
+// environment, and returns stdout.
+func runTool(t *testing.T, path, stdin string, env []string, argv ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, argv...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %q: %v; stderr %q", path, argv, err, errb.String())
+	}
+	return string(out)
+}
+
+func checkDefinition(t *testing.T, doc []byte, name string) {
+	t.Helper()
+	var tl codec.Tool
+	if err := json.Unmarshal(doc, &tl); err != nil {
+		t.Fatalf("definition: %v\n%s", err, doc)
+	}
+	if err := codec.ValidateTool(&tl); err != nil {
+		t.Errorf("definition: %v", err)
+	}
+	if tl.Name != name {
+		t.Errorf("definition name %q, want %q", tl.Name, name)
+	}
+}
+
+func TestWriteSh(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "tools")
+	files, err := scaffold.Write(dir, "say_hi", "sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "say_hi"), filepath.Join(dir, "say_hi.json")}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Fatalf("files %q, want %q", files, want)
+	}
+	if m := mode(t, files[0]); m != 0o755 {
+		t.Errorf("script mode %v, want 0755", m)
+	}
+	if m := mode(t, files[1]); m&0o111 != 0 {
+		t.Errorf("sidecar mode %v is executable: mcp-route would take it for a tool", m)
+	}
+	doc, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDefinition(t, doc, "say_hi")
+	if out := runTool(t, files[0], `{"name":"Ann"}`, []string{"MCP_ARG_NAME=Ann"}); out != "Hello, Ann!\n" {
+		t.Errorf("call: %q", out)
+	}
+	if out := runTool(t, files[0], `{}`, nil); out != "Hello, world!\n" {
+		t.Errorf("call without name: %q", out)
+	}
+}
+
+func TestWritePython(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	dir := t.TempDir()
+	files, err := scaffold.Write(dir, "py.tool", "python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || mode(t, files[0]) != 0o755 {
+		t.Fatalf("files %q", files)
+	}
+	checkDefinition(t, []byte(runTool(t, files[0], "", nil, "--mcp-describe")), "py.tool")
+	if out := runTool(t, files[0], `{"name":"Bo"}`, nil); out != "Hello, Bo!\n" {
+		t.Errorf("call: %q", out)
+	}
+	if out := runTool(t, files[0], "", nil); out != "Hello, world!\n" {
+		t.Errorf("call with empty stdin: %q", out)
+	}
+}
+
+func TestWriteGoMatchesExample(t *testing.T) {
+	dir := t.TempDir()
+	files, err := scaffold.Write(dir, "hello", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "src", "hello", "main.go"); len(files) != 1 || files[0] != want {
+		t.Fatalf("files %q, want [%s]", files, want)
+	}
+	got, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(goldenHello, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenHello)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the Go skeleton differs from %s; run go test -update ./mcp-route/scaffold", goldenHello)
+	}
+	if h := scaffold.Hint("tools", "hello", "go"); h != "build it into tools with: go build -o tools/hello ./tools/src/hello" {
+		t.Errorf("Hint = %q", h)
+	}
+}
+
+func TestRefusesOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	sidecar := filepath.Join(dir, "t.json")
+	if err := os.WriteFile(sidecar, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := scaffold.Write(dir, "t", "sh")
+	if !errors.Is(err, scaffold.ErrExists) || len(files) != 0 {
+		t.Fatalf("Write over an existing sidecar: %q, %v; want ErrExists", files, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "t")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the script was written although the sidecar exists")
+	}
+	if b, _ := os.ReadFile(sidecar); string(b) != "mine" {
+		t.Errorf("sidecar overwritten: %q", b)
+	}
+	if _, err := scaffold.Write(dir, "u", "python"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scaffold.Write(dir, "u", "sh"); !errors.Is(err, scaffold.ErrExists) {
+		t.Errorf("second Write: %v, want ErrExists", err)
+	}
+}
+
+func TestRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"", "a b", "x/y", "../up", ".hidden", "..", "é", strings.Repeat("a", 129)} {
+		if _, err := scaffold.Write(dir, name, "sh"); err == nil {
+			t.Errorf("Write(%q) succeeded", name)
+		}
+	}
+	if _, err := scaffold.Write(dir, "ok", "ruby"); err == nil || !strings.Contains(err.Error(), "unknown language") {
+		t.Errorf("Write(lang ruby) = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused writes left files: %v", entries)
+	}
+	if _, err := scaffold.Write(dir, strings.Repeat("a", 128), ""); err != nil {
+		t.Errorf("128-character name: %v", err)
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package tool
+
+import "os"
+
+// progressFile: outside Linux the progress channel is not probed, and
+// Progress does nothing.
+func progressFile() *os.File { return nil }
