@@ -1,0 +1,559 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// This file holds the MCP checks on single messages: who may send a method,
+// in which revisions it exists, and the shape of its params and of the
+// result that answers it. They are hand-written from the official schemas
+// (shared/mcp-spec/REV/schema.json), which are not shipped with the code; the
+// tests hold them against those schemas. The checks cover what a peer needs to
+// act on a message (required members and their JSON types, the 2026-07-28
+// envelope rules), not every nested definition: a message that passes may
+// still fail full schema validation in some deep corner (a content block's
+// annotations, an icon's sizes).
+
+// Direction says which side of a connection sent a message.
+type Direction int
+
+const (
+	// FromAny applies the rules every message follows, whoever sent it.
+	FromAny Direction = iota
+	// FromClient: requests and notifications a client may send, and (in the
+	// legacy revisions, where servers send requests) responses.
+	FromClient
+	// FromServer: responses, notifications a server may send, and (legacy
+	// revisions only) the requests a server may send.
+	FromServer
+)
+
+// String returns "any", "client" or "server".
+func (d Direction) String() string {
+	switch d {
+	case FromClient:
+		return "client"
+	case FromServer:
+		return "server"
+	}
+	return "any"
+}
+
+// ParseDirection parses "any", "client" or "server".
+func ParseDirection(s string) (Direction, error) {
+	switch s {
+	case "any", "":
+		return FromAny, nil
+	case "client":
+		return FromClient, nil
+	case "server":
+		return FromServer, nil
+	}
+	return FromAny, fmt.Errorf("unknown direction %q (want client, server or any)", s)
+}
+
+// jtype is a set of JSON types a member may have.
+type jtype uint8
+
+const (
+	kString jtype = 1 << iota
+	kInt          // an integer number
+	kNumber       // any number
+	kBool
+	kObject
+	kArray
+	kNull
+	kID  = kString | kInt // RequestId, ProgressToken
+	kAny = 0              // present, any type
+)
+
+func (k jtype) String() string {
+	if k == kAny {
+		return "any value"
+	}
+	var names []string
+	for _, n := range []struct {
+		k    jtype
+		name string
+	}{{kString, "a string"}, {kInt, "an integer"}, {kNumber, "a number"}, {kBool, "a boolean"}, {kObject, "an object"}, {kArray, "an array"}, {kNull, "null"}} {
+		if k&n.k != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// field is one member of an object: its name, type, whether it is required,
+// and for an object or an array of objects the members inside.
+type field struct {
+	name     string
+	kind     jtype
+	required bool
+	modern   bool    // only in (and then required by) 2026-07-28 and later
+	sub      []field // members of the object, or of each array element
+}
+
+func req(name string, k jtype, sub ...field) field {
+	return field{name: name, kind: k, required: true, sub: sub}
+}
+func opt(name string, k jtype, sub ...field) field { return field{name: name, kind: k, sub: sub} }
+
+// cacheable are the members 2026-07-28 requires on results a client may cache.
+var cacheable = []field{
+	{name: "ttlMs", kind: kInt, required: true, modern: true},
+	{name: "cacheScope", kind: kString, required: true, modern: true},
+}
+
+// revRange is the span of revisions a method exists in: since <= rev < until
+// ("" means no bound).
+type revRange struct{ since, until string }
+
+func (r revRange) has(rev string) bool {
+	return (r.since == "" || rev >= r.since) && (r.until == "" || rev < r.until)
+}
+
+func (r revRange) String() string {
+	switch {
+	case r.since == "":
+		return "revisions before " + r.until
+	case r.until == "":
+		return "revision " + r.since + " and later"
+	}
+	return "revisions " + r.since + " to before " + r.until
+}
+
+var (
+	allRevs    = revRange{}
+	legacyOnly = revRange{until: FirstModernRevision}
+	modernOnly = revRange{since: FirstModernRevision}
+	tasksRevs  = revRange{since: Rev20251125, until: FirstModernRevision}
+	elicitRevs = revRange{since: Rev20250618, until: FirstModernRevision}
+)
+
+// methodRule describes one MCP method.
+type methodRule struct {
+	notification   bool
+	from           Direction // who sends it; FromAny: both sides
+	revs           revRange
+	paramsRequired bool
+	params         []field
+	result         []field // members of a complete result (requests only)
+}
+
+var methodRules = map[string]methodRule{
+	// Lifecycle and utilities.
+	MethodInitialize: {from: FromClient, revs: legacyOnly, paramsRequired: true,
+		params: []field{
+			req("protocolVersion", kString),
+			req("capabilities", kObject),
+			req("clientInfo", kObject, req("name", kString), req("version", kString)),
+		},
+		result: []field{
+			req("protocolVersion", kString),
+			req("capabilities", kObject),
+			req("serverInfo", kObject, req("name", kString), req("version", kString)),
+			opt("instructions", kString),
+		}},
+	MethodInitialized: {notification: true, from: FromClient, revs: legacyOnly},
+	MethodPing:        {from: FromAny, revs: legacyOnly},
+	MethodDiscover: {from: FromClient, revs: modernOnly,
+		result: append([]field{
+			req("supportedVersions", kArray),
+			req("capabilities", kObject),
+			opt("instructions", kString),
+		}, cacheable...)},
+	"logging/setLevel": {from: FromClient, revs: legacyOnly, paramsRequired: true,
+		params: []field{req("level", kString)}},
+	"completion/complete": {from: FromClient, revs: allRevs, paramsRequired: true,
+		params: []field{
+			req("ref", kObject, req("type", kString)),
+			req("argument", kObject, req("name", kString), req("value", kString)),
+		},
+		result: []field{req("completion", kObject, req("values", kArray))}},
+	"subscriptions/listen": {from: FromClient, revs: modernOnly, paramsRequired: true,
+		params: []field{req("notifications", kObject)}},
+
+	// Tools.
+	MethodToolsList: {from: FromClient, revs: allRevs,
+		params: []field{opt("cursor", kString)},
+		result: append([]field{
+			req("tools", kArray, req("name", kString), req("inputSchema", kObject)),
+			opt("nextCursor", kString),
+		}, cacheable...)},
+	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
+		params: []field{req("name", kString), opt("arguments", kObject)},
+		result: []field{
+			req("content", kArray, req("type", kString)),
+			opt("isError", kBool),
+		}},
+
+	// Resources and prompts.
+	"resources/list": {from: FromClient, revs: allRevs,
+		params: []field{opt("cursor", kString)},
+		result: append([]field{
+			req("resources", kArray, req("uri", kString), req("name", kString)),
+			opt("nextCursor", kString),
+		}, cacheable...)},
+	"resources/templates/list": {from: FromClient, revs: allRevs,
+		params: []field{opt("cursor", kString)},
+		result: append([]field{
+			req("resourceTemplates", kArray, req("uriTemplate", kString), req("name", kString)),
+			opt("nextCursor", kString),
+		}, cacheable...)},
+	"resources/read": {from: FromClient, revs: allRevs, paramsRequired: true,
+		params: []field{req("uri", kString)},
+		result: append([]field{req("contents", kArray, req("uri", kString))}, cacheable...)},
+	"resources/subscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
+		params: []field{req("uri", kString)}},
+	"resources/unsubscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
+		params: []field{req("uri", kString)}},
+	"prompts/list": {from: FromClient, revs: allRevs,
+		params: []field{opt("cursor", kString)},
+		result: append([]field{
+			req("prompts", kArray, req("name", kString)),
+			opt("nextCursor", kString),
+		}, cacheable...)},
+	"prompts/get": {from: FromClient, revs: allRevs, paramsRequired: true,
+		params: []field{req("name", kString), opt("arguments", kObject)},
+		result: []field{req("messages", kArray, req("role", kString), req("content", kObject))}},
+
+	// Tasks (2025-11-25 only): either side may ask the other.
+	"tasks/get":    {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
+	"tasks/result": {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
+	"tasks/cancel": {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
+	"tasks/list": {from: FromAny, revs: tasksRevs, params: []field{opt("cursor", kString)},
+		result: []field{req("tasks", kArray)}},
+
+	// Requests a server sends (legacy revisions; 2026-07-28 servers send none).
+	"sampling/createMessage": {from: FromServer, revs: legacyOnly, paramsRequired: true,
+		params: []field{req("messages", kArray), req("maxTokens", kInt)},
+		result: []field{req("role", kString), req("content", kObject|kArray), req("model", kString)}},
+	"roots/list": {from: FromServer, revs: legacyOnly,
+		result: []field{req("roots", kArray, req("uri", kString))}},
+	"elicitation/create": {from: FromServer, revs: elicitRevs, paramsRequired: true,
+		params: []field{req("message", kString)},
+		result: []field{req("action", kString)}},
+
+	// Notifications.
+	MethodCancelled: {notification: true, from: FromAny, revs: allRevs, paramsRequired: true,
+		// requestId is optional in 2025-11-25 only (a task cancels by taskId).
+		params: []field{opt("requestId", kID), opt("reason", kString)}},
+	MethodProgress: {notification: true, from: FromAny, revs: allRevs, paramsRequired: true,
+		params: []field{
+			req("progressToken", kID),
+			req("progress", kNumber),
+			opt("total", kNumber),
+			opt("message", kString),
+		}},
+	"notifications/roots/list_changed": {notification: true, from: FromClient, revs: legacyOnly},
+	"notifications/message": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
+		params: []field{req("level", kString), req("data", kAny), opt("logger", kString)}},
+	"notifications/resources/list_changed": {notification: true, from: FromServer, revs: allRevs},
+	"notifications/resources/updated": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
+		params: []field{req("uri", kString)}},
+	"notifications/prompts/list_changed": {notification: true, from: FromServer, revs: allRevs},
+	MethodToolsListChanged:               {notification: true, from: FromServer, revs: allRevs},
+	"notifications/elicitation/complete": {notification: true, from: FromServer, revs: tasksRevs, paramsRequired: true,
+		params: []field{req("elicitationId", kString)}},
+	"notifications/tasks/status": {notification: true, from: FromAny, revs: tasksRevs, paramsRequired: true,
+		params: []field{req("taskId", kString), req("status", kString)}},
+	"notifications/subscriptions/acknowledged": {notification: true, from: FromServer, revs: modernOnly, paramsRequired: true,
+		params: []field{req("notifications", kObject)}},
+}
+
+// IsKnownMethod reports whether method is an MCP method of some supported
+// revision. Other methods are extensions: CheckMessage lets them through with
+// the rules every message follows.
+func IsKnownMethod(method string) bool {
+	_, ok := methodRules[method]
+	return ok
+}
+
+// CheckMessage checks a decoded message (see DecodeFrame for the JSON-RPC
+// envelope) against the MCP rules of revision rev, as sent by from. For a
+// response, method names the request it answers; "" when unknown, and then
+// only the rules every result follows apply. An unsupported rev is checked as
+// LatestRevision.
+//
+// The rules:
+//   - a known method must exist in rev (initialize and ping are legacy only,
+//     server/discover is 2026-07-28 only, ...) and be sent by the right side
+//     (a server does not send tools/call, a client does not send
+//     notifications/tools/list_changed); unknown methods are extensions and
+//     pass;
+//   - the params of a known method, and the result answering one, must have
+//     the required members with the right JSON types;
+//   - 2026-07-28 (and later): every request carries
+//     params._meta["io.modelcontextprotocol/protocolVersion"] (this is how a
+//     modern request is told from a legacy one), and for a known method also
+//     _meta["io.modelcontextprotocol/clientCapabilities"]; every result
+//     carries a string resultType, and the members of a method's result are
+//     checked when it is "complete"; servers send no requests, so a client
+//     sends no responses.
+//
+// Batches are framing: DecodeFrame refuses them unless BatchesAllowed(rev).
+//
+// The error is an *Error: -32602 (ErrInvalidParams) for the params of a
+// request or notification, -32600 (ErrInvalidRequest) for anything else. Its
+// message names the offending member, e.g.
+// `tools/call: params.name must be a string, not a number`.
+func CheckMessage(rev string, from Direction, m *Message, method string) error {
+	if !IsSupportedRevision(rev) {
+		rev = LatestRevision
+	}
+	if err := checkMessage(rev, from, m, method); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkMessage(rev string, from Direction, m *Message, method string) *Error {
+	modern := IsModernRevision(rev)
+	if m.IsResponse() {
+		if modern && from == FromClient {
+			return Errorf(CodeInvalidRequest, "a client sends no responses in %s (servers make no requests)", rev)
+		}
+		if m.Error != nil {
+			return nil
+		}
+		return checkResult(rev, m.Result, method)
+	}
+	rule, known := methodRules[m.Method]
+	if known {
+		if !rule.revs.has(rev) {
+			return Errorf(CodeInvalidRequest, "%s is not a method of revision %s (only of %s)", m.Method, rev, rule.revs)
+		}
+		if rule.notification != m.IsNotification() {
+			if rule.notification {
+				return Errorf(CodeInvalidRequest, "%s is a notification: it must not carry an id", m.Method)
+			}
+			return Errorf(CodeInvalidRequest, "%s is a request: it needs an id", m.Method)
+		}
+		if from != FromAny && rule.from != FromAny && rule.from != from {
+			return Errorf(CodeInvalidRequest, "%s is sent by the %s, not the %s", m.Method, rule.from, from)
+		}
+	}
+	if m.IsRequest() && modern && from == FromServer {
+		return Errorf(CodeInvalidRequest, "a server sends no requests in %s (it asks for input with an input_required result)", rev)
+	}
+	params, perr := objectMembers(m.Params)
+	if perr != "" {
+		return Errorf(CodeInvalidParams, "%s: params %s", m.Method, perr)
+	}
+	if m.IsRequest() && modern {
+		if e := checkModernMeta(m.Method, params, known); e != "" {
+			return Errorf(CodeInvalidRequest, "%s: %s", m.Method, e)
+		}
+	}
+	if !known {
+		return nil
+	}
+	if params == nil {
+		if rule.paramsRequired {
+			return Errorf(CodeInvalidParams, "%s: missing params", m.Method)
+		}
+		return nil
+	}
+	if e := checkFields(rev, "params.", params, rule.params); e != "" {
+		return Errorf(CodeInvalidParams, "%s: %s", m.Method, e)
+	}
+	return nil
+}
+
+// checkModernMeta checks params._meta of a 2026-07-28 request.
+func checkModernMeta(method string, params map[string]json.RawMessage, known bool) string {
+	const hint = "2026-07-28 requests carry it; a legacy client sends initialize first"
+	if params == nil {
+		return fmt.Sprintf("missing params._meta[%q] (%s)", MetaProtocolVersion, hint)
+	}
+	rawMeta, ok := params["_meta"]
+	if !ok {
+		return fmt.Sprintf("missing params._meta[%q] (%s)", MetaProtocolVersion, hint)
+	}
+	meta, e := objectMembers(rawMeta)
+	if e != "" || meta == nil {
+		return "params._meta must be an object, not " + jsonKind(rawMeta)
+	}
+	fields := []field{req(MetaProtocolVersion, kString), opt(MetaClientCapabilities, kObject),
+		opt(MetaClientInfo, kObject, req("name", kString), req("version", kString)),
+		opt(MetaLogLevel, kString)}
+	if known {
+		fields[1].required = true
+	}
+	if _, ok := meta[MetaProtocolVersion]; !ok {
+		return fmt.Sprintf("missing params._meta[%q] (%s)", MetaProtocolVersion, hint)
+	}
+	return checkFields(LatestRevision, "params._meta.", meta, fields)
+}
+
+func checkResult(rev string, raw json.RawMessage, method string) *Error {
+	members, e := objectMembers(raw)
+	if e != "" || members == nil {
+		return Errorf(CodeInvalidRequest, "result %s", e)
+	}
+	what := "result"
+	if method != "" {
+		what = method + " result"
+	}
+	if IsModernRevision(rev) {
+		rt, ok := members["resultType"]
+		if !ok {
+			return Errorf(CodeInvalidRequest, "%s: missing resultType (%s results carry it)", what, rev)
+		}
+		var s string
+		if kindOf(rt)&kString == 0 || json.Unmarshal(rt, &s) != nil {
+			return Errorf(CodeInvalidRequest, "%s: resultType must be a string, not %s", what, jsonKind(rt))
+		}
+		if s != ResultTypeComplete {
+			// input_required and later kinds have their own members.
+			return nil
+		}
+	}
+	rule, ok := methodRules[method]
+	if !ok || rule.notification {
+		return nil
+	}
+	if e := checkFields(rev, "", members, rule.result); e != "" {
+		return Errorf(CodeInvalidRequest, "%s: %s", what, e)
+	}
+	return nil
+}
+
+// checkFields checks the members of one object; prefix is the path to it,
+// for messages ("params.", "params.clientInfo.").
+func checkFields(rev string, prefix string, members map[string]json.RawMessage, fields []field) string {
+	modern := IsModernRevision(rev)
+	for _, f := range fields {
+		if f.modern && !modern {
+			continue
+		}
+		raw, ok := members[f.name]
+		if !ok {
+			if f.required {
+				return "missing " + prefix + f.name
+			}
+			continue
+		}
+		k := kindOf(raw)
+		if f.kind != kAny && k&f.kind == 0 {
+			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, jsonKind(raw))
+		}
+		if len(f.sub) == 0 {
+			continue
+		}
+		switch k {
+		case kObject:
+			sub, _ := objectMembers(raw)
+			if e := checkFields(rev, prefix+f.name+".", sub, f.sub); e != "" {
+				return e
+			}
+		case kArray:
+			var elems []json.RawMessage
+			if json.Unmarshal(raw, &elems) != nil {
+				return prefix + f.name + " is not a valid array"
+			}
+			for i, el := range elems {
+				p := fmt.Sprintf("%s%s[%d]", prefix, f.name, i)
+				sub, e := objectMembers(el)
+				if e != "" || sub == nil {
+					return fmt.Sprintf("%s must be an object, not %s", p, jsonKind(el))
+				}
+				if e := checkFields(rev, p+".", sub, f.sub); e != "" {
+					return e
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// objectMembers splits a JSON object into its members; nil, "" for an absent
+// value, and a message for anything but an object.
+func objectMembers(raw json.RawMessage) (map[string]json.RawMessage, string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, ""
+	}
+	if raw[0] != '{' {
+		return nil, "must be an object, not " + jsonKind(raw)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, "is not a valid object"
+	}
+	if m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	return m, ""
+}
+
+// kindOf classifies a JSON value that is known to be valid.
+func kindOf(raw json.RawMessage) jtype {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	switch raw[0] {
+	case '{':
+		return kObject
+	case '[':
+		return kArray
+	case '"':
+		return kString
+	case 't', 'f':
+		return kBool
+	case 'n':
+		return kNull
+	}
+	if isJSONInteger(raw) {
+		return kInt | kNumber
+	}
+	// 1.0 and 1e3 are integers to JSON Schema too.
+	var f float64
+	if json.Unmarshal(raw, &f) == nil && f == float64(int64(f)) {
+		return kInt | kNumber
+	}
+	return kNumber
+}
+
+// DeclaredRevision returns the protocol revision a message names, if any:
+//   - the protocolVersion an initialize request asks for;
+//   - the protocolVersion an initialize result grants (method is the request
+//     a response answers; when it is "" a result with a string
+//     protocolVersion and a serverInfo object is taken for an initialize
+//     result, so an observer of only the server's side can follow the
+//     negotiation);
+//   - params._meta["io.modelcontextprotocol/protocolVersion"] of any other
+//     request (2026-07-28).
+//
+// The revision is returned as written, supported or not.
+func DeclaredRevision(m *Message, method string) (rev string, ok bool) {
+	var v struct {
+		ProtocolVersion *string         `json:"protocolVersion"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+	}
+	switch {
+	case m.IsResponse():
+		if m.Error != nil || (method != "" && method != MethodInitialize) {
+			return "", false
+		}
+		if json.Unmarshal(m.Result, &v) != nil || v.ProtocolVersion == nil {
+			return "", false
+		}
+		if method == "" && kindOf(v.ServerInfo) != kObject {
+			return "", false
+		}
+		return *v.ProtocolVersion, true
+	case m.Method == MethodInitialize:
+		if json.Unmarshal(m.Params, &v) != nil || v.ProtocolVersion == nil {
+			return "", false
+		}
+		return *v.ProtocolVersion, true
+	case m.IsRequest():
+		return RequestRevision(m.Params)
+	}
+	return "", false
+}
