@@ -76,14 +76,13 @@ func newLineBuf(maxLines, maxBytes int) *lineBuf {
 	return &lineBuf{maxLines: maxLines, maxBytes: maxBytes}
 }
 
-// Add offers one line (without its newline) and reports whether it was
-// kept. A line longer than MaxLineBytes is cut and marked.
+// Add offers one line (without its newline; already cut to length, see
+// showLine) and reports whether it was kept.
 func (l *lineBuf) Add(line string) bool {
 	l.seen++
 	if l.full {
 		return false
 	}
-	line = cutLine(line)
 	if l.shown >= l.maxLines || l.b.Len()+len(line)+1 > l.maxBytes {
 		l.full = true
 		return false
@@ -117,19 +116,6 @@ func (l *lineBuf) Note(unit string, complete bool) string {
 		total = -1
 	}
 	return truncNote(l.shown, total, unit)
-}
-
-// cutLine shortens a line longer than MaxLineBytes, at a UTF-8 boundary,
-// and says how long it was.
-func cutLine(s string) string {
-	if len(s) <= MaxLineBytes {
-		return s
-	}
-	n := MaxLineBytes
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s… [line cut: %d bytes]", s[:n], len(s))
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -36,3 +36,246 @@
 // The registry is filled by init functions and read-only afterwards. Each
 // call is independent; handlers keep no state between calls.
 package stock
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+// Prog is the name mcp-stock reports itself by when it is not run as a
+// tool.
+const Prog = "mcp-stock"
+
+// Usage is mcp-stock's --help text.
+const Usage = `usage: mcp-stock install DIR [--readonly]
+       mcp-stock list [--readonly] [--json]
+       mcp-stock TOOL [--mcp-describe | --help]
+       TOOL [--mcp-describe | --help]      (run through a link made by install)
+
+The stock tool pack for mcp-route: 32 tools that work on files under
+MCP_ROOT (18 read, 11 mutating, 3 system; 21 read-only).
+
+  install DIR   make DIR (if needed) and put one symbolic link per tool in it,
+                pointing at this executable; serve them with
+                mcp-route --tools DIR --root ROOT. An existing link of the same
+                name is replaced; any other file of that name is an error.
+                --readonly installs only the 21 read-only tools and removes
+                links to the mutating ones left by an earlier install.
+  list          print each tool's name, kind and title; --json prints the
+                definitions as one JSON array; --readonly lists the 21
+                read-only tools.
+  TOOL          run as that tool: the arguments are a JSON object on stdin,
+                MCP_ROOT is the root (the working directory when unset).
+
+Configuration (environment, set through mcp-route --env):
+  MCP_ROOT        the jail root every path stays under
+  MCP_SH_ALLOW    sh_exec: comma-separated programs it may run (empty: none)
+  MCP_ENV_ALLOW   env_get: comma-separated variables it may reveal
+
+Exit status: 0 ok; 1 the call or command failed (message on stderr);
+2 usage error.
+`
+
+// Main runs mcp-stock as the process p describes and returns its exit
+// status: as a tool when its program name or first argument names one, else
+// as the install/list command line. version is what --version prints.
+func Main(p tool.Process, version string) int {
+	if p.Stdout == nil {
+		p.Stdout = io.Discard
+	}
+	if p.Stderr == nil {
+		p.Stderr = io.Discard
+	}
+	var self string
+	if len(p.Args) > 0 {
+		self = filepath.Base(p.Args[0])
+	}
+	if _, ok := Lookup(self); ok {
+		return tool.ExecMany(p, execTools(false))
+	}
+	if len(p.Args) < 2 {
+		fmt.Fprint(p.Stderr, Usage)
+		return 2
+	}
+	cmd, rest := p.Args[1], p.Args[2:]
+	if _, ok := Lookup(cmd); ok {
+		return tool.ExecMany(p, execTools(false))
+	}
+	var err error
+	switch cmd {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(p.Stdout, Usage)
+		return 0
+	case "-version", "--version":
+		fmt.Fprintf(p.Stdout, "%s %s\n", Prog, version)
+		return 0
+	case "install":
+		err = cmdInstall(rest, p.Stdout)
+	case "list":
+		err = cmdList(rest, p.Stdout)
+	default:
+		err = usageError{fmt.Errorf("unknown command or tool %q (see --help)", cmd)}
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(p.Stdout, Usage)
+		return 0
+	}
+	fmt.Fprintf(p.Stderr, "%s: %v\n", Prog, err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// usageError marks a command-line mistake: exit status 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// execTools returns the roster as mcp-route/tool's Tool values.
+func execTools(readOnly bool) []tool.Tool {
+	ts := Tools(readOnly)
+	out := make([]tool.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = t.Exec()
+	}
+	return out
+}
+
+// Exec returns t as mcp-route/tool runs it.
+func (t *Tool) Exec() tool.Tool { return tool.Tool{Definition: t.Def, Handler: t.Handler} }
+
+// parseFlags parses a subcommand's flags, which may come before or after
+// its operands (install DIR --readonly), and returns the operands.
+func parseFlags(fset *flag.FlagSet, args []string) ([]string, error) {
+	fset.SetOutput(io.Discard)
+	var operands []string
+	for {
+		if err := fset.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err}
+		}
+		args = fset.Args()
+		if len(args) == 0 {
+			return operands, nil
+		}
+		if args[0] == "--" {
+			return append(operands, args[1:]...), nil
+		}
+		operands = append(operands, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdInstall(args []string, stdout io.Writer) error {
+	fset := flag.NewFlagSet("install", flag.ContinueOnError)
+	readOnly := fset.Bool("readonly", false, "install only the read-only tools")
+	operands, err := parseFlags(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(operands) != 1 {
+		return usageError{errors.New("install: want exactly one directory: install DIR [--readonly]")}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("install: finding this executable: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("install: finding this executable: %w", err)
+	}
+	n, err := Install(operands[0], exe, *readOnly)
+	if err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	fmt.Fprintf(stdout, "installed %d tools in %s\n", n, operands[0])
+	return nil
+}
+
+// Install makes dir (with its parents) and puts in it one symbolic link per
+// tool, named after the tool and pointing at exe, and returns how many it
+// made. A symbolic link already there under a tool's name is replaced; any
+// other file of that name is an error, left as it was. With readOnly only
+// the read-only tools are linked, and links named after mutating tools are
+// removed, so that dir then serves the read-only roster exactly.
+func Install(dir, exe string, readOnly bool) (int, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range Tools(false) {
+		// dir is the operator's own command-line argument, not a client's
+		// path, so it is not jailed; names are tool names.
+		link := filepath.Join(dir, t.Def.Name)
+		fi, err := os.Lstat(link)
+		switch {
+		case err == nil && fi.Mode().Type() != fs.ModeSymlink:
+			return n, fmt.Errorf("%s exists and is not a symbolic link", link)
+		case err == nil:
+			if err := os.Remove(link); err != nil {
+				return n, err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return n, err
+		}
+		if readOnly && !t.ReadOnly() {
+			continue
+		}
+		if err := os.Symlink(exe, link); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func cmdList(args []string, stdout io.Writer) error {
+	fset := flag.NewFlagSet("list", flag.ContinueOnError)
+	readOnly := fset.Bool("readonly", false, "list only the read-only tools")
+	asJSON := fset.Bool("json", false, "print the definitions as a JSON array")
+	operands, err := parseFlags(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(operands) != 0 {
+		return usageError{fmt.Errorf("list: unexpected argument %q", operands[0])}
+	}
+	ts := Tools(*readOnly)
+	if *asJSON {
+		defs := make([]tool.Definition, len(ts))
+		for i, t := range ts {
+			defs[i] = t.Def
+		}
+		b, err := json.Marshal(defs)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	var b strings.Builder
+	for _, t := range ts {
+		title := t.Def.Title
+		if title == "" && t.Def.Annotations != nil {
+			title = t.Def.Annotations.Title
+		}
+		fmt.Fprintf(&b, "%-15s %-8s %s\n", t.Def.Name, t.Kind, title)
+	}
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}

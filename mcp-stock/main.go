@@ -1,0 +1,38 @@
+// Command mcp-stock is the stock tool pack for mcp-route: 32 tools that
+// work on files under a root, in one multi-call binary.
+//
+//	mcp-stock install DIR [--readonly]
+//	mcp-stock list [--readonly] [--json]
+//	mcp-stock TOOL [--mcp-describe | --help]
+//	TOOL [--mcp-describe | --help]      (through a link made by install)
+//
+// Run through a link named after a tool, or as `mcp-stock TOOL`, it is that
+// tool: it reads the arguments object on stdin and works under MCP_ROOT.
+// The roster, the limits and the refusals are documented in package
+// github.com/mcpipe/mcpipe/mcp-stock/stock.
+//
+// Exit status: 0 ok; 1 the call or command failed (message on stderr);
+// 2 usage error.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+	"github.com/mcpipe/mcpipe/mcp-stock/stock"
+)
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	p := tool.OS()
+	p.Context = ctx
+	code := stock.Main(p, version)
+	stop()
+	os.Exit(code)
+}

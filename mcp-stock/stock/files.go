@@ -1,0 +1,269 @@
+package stock
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+// openRoot opens the call's root (MCP_ROOT) as a jail. Every tool that
+// touches a file opens it once per call and closes it when done; every path
+// of the call goes through it.
+func openRoot(c *tool.Call) (*jail.Root, error) {
+	r, err := jail.Open(c.Root())
+	if err != nil {
+		return nil, fmt.Errorf("opening the root: %w", err)
+	}
+	return r, nil
+}
+
+// openRegular opens the regular file name for reading and returns it with
+// its FileInfo. A directory is refused ("NAME: is a directory"); the jail
+// refuses FIFOs, sockets and devices.
+func openRegular(r *jail.Root, name string) (*os.File, fs.FileInfo, error) {
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, &jail.PathError{Path: name, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &jail.PathError{Path: name, Err: syscall.EISDIR}
+	}
+	return f, fi, nil
+}
+
+// sniffLen is how much of a file the binary check looks at, as git and
+// grep do.
+const sniffLen = 8000
+
+// looksBinary reports whether head, the start of a file, holds a NUL byte:
+// text files do not.
+func looksBinary(head []byte) bool {
+	return bytes.IndexByte(head[:min(len(head), sniffLen)], 0) >= 0
+}
+
+// errBinary is the error of a text tool given a binary file.
+func errBinary(name string) error {
+	return fmt.Errorf("%s: binary file (contains NUL bytes); use fs_slice with encoding base64 or hex, or fs_hash", name)
+}
+
+// text makes b fit for a text result: invalid UTF-8 becomes U+FFFD, which
+// mcp-route and JSON would otherwise reject or mangle.
+func text(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// cutUTF8 returns the longest prefix of b of at most n bytes that does not
+// end inside a UTF-8 sequence.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	// b[n] is the first byte left out; when it continues a sequence, leave
+	// out the sequence's start too (at most UTFMax-1 bytes back).
+	for i := 0; i < utf8.UTFMax-1 && n > 0 && !utf8Start(b[n]); i++ {
+		n--
+	}
+	return b[:n]
+}
+
+// fileType names the type of a file for people and for JSON.
+func fileType(m fs.FileMode) string {
+	switch m.Type() {
+	case 0:
+		return "file"
+	case fs.ModeDir:
+		return "directory"
+	case fs.ModeSymlink:
+		return "symlink"
+	case fs.ModeNamedPipe:
+		return "fifo"
+	case fs.ModeSocket:
+		return "socket"
+	case fs.ModeDevice:
+		return "block-device"
+	case fs.ModeDevice | fs.ModeCharDevice:
+		return "char-device"
+	}
+	return "other"
+}
+
+// errWalkLimit stops a walk that visited MaxWalk entries.
+var errWalkLimit = errors.New("walk limit reached")
+
+// walker walks a tree under a jail with the shared limits: at most MaxWalk
+// entries, directories named .git skipped (unless the walk starts inside
+// one), unreadable directories noted and skipped, cancellation checked
+// between entries.
+type walker struct {
+	c        *tool.Call
+	r        *jail.Root
+	maxDepth int // 0: unlimited; 1: the start's entries only
+
+	visited    int
+	limitHit   bool
+	unreadable []string // directories that could not be read
+}
+
+// walk calls fn for every entry below (and including) start, with the path
+// relative to the root and the entry. fn returns fs.SkipDir, fs.SkipAll or
+// an error as with fs.WalkDir. The error of a start that cannot be walked
+// (escapes, does not exist) is returned as is.
+func (w *walker) walk(start string, fn func(path string, d fs.DirEntry) error) error {
+	startDepth := -1
+	err := w.r.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+		if startDepth < 0 {
+			if err != nil {
+				return err
+			}
+			startDepth = depth(path)
+		}
+		if err != nil {
+			// A directory below the start that cannot be read: say so,
+			// keep going.
+			w.unreadable = append(w.unreadable, path)
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if cerr := w.c.Context().Err(); cerr != nil {
+			return cerr
+		}
+		if w.visited++; w.visited > MaxWalk {
+			w.limitHit = true
+			return errWalkLimit
+		}
+		rel := depth(path) - startDepth
+		if d.IsDir() && rel > 0 && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if err := fn(path, d); err != nil {
+			return err
+		}
+		if d.IsDir() && w.maxDepth > 0 && rel >= w.maxDepth {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if errors.Is(err, errWalkLimit) {
+		return nil
+	}
+	return err
+}
+
+// notes returns the walk's notes, one per line: the walk limit and the
+// directories it could not read (at most a few named).
+func (w *walker) notes() string {
+	var b strings.Builder
+	if w.limitHit {
+		fmt.Fprintf(&b, "[walk stopped after %d entries: narrow the path or pattern]\n", MaxWalk)
+	}
+	if n := len(w.unreadable); n > 0 {
+		shown := w.unreadable[:min(n, 5)]
+		fmt.Fprintf(&b, "[%d unreadable directories skipped: %s", n, strings.Join(shown, ", "))
+		if n > len(shown) {
+			b.WriteString(", ...")
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
+}
+
+// depth is the number of components of a slash-separated path relative to
+// the root ("." is 0).
+func depth(path string) int {
+	if path == "." {
+		return 0
+	}
+	return strings.Count(path, "/") + 1
+}
+
+// timeString formats a modification time for output: RFC 3339 with
+// nanoseconds, in UTC so that output does not depend on the host's zone.
+func timeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// readAt reads into buf from f at off, tolerating a short file.
+func readAt(f *os.File, buf []byte, off int64) (int, error) {
+	n, err := f.ReadAt(buf, off)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// lineReader reads a file line by line in bounded memory: a line longer
+// than MaxLineBytes is kept only up to that length (the rest is read and
+// dropped), so a file with no newlines cannot make a tool load it whole.
+type lineReader struct {
+	br   *bufio.Reader
+	keep []byte
+	n    int64 // bytes consumed so far
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next line without its newline, cut to MaxLineBytes,
+// and its full length. It returns io.EOF when no bytes are left; a last
+// line without a newline is returned as a line.
+func (l *lineReader) next() (line []byte, full int, err error) {
+	l.keep = l.keep[:0]
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		l.n += int64(len(chunk))
+		full += len(chunk)
+		if room := MaxLineBytes + utf8.UTFMax - len(l.keep); room > 0 {
+			l.keep = append(l.keep, chunk[:min(len(chunk), room)]...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && full == 0:
+			return nil, 0, io.EOF
+		case err != nil && err != io.EOF:
+			return nil, 0, err
+		}
+		line = l.keep
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			full--
+			if len(line) > full { // the kept part includes the newline
+				line = line[:full]
+			}
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' && len(line) == full {
+			// Keep CRLF files readable as lines; the \r is not content.
+			line, full = line[:len(line)-1], full-1
+		}
+		return line, full, nil
+	}
+}
+
+// showLine formats a line read by lineReader for output: valid UTF-8, cut
+// to MaxLineBytes with a mark when it was longer.
+func showLine(line []byte, full int) string {
+	if full <= MaxLineBytes && len(line) == full {
+		return text(line)
+	}
+	return fmt.Sprintf("%s… [line cut: %d bytes]", text(cutUTF8(line, MaxLineBytes)), full)
+}
