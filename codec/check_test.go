@@ -1,0 +1,336 @@
+package codec_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/spectest"
+)
+
+// meta is the _meta a 2026-07-28 request carries.
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+type checkCase struct {
+	name   string
+	revs   []string // nil: every revision
+	from   codec.Direction
+	method string // the request a response answers
+	line   string
+	def    string // schema definition the line must (good) or must not (bad) satisfy; "" skips the schema check
+	want   string // "" for a valid message, else a substring of the error
+	code   int
+}
+
+var legacy = codec.LegacyRevisions
+var modern = []string{codec.Rev20260728}
+
+var checkCases = []checkCase{
+	// Valid legacy client messages.
+	{name: "initialize", revs: legacy, from: codec.FromClient, def: "InitializeRequest",
+		line: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+	{name: "initialized", revs: legacy, from: codec.FromClient, def: "InitializedNotification",
+		line: `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+	{name: "ping", revs: legacy, from: codec.FromClient, def: "PingRequest",
+		line: `{"jsonrpc":"2.0","id":"p","method":"ping"}`},
+	{name: "tools/list", revs: legacy, from: codec.FromClient, def: "ListToolsRequest",
+		line: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"x"}}`},
+	{name: "tools/call", revs: legacy, from: codec.FromClient, def: "CallToolRequest",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}`},
+	{name: "cancelled", revs: legacy, from: codec.FromClient, def: "CancelledNotification",
+		line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"bored"}}`},
+	{name: "extension method", from: codec.FromClient,
+		line: `{"jsonrpc":"2.0","method":"x-vendor/hello","params":{"anything":[1]}}`},
+	{name: "client answers a server ping", revs: legacy, from: codec.FromClient, method: "ping",
+		line: `{"jsonrpc":"2.0","id":7,"result":{}}`},
+
+	// Valid legacy server messages.
+	{name: "initialize result", revs: legacy, from: codec.FromServer, method: "initialize", def: "InitializeResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
+	{name: "tools/list result", revs: legacy, from: codec.FromServer, method: "tools/list", def: "ListToolsResult",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`},
+	{name: "tools/call result", revs: legacy, from: codec.FromServer, method: "tools/call", def: "CallToolResult",
+		line: `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}`},
+	{name: "result of unknown request", revs: legacy, from: codec.FromServer,
+		line: `{"jsonrpc":"2.0","id":3,"result":{"whatever":true}}`},
+	{name: "error response", from: codec.FromServer,
+		line: `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found"}}`},
+	{name: "progress", from: codec.FromServer, def: "ProgressNotification",
+		line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1,"total":2}}`},
+	{name: "list_changed", from: codec.FromServer, def: "ToolListChangedNotification",
+		line: `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+	{name: "log message", from: codec.FromServer, def: "LoggingMessageNotification",
+		line: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"x":1}}}`},
+	{name: "server ping", revs: legacy, from: codec.FromServer, def: "PingRequest",
+		line: `{"jsonrpc":"2.0","id":"s1","method":"ping"}`},
+	{name: "roots/list", revs: legacy, from: codec.FromServer, def: "ListRootsRequest",
+		line: `{"jsonrpc":"2.0","id":"s2","method":"roots/list"}`},
+
+	// Valid 2026-07-28 messages.
+	{name: "modern discover", revs: modern, from: codec.FromClient, def: "DiscoverRequest",
+		line: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`},
+	{name: "modern tools/call", revs: modern, from: codec.FromClient, def: "CallToolRequest",
+		line: `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{` + meta + `,"name":"echo","arguments":{}}}`},
+	{name: "modern tools/list", revs: modern, from: codec.FromClient, def: "ListToolsRequest",
+		line: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`},
+	{name: "modern extension request", revs: modern, from: codec.FromClient,
+		line: `{"jsonrpc":"2.0","id":2,"method":"x/y","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+	{name: "modern discover result", revs: modern, from: codec.FromServer, method: "server/discover", def: "DiscoverResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public"}}`},
+	{name: "modern tools/list result", revs: modern, from: codec.FromServer, method: "tools/list", def: "ListToolsResult",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[],"ttlMs":1000,"cacheScope":"private"}}`},
+	{name: "modern tools/call result", revs: modern, from: codec.FromServer, method: "tools/call", def: "CallToolResult",
+		line: `{"jsonrpc":"2.0","id":"c","result":{"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}`},
+	{name: "modern input_required", revs: modern, from: codec.FromServer, method: "tools/call", def: "InputRequiredResult",
+		line: `{"jsonrpc":"2.0","id":"c","result":{"resultType":"input_required","requestState":"abc"}}`},
+
+	// Bad: direction.
+	{name: "server sends tools/call", from: codec.FromServer, want: "tools/call is sent by the client, not the server", code: codec.CodeInvalidRequest,
+		revs: legacy, line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`},
+	{name: "client sends list_changed", from: codec.FromClient, want: "sent by the server, not the client", code: codec.CodeInvalidRequest,
+		line: `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+	{name: "server sends initialized", revs: legacy, from: codec.FromServer, want: "sent by the client", code: codec.CodeInvalidRequest,
+		line: `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+	{name: "modern client response", revs: modern, from: codec.FromClient, want: "client sends no responses", code: codec.CodeInvalidRequest,
+		line: `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`},
+	{name: "modern server request", revs: modern, from: codec.FromServer, want: "server sends no requests", code: codec.CodeInvalidRequest,
+		line: `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{}}`},
+
+	// Bad: era.
+	{name: "initialize in 2026", revs: modern, from: codec.FromClient, want: "initialize is not a method of revision 2026-07-28", code: codec.CodeInvalidRequest,
+		line: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`},
+	{name: "discover in legacy", revs: legacy, from: codec.FromClient, want: "server/discover is not a method of revision", code: codec.CodeInvalidRequest,
+		line: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`},
+	{name: "modern request without _meta", revs: modern, from: codec.FromClient, def: "ListToolsRequest", code: codec.CodeInvalidRequest,
+		want: `tools/list: missing params._meta["io.modelcontextprotocol/protocolVersion"]`,
+		line: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+	{name: "modern request _meta without version", revs: modern, from: codec.FromAny, def: "CallToolRequest", code: codec.CodeInvalidRequest,
+		want: `missing params._meta["io.modelcontextprotocol/protocolVersion"]`,
+		line: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{},"name":"x"}}`},
+	{name: "modern request without capabilities", revs: modern, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidRequest,
+		want: `missing params._meta.io.modelcontextprotocol/clientCapabilities`,
+		line: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"x"}}`},
+	{name: "modern result without resultType", revs: modern, from: codec.FromServer, method: "tools/call", def: "CallToolResult", code: codec.CodeInvalidRequest,
+		want: "tools/call result: missing resultType",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`},
+	{name: "modern result of unknown request without resultType", revs: modern, from: codec.FromServer, def: "Result", code: codec.CodeInvalidRequest,
+		want: "result: missing resultType",
+		line: `{"jsonrpc":"2.0","id":2,"result":{}}`},
+	{name: "modern tools/list without ttlMs", revs: modern, from: codec.FromServer, method: "tools/list", def: "ListToolsResult", code: codec.CodeInvalidRequest,
+		want: "tools/list result: missing ttlMs",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[],"cacheScope":"public"}}`},
+
+	// Bad: params and results of known methods.
+	{name: "tools/call without name", revs: legacy, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: missing params.name",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}`},
+	{name: "tools/call name not a string", revs: legacy, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: params.name must be a string, not a number",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}`},
+	{name: "modern tools/call name not a string", revs: modern, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: params.name must be a string, not a number",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + meta + `,"name":5}}`},
+	{name: "tools/call without params", revs: legacy, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: missing params",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call"}`},
+	{name: "tools/call arguments an array", revs: legacy, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidParams,
+		want: "params.arguments must be an object, not an array",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":[1]}}`},
+	{name: "initialize without clientInfo.version", revs: legacy, from: codec.FromClient, def: "InitializeRequest", code: codec.CodeInvalidParams,
+		want: "initialize: missing params.clientInfo.version",
+		line: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c"}}}`},
+	{name: "initialize result without serverInfo", revs: legacy, from: codec.FromServer, method: "initialize", def: "InitializeResult", code: codec.CodeInvalidRequest,
+		want: "initialize result: missing serverInfo",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}`},
+	{name: "tools/list result tool without inputSchema", revs: legacy, from: codec.FromServer, method: "tools/list", def: "ListToolsResult", code: codec.CodeInvalidRequest,
+		want: "tools/list result: missing tools[0].inputSchema",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"x"}]}}`},
+	{name: "tools/call result content not an array", revs: legacy, from: codec.FromServer, method: "tools/call", def: "CallToolResult", code: codec.CodeInvalidRequest,
+		want: "content must be an array, not a string",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":"hi"}}`},
+	{name: "progress without token", from: codec.FromServer, def: "ProgressNotification", code: codec.CodeInvalidParams,
+		want: "notifications/progress: missing params.progressToken",
+		line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`},
+	{name: "progress token a bool", from: codec.FromServer, def: "ProgressNotification", code: codec.CodeInvalidParams,
+		want: "params.progressToken must be a string or an integer, not a boolean",
+		line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":true,"progress":1}}`},
+	// Stricter than the legacy schemas, which do not forbid the member.
+	{name: "notification with an id", revs: legacy, from: codec.FromClient, code: codec.CodeInvalidRequest,
+		want: "notifications/initialized is a notification: it must not carry an id",
+		line: `{"jsonrpc":"2.0","id":9,"method":"notifications/initialized"}`},
+	{name: "request without an id", revs: legacy, from: codec.FromClient, code: codec.CodeInvalidRequest,
+		want: "ping is a request: it needs an id",
+		line: `{"jsonrpc":"2.0","method":"ping"}`},
+}
+
+func revsOf(c checkCase) []string {
+	if c.revs == nil {
+		return codec.Revisions
+	}
+	return c.revs
+}
+
+func TestCheckMessage(t *testing.T) {
+	for _, c := range checkCases {
+		for _, rev := range revsOf(c) {
+			t.Run(rev+"/"+c.name, func(t *testing.T) {
+				msgs, _, err := codec.DecodeFrame([]byte(c.line), false)
+				if err != nil {
+					t.Fatalf("DecodeFrame: %v", err)
+				}
+				err = codec.CheckMessage(rev, c.from, msgs[0], c.method)
+				if c.want == "" {
+					if err != nil {
+						t.Fatalf("CheckMessage = %v, want nil", err)
+					}
+				} else {
+					if err == nil || !strings.Contains(err.Error(), c.want) {
+						t.Fatalf("CheckMessage = %v, want an error containing %q", err, c.want)
+					}
+					if e := codec.AsError(err); e.Code != c.code {
+						t.Errorf("code = %d, want %d", e.Code, c.code)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestCheckMessageAgreesWithSchema holds the hand-written rules against the
+// official schemas: each valid case satisfies its definition, and each bad
+// case with a definition violates it.
+func TestCheckMessageAgreesWithSchema(t *testing.T) {
+	spectest.Dir(t)
+	for _, c := range checkCases {
+		if c.def == "" {
+			continue
+		}
+		for _, rev := range revsOf(c) {
+			t.Run(rev+"/"+c.name, func(t *testing.T) {
+				if !spectest.HasDef(t, rev, c.def) {
+					t.Skipf("%s has no %s", rev, c.def)
+				}
+				doc := []byte(c.line)
+				if c.method != "" || strings.HasSuffix(c.def, "Result") {
+					var env struct{ Result json.RawMessage }
+					if err := json.Unmarshal(doc, &env); err != nil || env.Result == nil {
+						t.Fatalf("case %s: no result", c.name)
+					}
+					doc = env.Result
+				}
+				err := spectest.Check(t, rev, c.def, doc)
+				if c.want == "" && err != nil {
+					t.Errorf("valid case fails the schema: %v", err)
+				}
+				if c.want != "" && err == nil {
+					t.Errorf("bad case (%s) passes the schema's %s", c.want, c.def)
+				}
+			})
+		}
+	}
+}
+
+// TestCheckMessageExamples runs every JSON-RPC message among the official
+// 2026-07-28 examples through DecodeFrame and CheckMessage.
+func TestCheckMessageExamples(t *testing.T) {
+	dir := filepath.Join(spectest.Dir(t), codec.Rev20260728, "examples")
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if len(files) == 0 {
+		t.Skipf("no examples under %s", dir)
+	}
+	n := 0
+	for _, f := range files {
+		def := filepath.Base(filepath.Dir(f))
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var probe struct {
+			JSONRPC *string `json:"jsonrpc"`
+		}
+		if json.Unmarshal(b, &probe) != nil || probe.JSONRPC == nil {
+			continue // a params object or a type, not a message
+		}
+		msgs, _, err := codec.DecodeFrame(b, false)
+		if err != nil {
+			t.Errorf("%s: DecodeFrame: %v", f, err)
+			continue
+		}
+		method := ""
+		if strings.HasSuffix(def, "ResultResponse") {
+			method = exampleMethods[strings.TrimSuffix(def, "ResultResponse")]
+		}
+		from := codec.FromClient
+		if msgs[0].IsResponse() || strings.HasSuffix(def, "Notification") && def != "CancelledNotification" {
+			from = codec.FromServer
+		}
+		wantErr := strings.HasSuffix(def, "Error") && !msgs[0].IsResponse()
+		if filepath.Base(f) == "read-resource-result-response.json" {
+			// This example has no ttlMs and cacheScope, which ReadResourceResult
+			// requires; it passes the schema only as an InputRequiredResult
+			// (resultType any string). CheckMessage follows ReadResourceResult.
+			wantErr = true
+		}
+		err = codec.CheckMessage(codec.Rev20260728, from, msgs[0], method)
+		if (err != nil) != wantErr {
+			t.Errorf("%s (%s, from %s): CheckMessage = %v", filepath.Base(f), def, from, err)
+		}
+		n++
+	}
+	t.Logf("checked %d example messages", n)
+}
+
+var exampleMethods = map[string]string{
+	"CallTool": "tools/call", "Complete": "completion/complete", "Discover": "server/discover",
+	"GetPrompt": "prompts/get", "ListPrompts": "prompts/list", "ListResourceTemplates": "resources/templates/list",
+	"ListResources": "resources/list", "ListTools": "tools/list", "ReadResource": "resources/read",
+	"SubscriptionsListen": "subscriptions/listen",
+}
+
+func TestDeclaredRevision(t *testing.T) {
+	for _, c := range []struct {
+		line, method, want string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, "", "2025-03-26"},
+		{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, "", "2024-11-05"},
+		{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, "initialize", "2024-11-05"},
+		{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05"}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{}}}`, "tools/call", ""},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`, "", "2026-07-28"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "", ""},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, "", ""},
+	} {
+		msgs, _, err := codec.DecodeFrame([]byte(c.line), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := codec.DeclaredRevision(msgs[0], c.method)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("DeclaredRevision(%s, %q) = %q, %v; want %q", c.line, c.method, got, ok, c.want)
+		}
+	}
+}
+
+func TestParseDirection(t *testing.T) {
+	for _, s := range []string{"any", "client", "server"} {
+		d, err := codec.ParseDirection(s)
+		if err != nil || d.String() != s {
+			t.Errorf("ParseDirection(%q) = %v, %v", s, d, err)
+		}
+	}
+	if _, err := codec.ParseDirection("both"); err == nil {
+		t.Error("ParseDirection(both) succeeded")
+	}
+}
+
+func TestCheckMessageErrorIs(t *testing.T) {
+	msgs, _, _ := codec.DecodeFrame([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}`), false)
+	err := codec.CheckMessage(codec.Rev20250618, codec.FromClient, msgs[0], "")
+	if !errors.Is(err, codec.ErrInvalidParams) {
+		t.Errorf("errors.Is(%v, ErrInvalidParams) = false", err)
+	}
+}
