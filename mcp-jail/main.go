@@ -1,0 +1,181 @@
+// Mcp-jail resolves paths under a root directory and refuses every path
+// that would lead outside it.
+//
+// Usage:
+//
+//	mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
+//
+// Each PATH, from the arguments or else one per line on standard input, is
+// resolved under DIR and printed as an absolute path, one per line. A
+// relative PATH anchors at DIR; an absolute PATH is accepted only inside
+// DIR. ".", repeated and trailing slashes collapse; ".." is resolved, and a
+// path that would climb above DIR is refused, never clamped to DIR.
+// Symlinks that exist are followed and must stay inside DIR (an absolute
+// symlink target is refused); components that do not exist yet are kept as
+// written. /proc magic links are never followed. A path with a NUL byte, an
+// empty path and a path over 4095 bytes are invalid.
+//
+// A refused path prints "mcp-jail: PATH: path escapes root" (or the reason
+// it could not be resolved) on standard error, and processing goes on.
+//
+// Options:
+//
+//	--root DIR   the jail root (required)
+//	--lexical    resolve without touching the file system: no symlinks are
+//	             followed, ".." removes the previous component
+//	--relative   print paths relative to DIR (DIR itself is ".")
+//	-0           NUL-separated records on standard input and output
+//	--help       print this help and exit 0
+//	--version    print the version and exit 0
+//
+// Exit status:
+//
+//	0  every path resolved inside DIR
+//	1  at least one path was refused or could not be resolved, or DIR
+//	   could not be opened, or an I/O error
+//	2  usage error
+//
+// The library behind it, github.com/mcpipe/mcpipe/mcp-jail/jail, is what the
+// stock tools use for every path.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
+)
+
+const (
+	prog    = "mcp-jail"
+	version = "0.1.0"
+)
+
+const usage = `Usage: mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
+
+Resolve each PATH (from the arguments, else one per line on standard input)
+under DIR and print it as an absolute path. A path that leads outside DIR -
+through "..", an absolute path elsewhere, or a symlink - is refused with
+"mcp-jail: PATH: path escapes root" on standard error; the rest go on.
+Existing symlinks are followed and must stay inside DIR; missing components
+are kept as written.
+
+Options:
+  --root DIR   the jail root (required)
+  --lexical    resolve without touching the file system (symlinks not followed)
+  --relative   print paths relative to DIR (DIR itself is ".")
+  -0           NUL-separated records on standard input and output
+  --help       print this help and exit 0
+  --version    print the version and exit 0
+
+Exit status:
+  0  every path resolved inside DIR
+  1  a path was refused or could not be resolved, DIR could not be opened,
+     or an I/O error
+  2  usage error
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	root := fl.String("root", "", "")
+	lexical := fl.Bool("lexical", false, "")
+	relative := fl.Bool("relative", false, "")
+	nul := fl.Bool("0", false, "")
+	showVersion := fl.Bool("version", false, "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "%s %s\n", prog, version)
+		return 0
+	}
+	if *root == "" {
+		fmt.Fprintf(stderr, "%s: --root DIR is required (see --help)\n", prog)
+		return 2
+	}
+
+	o := jail.FilterOptions{NUL: *nul, Prog: prog}
+	if *lexical {
+		abs, err := jail.ResolveLexical(*root, ".")
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		o.Resolve = func(p string) (string, error) { return jail.ResolveLexical(abs, p) }
+		if *relative {
+			o.Rel = func(p string) string { return relTo(abs, p) }
+		}
+	} else {
+		r, err := jail.Open(*root)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		defer r.Close()
+		o.Resolve = r.Resolve
+		if *relative {
+			o.Rel = r.Rel
+		}
+	}
+	var in io.Reader = stdin
+	var names []string
+	if fl.NArg() > 0 {
+		names = fl.Args()
+	} else {
+		in = ctxReader{ctx, stdin}
+	}
+	refused, err := jail.Filter(in, names, stdout, stderr, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	if refused > 0 {
+		return 1
+	}
+	return 0
+}
+
+// relTo is root-relative display for --lexical, where no Root is open.
+func relTo(root, p string) string {
+	switch {
+	case p == root:
+		return "."
+	case root == "/":
+		return p[1:]
+	default:
+		return p[len(root)+1:]
+	}
+}
+
+// ctxReader stops reading once ctx is done (SIGINT, SIGTERM), so the
+// paths already resolved are still flushed.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
