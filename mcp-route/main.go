@@ -1,0 +1,339 @@
+// Command mcp-route is an MCP server that turns directories of executables
+// into tools: every executable file in a --tools directory is a tool, in any
+// language. A host launches it over stdio, e.g.
+//
+//	{"command": "mcp-route", "args": ["--tools", "./bin"]}
+//
+// Usage:
+//
+//	mcp-route [flags]                 serve MCP on stdin/stdout
+//	mcp-route new NAME [--lang sh|go|python] [--dir DIR]
+//	                                  write a tool skeleton
+//
+// It serves every MCP revision from 2024-11-05 to 2026-07-28: the legacy
+// initialize handshake and the stateless 2026-07-28 requests with
+// server/discover. Each tools/call runs the tool in its own process group,
+// with the arguments JSON on stdin, a minimal environment (PATH, HOME, LANG,
+// TMPDIR, MCP_TOOL, MCP_ROOT, MCP_PROTOCOL_VERSION, MCP_ARG_<NAME>, and what
+// --env/--pass-env or the tool's "run" settings add: nothing else from the
+// host), the working directory at --root and fd 3 as a progress channel. A
+// tool's definition comes from a sidecar NAME.json or `NAME --mcp-describe`.
+// See DESIGN.md, "Tools as executables", and packages router, registry and
+// runner for the details.
+//
+// stdout carries only MCP messages; logs go to stderr or --log, one line per
+// event. EOF on stdin, SIGTERM or SIGINT: running calls get --grace to
+// finish (their answers are still written), the rest are killed, exit 0.
+//
+// Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
+// written); 1 when it cannot run (bad --root, unwritable --log, a skeleton
+// refused); 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/router"
+	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+)
+
+const prog = "mcp-route"
+
+// version is the release; -ldflags "-X main.version=..." overrides it.
+var version = "0.1.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	// With SIGPIPE caught, a write to a closed stdout is an EPIPE error we
+	// log instead of a death by signal; tools still start with the default
+	// disposition (handlers are reset across exec, unlike SIG_IGN).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usageText = `Usage:
+  mcp-route [flags]          serve MCP over stdin/stdout
+  mcp-route new NAME [--lang sh|go|python] [--dir DIR]
+                             write a tool skeleton into DIR (default .)
+
+Every executable file in a --tools directory is a tool; its definition comes
+from a sidecar NAME.json or from NAME --mcp-describe.
+
+Flags:
+`
+
+const exitText = `
+Exit status:
+  0  clean shutdown (stdin closed, SIGTERM or SIGINT), --help, --version
+  1  cannot run: bad --root, --log not writable, skeleton refused
+  2  usage error
+`
+
+// listFlag is a repeatable string flag; split, when set, also splits each
+// value on it (--tools a:b).
+type listFlag struct {
+	vals  []string
+	split string
+}
+
+func (l *listFlag) String() string { return strings.Join(l.vals, ",") }
+func (l *listFlag) Set(v string) error {
+	if l.split == "" {
+		l.vals = append(l.vals, v)
+		return nil
+	}
+	for _, p := range strings.Split(v, l.split) {
+		if p != "" {
+			l.vals = append(l.vals, p)
+		}
+	}
+	return nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "new" {
+		return runNew(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed below as one line
+	tools := &listFlag{split: ":"}
+	passEnv := &listFlag{}
+	envs := &listFlag{}
+	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
+	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
+	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
+	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins)")
+	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins)")
+	maxProcs := fs.Int("max-procs", router.DefaultMaxProcs, "tool processes running at once; further calls wait")
+	logFile := fs.String("log", "", "append logs to `FILE` instead of stderr")
+	fs.Var(passEnv, "pass-env", "pass environment variable `NAME` from mcp-route's environment to every tool (repeatable)")
+	fs.Var(envs, "env", "set `NAME=VALUE` in every tool's environment (repeatable)")
+	name := fs.String("name", prog, "server name in serverInfo")
+	maxFrame := fs.Int("max-frame", codec.DefaultMaxFrame, "largest input line in bytes; longer ones get an error answer and are skipped")
+	grace := fs.Duration("grace", router.DefaultGrace, "SIGTERM→SIGKILL delay for a tool, and how long shutdown waits for running calls")
+	pageSize := fs.Int("page-size", router.DefaultPageSize, "tools per tools/list page")
+	poll := fs.Duration("poll", router.DefaultPoll, "how often tool directories are checked for changes (0 disables)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	usage := func(w io.Writer) {
+		fs.SetOutput(w)
+		fmt.Fprint(w, usageText)
+		fs.PrintDefaults()
+		fmt.Fprint(w, exitText)
+	}
+	fs.Usage = func() {} // printed below, to stdout for --help
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "%s %s\n", prog, version)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", prog, fs.Arg(0))
+		return 2
+	}
+	if *maxProcs < 1 || *maxOutput < 1 || *timeout <= 0 || *grace <= 0 || *maxFrame < 1 || *pageSize < 1 || *poll < 0 {
+		fmt.Fprintf(stderr, "%s: --max-procs, --max-output, --timeout, --grace, --max-frame and --page-size must be positive\n", prog)
+		return 2
+	}
+
+	logw := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		defer f.Close()
+		logw = f
+	}
+	logger := log.New(logw, prog+": ", log.LstdFlags|log.Lmicroseconds)
+
+	rootDir := *root
+	if rootDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		rootDir = wd
+	}
+	rootDir, err := filepath.Abs(rootDir)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(rootDir); err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%s: not a directory", rootDir)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
+		return 1
+	}
+
+	env, err := toolEnv(envs.vals, passEnv.vals, os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	var dirs []string
+	for _, d := range tools.vals {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		dirs = append(dirs, d)
+	}
+	if len(dirs) == 0 {
+		logger.Printf("no --tools directory: serving no tools")
+	}
+	reg := registry.New(registry.Options{
+		Dirs:        dirs,
+		ReadOnly:    *readonly,
+		DescribeEnv: append(env, "MCP_ROOT="+rootDir),
+		DescribeDir: rootDir,
+		Logf:        logger.Printf,
+	})
+	pollEvery := *poll
+	if pollEvery == 0 {
+		pollEvery = -1 // router: < 0 disables
+	}
+	logger.Printf("%s %s serving %d tool dirs, root %s", prog, version, len(dirs), rootDir)
+	err = router.Serve(ctx, stdin, stdout, router.Options{
+		Registry:   reg,
+		ServerInfo: codec.Implementation{Name: *name, Version: version},
+		Root:       rootDir,
+		Env:        env,
+		LookupEnv:  os.LookupEnv,
+		Timeout:    *timeout,
+		MaxOutput:  *maxOutput,
+		MaxProcs:   *maxProcs,
+		Grace:      *grace,
+		MaxFrame:   *maxFrame,
+		PageSize:   *pageSize,
+		Poll:       pollEvery,
+		Logf:       logger.Printf,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	logger.Printf("exit")
+	return 0
+}
+
+// toolEnv is the base environment of every tool: PATH, HOME, LANG and
+// TMPDIR from ours (or sane defaults), then --pass-env, then --env.
+func toolEnv(sets, pass []string, lookup func(string) (string, bool)) ([]string, error) {
+	vars := map[string]string{}
+	var order []string
+	put := func(k, v string) {
+		if _, ok := vars[k]; !ok {
+			order = append(order, k)
+		}
+		vars[k] = v
+	}
+	tmp := "/tmp"
+	if v, ok := lookup("TMPDIR"); ok && v != "" {
+		tmp = v
+	}
+	defaults := [][2]string{
+		{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+		{"HOME", tmp},
+		{"LANG", "C.UTF-8"},
+		{"TMPDIR", tmp},
+	}
+	for _, d := range defaults {
+		if v, ok := lookup(d[0]); ok && v != "" {
+			put(d[0], v)
+		} else {
+			put(d[0], d[1])
+		}
+	}
+	for _, k := range pass {
+		if !registry.ValidEnvName(k) {
+			return nil, fmt.Errorf("--pass-env %q: not a variable name", k)
+		}
+		if v, ok := lookup(k); ok {
+			put(k, v)
+		}
+	}
+	for _, kv := range sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !registry.ValidEnvName(k) {
+			return nil, fmt.Errorf("--env %q: want NAME=VALUE", kv)
+		}
+		put(k, v)
+	}
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+vars[k])
+	}
+	return env, nil
+}
+
+// runNew is `mcp-route new NAME [--lang L] [--dir DIR]`.
+func runNew(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(prog+" new", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	lang := fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
+	dir := fs.String("dir", ".", "directory to write the tool into (created when missing)")
+	fs.Usage = func() {}
+	usage := func(w io.Writer) {
+		fs.SetOutput(w)
+		fmt.Fprintf(w, "Usage: %s new NAME [--lang %s] [--dir DIR]\n\nWrites a working tool skeleton with its definition; never overwrites.\n\nFlags:\n",
+			prog, strings.Join(scaffold.Languages, "|"))
+		fs.PrintDefaults()
+		fmt.Fprint(w, exitText)
+	}
+	// Accept flags before or after NAME.
+	var names []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usage(stdout)
+				return 0
+			}
+			fmt.Fprintf(stderr, "%s: new: %v (see %s new --help)\n", prog, err, prog)
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names = append(names, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(names) != 1 {
+		fmt.Fprintf(stderr, "%s: new: want exactly one NAME (see %s new --help)\n", prog, prog)
+		return 2
+	}
+	files, err := scaffold.Write(*dir, names[0], *lang)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: new: %v\n", prog, err)
+		return 1
+	}
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	if h := scaffold.Hint(*dir, names[0], *lang); h != "" {
+		fmt.Fprintln(stderr, h)
+	}
+	return 0
+}

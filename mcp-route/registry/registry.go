@@ -1,0 +1,444 @@
+// Package registry finds mcp-route's tools: it scans tool directories for
+// executables, reads each one's definition, and re-reads them when the
+// directories change.
+//
+// A candidate is an executable regular file (or a symlink to one) directly
+// in a tool directory whose name does not start with ".". Its definition is
+// the MCP Tool object plus an optional "run" object of router-only settings
+// (see Run), taken from, in order:
+//
+//  1. a sidecar file NAME.json next to the executable;
+//  2. otherwise the stdout of `NAME --mcp-describe`, run with the describe
+//     environment, a 5s timeout and a 1 MiB output cap.
+//
+// "name" defaults to the file name and "inputSchema" to {"type":"object"} (a
+// tool without arguments need not spell it out). The definition is checked by
+// codec.ValidateTool and its schemas compiled; a candidate whose definition is
+// missing or invalid is left out with one log line saying why, and the rest
+// are served. With ReadOnly, only tools annotated readOnlyHint: true are kept.
+// When two directories hold the same tool name, the first directory wins
+// (like PATH) and the other is logged as shadowed. Tools are listed sorted by
+// name, so the order is deterministic.
+//
+// Change detection is by polling: Reload compares a fingerprint of every
+// directory (entry names, sizes, modes and modification times, following
+// symlinks) with the previous one and re-reads only when it differs;
+// describe output is cached per executable (path, size, mtime) so a reload
+// does not re-run unchanged tools.
+//
+// A Registry is safe for concurrent use: Tools and Lookup return immutable
+// snapshots, and Reload may run alongside them.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/runner"
+)
+
+// Result modes: how a tool's stdout becomes a CallToolResult.
+const (
+	ResultText = "text" // stdout is one text block (default)
+	ResultJSON = "json" // stdout is one JSON value: structuredContent + text
+	ResultMCP  = "mcp"  // stdout is a whole CallToolResult
+)
+
+// Limits on reading definitions.
+const (
+	DescribeTimeout = 5 * time.Second
+	MaxDefinition   = 1 << 20 // bytes of sidecar or --mcp-describe output
+	describeWorkers = 4
+)
+
+// Run holds a tool's router-only settings, the "run" object of its
+// definition. Zero values mean "use the router's default".
+type Run struct {
+	Timeout   time.Duration     // "timeout": a Go duration string, e.g. "30s"
+	Result    string            // "result": ResultText, ResultJSON or ResultMCP; "" = text
+	MaxOutput int64             // "maxOutput": stdout cap in bytes
+	Env       map[string]string // "env": variables set for this tool
+	PassEnv   []string          // "passEnv": variables passed from the router's environment
+}
+
+// Tool is one servable tool. It is immutable once published.
+type Tool struct {
+	Def    codec.Tool    // as advertised to clients (no "run")
+	Path   string        // the executable, as found in its directory
+	Run    Run           // router-only settings
+	Input  *codec.Schema // compiled inputSchema
+	Output *codec.Schema // compiled outputSchema, nil when none
+	Source string        // the sidecar path, or "PATH --mcp-describe"
+}
+
+// Options configure a Registry.
+type Options struct {
+	Dirs     []string // tool directories, searched in order; required
+	ReadOnly bool     // keep only tools with annotations.readOnlyHint true
+	// DescribeEnv is the complete environment of `NAME --mcp-describe`;
+	// DescribeDir its working directory.
+	DescribeEnv []string
+	DescribeDir string
+	// Logf receives one line per event (a tool left out, a reload); nil
+	// discards them.
+	Logf func(format string, args ...any)
+}
+
+// Registry holds the current tool set.
+type Registry struct {
+	opts Options
+
+	reloadMu    sync.Mutex // one Reload at a time
+	fingerprint string
+	cache       map[string]cachedDef // by executable path
+
+	mu     sync.RWMutex
+	tools  []*Tool // sorted by name
+	byName map[string]*Tool
+}
+
+type cachedDef struct {
+	stamp  string
+	def    []byte
+	source string
+	err    error
+}
+
+// New returns an empty Registry; call Reload to fill it.
+func New(opts Options) *Registry {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	return &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
+}
+
+// Tools returns the current tools sorted by name. The slice and the tools
+// must not be modified.
+func (r *Registry) Tools() []*Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tools
+}
+
+// Lookup returns the tool called name, or nil.
+func (r *Registry) Lookup(name string) *Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
+
+// Reload re-reads the tool directories if they changed since the last call
+// (the first call always reads them) and reports whether the advertised tool
+// list changed. A directory that cannot be read is logged and counts as
+// empty.
+func (r *Registry) Reload(ctx context.Context) (changed bool) {
+	r.reloadMu.Lock()
+	defer r.reloadMu.Unlock()
+	fp, cands := r.scan()
+	if fp == r.fingerprint && r.fingerprint != "" {
+		return false
+	}
+	first := r.fingerprint == ""
+	r.fingerprint = fp
+	tools := r.load(ctx, cands)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed = !sameDefs(r.tools, tools)
+	r.tools = tools
+	r.byName = make(map[string]*Tool, len(tools))
+	for _, t := range tools {
+		r.byName[t.Def.Name] = t
+	}
+	if !first && changed {
+		r.opts.Logf("tools reloaded: %d tools", len(tools))
+	}
+	return changed
+}
+
+// Watch calls Reload every interval until ctx is done, and onChange after
+// each Reload that changed the list.
+func (r *Registry) Watch(ctx context.Context, interval time.Duration, onChange func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if r.Reload(ctx) && onChange != nil {
+				onChange()
+			}
+		}
+	}
+}
+
+type candidate struct {
+	dir, name, path string
+	stamp           string // size+mtime of the executable
+}
+
+// scan lists the candidates of every directory and computes the
+// fingerprint of everything a definition may depend on.
+func (r *Registry) scan() (string, []candidate) {
+	var fp strings.Builder
+	var cands []candidate
+	for _, dir := range r.opts.Dirs {
+		fmt.Fprintf(&fp, "dir %q\n", dir)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			fmt.Fprintf(&fp, "error %v\n", err)
+			if r.fingerprint == "" || !strings.Contains(r.fingerprint, fmt.Sprintf("dir %q\nerror", dir)) {
+				r.opts.Logf("tool dir %s: %v", dir, err)
+			}
+			continue
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			fi, err := os.Stat(path) // follows symlinks
+			if err != nil {
+				fmt.Fprintf(&fp, "%q broken\n", name)
+				continue
+			}
+			stamp := fmt.Sprintf("%d %v %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+			fmt.Fprintf(&fp, "%q %s\n", name, stamp)
+			if fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+				cands = append(cands, candidate{dir: dir, name: name, path: path, stamp: stamp})
+			}
+		}
+	}
+	return fp.String(), cands
+}
+
+// load reads and checks every candidate's definition.
+func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
+	defs := make([]cachedDef, len(cands))
+	sem := make(chan struct{}, describeWorkers)
+	var wg sync.WaitGroup
+	for i, c := range cands {
+		if cd, ok := r.cache[c.path]; ok && cd.stamp == c.stamp+sidecarStamp(c.path) {
+			defs[i] = cd
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defs[i] = r.readDef(ctx, c)
+		}()
+	}
+	wg.Wait()
+
+	newCache := make(map[string]cachedDef, len(cands))
+	seen := map[string]string{} // name → path
+	var tools []*Tool
+	for i, c := range cands {
+		cd := defs[i]
+		newCache[c.path] = cd
+		if cd.err != nil {
+			r.opts.Logf("tool %s left out: %v", c.path, cd.err)
+			continue
+		}
+		t, err := parseTool(cd.def, c.name)
+		if err != nil {
+			r.opts.Logf("tool %s left out: %s: %v", c.path, cd.source, err)
+			continue
+		}
+		t.Path, t.Source = c.path, cd.source
+		if r.opts.ReadOnly && !readOnly(&t.Def) {
+			continue
+		}
+		if prev, dup := seen[t.Def.Name]; dup {
+			r.opts.Logf("tool %s left out: name %q already taken by %s", c.path, t.Def.Name, prev)
+			continue
+		}
+		seen[t.Def.Name] = c.path
+		tools = append(tools, t)
+	}
+	r.cache = newCache
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Def.Name < tools[j].Def.Name })
+	return tools
+}
+
+func sidecarStamp(exe string) string {
+	fi, err := os.Stat(exe + ".json")
+	if err != nil {
+		return " nosidecar"
+	}
+	return fmt.Sprintf(" sidecar %d %d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// readDef returns the raw definition of c from its sidecar or describe.
+func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
+	cd := cachedDef{stamp: c.stamp + sidecarStamp(c.path)}
+	sidecar := c.path + ".json"
+	if f, err := os.Open(sidecar); err == nil {
+		defer f.Close()
+		cd.source = sidecar
+		data, err := io.ReadAll(io.LimitReader(f, MaxDefinition+1))
+		switch {
+		case err != nil:
+			cd.err = fmt.Errorf("%s: %w", sidecar, err)
+		case len(data) > MaxDefinition:
+			cd.err = fmt.Errorf("%s: larger than %d bytes", sidecar, MaxDefinition)
+		default:
+			cd.def = data
+		}
+		return cd
+	} else if !errors.Is(err, os.ErrNotExist) {
+		cd.err = fmt.Errorf("%s: %w", sidecar, err)
+		return cd
+	}
+	cd.source = c.path + " --mcp-describe"
+	res := runner.Run(ctx, runner.Spec{
+		Path:      c.path,
+		Args:      []string{"--mcp-describe"},
+		Dir:       r.opts.DescribeDir,
+		Env:       r.opts.DescribeEnv,
+		Timeout:   DescribeTimeout,
+		Grace:     time.Second,
+		MaxOutput: MaxDefinition,
+		MaxStderr: 4096,
+	})
+	if !res.OK() {
+		cd.err = fmt.Errorf("no sidecar %s, and --mcp-describe failed: %s", filepath.Base(sidecar), res.Failure())
+		return cd
+	}
+	cd.def = res.Stdout
+	return cd
+}
+
+// rawDef is a definition as written: the Tool plus "run".
+type rawDef struct {
+	Run *struct {
+		Timeout   string            `json:"timeout"`
+		Result    string            `json:"result"`
+		MaxOutput *int64            `json:"maxOutput"`
+		Env       map[string]string `json:"env"`
+		PassEnv   []string          `json:"passEnv"`
+	} `json:"run"`
+}
+
+// ParseDefinition parses one definition document (sidecar or
+// --mcp-describe output) for the executable called fileName and checks it.
+// It is what Reload uses; exported for tools like `mcp-route new` and tests.
+func ParseDefinition(data []byte, fileName string) (*Tool, error) {
+	return parseTool(data, fileName)
+}
+
+func parseTool(data []byte, fileName string) (*Tool, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return nil, fmt.Errorf("definition is not a JSON object: %v", err)
+	}
+	var raw rawDef
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("run: %v", err)
+	}
+	delete(obj, "run")
+	rest, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tool{}
+	if err := json.Unmarshal(rest, &t.Def); err != nil {
+		return nil, fmt.Errorf("definition: %v", err)
+	}
+	if t.Def.Name == "" {
+		t.Def.Name = fileName
+	}
+	if len(t.Def.InputSchema) == 0 || string(t.Def.InputSchema) == "null" {
+		t.Def.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if err := codec.ValidateTool(&t.Def); err != nil {
+		return nil, err
+	}
+	if t.Input, err = codec.CompileSchema(t.Def.InputSchema); err != nil {
+		return nil, fmt.Errorf("inputSchema: %v", err)
+	}
+	if len(t.Def.OutputSchema) > 0 {
+		if t.Output, err = codec.CompileSchema(t.Def.OutputSchema); err != nil {
+			return nil, fmt.Errorf("outputSchema: %v", err)
+		}
+	}
+	if run := raw.Run; run != nil {
+		if run.Timeout != "" {
+			d, err := time.ParseDuration(run.Timeout)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("run.timeout %q: want a positive duration like \"30s\"", run.Timeout)
+			}
+			t.Run.Timeout = d
+		}
+		switch run.Result {
+		case "", ResultText, ResultJSON, ResultMCP:
+			t.Run.Result = run.Result
+		default:
+			return nil, fmt.Errorf("run.result %q: want text, json or mcp", run.Result)
+		}
+		if run.MaxOutput != nil {
+			if *run.MaxOutput <= 0 {
+				return nil, fmt.Errorf("run.maxOutput %d: want a positive byte count", *run.MaxOutput)
+			}
+			t.Run.MaxOutput = *run.MaxOutput
+		}
+		for k := range run.Env {
+			if !ValidEnvName(k) {
+				return nil, fmt.Errorf("run.env: bad variable name %q", k)
+			}
+		}
+		for _, k := range run.PassEnv {
+			if !ValidEnvName(k) {
+				return nil, fmt.Errorf("run.passEnv: bad variable name %q", k)
+			}
+		}
+		t.Run.Env, t.Run.PassEnv = run.Env, run.PassEnv
+	}
+	if t.Run.Result == "" {
+		t.Run.Result = ResultText
+	}
+	return t, nil
+}
+
+// ValidEnvName reports whether name can be an environment variable name:
+// non-empty, no "=" and no NUL.
+func ValidEnvName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "=\x00")
+}
+
+func readOnly(t *codec.Tool) bool {
+	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+
+// sameDefs reports whether two tool lists advertise the same definitions
+// (settings in "run" and the path do not count: clients do not see them).
+func sameDefs(a, b []*Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, _ := json.Marshal(a[i].Def)
+		y, _ := json.Marshal(b[i].Def)
+		if string(x) != string(y) {
+			return false
+		}
+	}
+	return true
+}

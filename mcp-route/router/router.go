@@ -1,0 +1,528 @@
+// Package router is mcp-route's MCP server: it reads newline-framed
+// JSON-RPC from a client, answers in the client's protocol era, and routes
+// tools/call to the tool executables of a registry.Registry, supervised by
+// package runner.
+//
+// Protocol (DESIGN.md, "Protocol eras"): every revision of codec.Revisions.
+// Legacy clients initialize (the version is negotiated by codec.Session) and
+// may then list and call tools; a request other than ping, initialize and
+// server/discover before initialize, without a modern _meta protocol
+// version, gets a JSON-RPC error. Modern (2026-07-28) requests carry their
+// version in _meta and are served statelessly at any time; an unknown
+// version gets -32022. server/discover is answered at any time. Results for
+// modern requests carry resultType "complete" and _meta serverInfo (via
+// codec.DecorateResult); tools/list adds ttlMs and cacheScope there. JSON-RPC
+// batches are accepted only in a session that negotiated 2025-03-26. A bad
+// frame gets an error response and the stream goes on.
+//
+// tools/list is paginated (Options.PageSize per page) with an opaque cursor
+// naming the last tool of the previous page, so a reload between pages
+// neither repeats nor skips a tool that stayed; a cursor that does not
+// decode is -32602.
+//
+// tools/call: an unknown tool or malformed params is -32602; arguments that
+// do not match the tool's inputSchema get an isError result naming the field,
+// and nothing runs. Otherwise the tool runs with at most Options.MaxProcs
+// processes at a time (the rest wait in arrival order of their goroutines),
+// and each response is written when its call finishes. A
+// notifications/cancelled for a pending call kills its process group and
+// suppresses its response. Lines the tool writes to fd 3 become
+// notifications/progress when the request carried _meta.progressToken;
+// malformed ones are logged and dropped.
+//
+// Result modes: "text" — stdout, which must be valid UTF-8 (otherwise the
+// call is an isError result: we refuse to guess an encoding or silently alter
+// output), is one text block, byte for byte; "json" — stdout is one JSON
+// value, sent as structuredContent and as its compact text (checked against
+// outputSchema when the tool has one; legacy revisions whose schema wants an
+// object get a non-object value as text only); "mcp" — stdout is a whole
+// CallToolResult, checked for shape (and structuredContent against
+// outputSchema). Any failure becomes an isError result with a short text.
+//
+// The tool directories are polled (Options.Poll, and before each tools/list);
+// when the advertised list changes, an initialized legacy session gets
+// notifications/tools/list_changed. Modern clients see the new list on their
+// next tools/list.
+//
+// Shutdown: when the input ends or ctx is done, Serve stops reading, lets
+// queued and running calls finish for Options.Grace and writes their
+// responses, then kills the rest (their requests get an isError result
+// "canceled: server shutting down") and returns nil. Serve writes nothing but
+// protocol messages to its output; events go to Options.Logf, one line each.
+//
+// Serve may be called concurrently with distinct streams; one call serves one
+// stream. The goroutine reading the input can outlive Serve when the input
+// never returns from Read (a terminal); closing the input ends it.
+package router
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/registry"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxOutput = 1 << 20
+	DefaultMaxProcs  = 8
+	DefaultGrace     = 2 * time.Second
+	DefaultPageSize  = 100
+	DefaultPoll      = time.Second
+	// ListTTL is the ttlMs of a modern tools/list: the poll interval, since
+	// the list may change that often.
+	ListTTL = int64(DefaultPoll / time.Millisecond)
+	// DiscoverTTL is the ttlMs of server/discover: capabilities never change
+	// while the server runs.
+	DiscoverTTL = int64(time.Hour / time.Millisecond)
+)
+
+// Options configure Serve. Fields marked optional have a default.
+type Options struct {
+	Registry   *registry.Registry               // required; Serve calls Reload before reading
+	ServerInfo codec.Implementation             // required: name and version
+	Root       string                           // required: cwd of every tool, MCP_ROOT
+	Env        []string                         // required: the base environment of every tool ("NAME=value")
+	LookupEnv  func(string) (string, bool)      // optional: the router's environment, for run.passEnv; nil means none
+	Timeout    time.Duration                    // optional: per-call timeout (a tool's run.timeout wins)
+	MaxOutput  int64                            // optional: stdout cap (a tool's run.maxOutput wins)
+	MaxProcs   int                              // optional: tool processes at once
+	Grace      time.Duration                    // optional: SIGTERM→SIGKILL delay, and shutdown wait
+	MaxFrame   int                              // optional: input frame cap, codec.DefaultMaxFrame
+	PageSize   int                              // optional: tools per tools/list page
+	Poll       time.Duration                    // optional: tool directory poll interval; < 0 disables polling
+	Logf       func(format string, args ...any) // optional: one line per event
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	if o.MaxProcs <= 0 {
+		o.MaxProcs = DefaultMaxProcs
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.Poll == 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+}
+
+// server is the state of one Serve call.
+type server struct {
+	opts Options
+	w    *codec.Writer
+	sess *codec.Session
+	sem  chan struct{} // MaxProcs slots
+
+	callsCtx     context.Context // canceled when shutdown gives up waiting
+	killCalls    context.CancelFunc
+	calls        sync.WaitGroup
+	mu           sync.Mutex
+	inflight     map[string]*pending // by codec.ID.Key
+	shuttingDown bool
+	writeFailed  bool
+}
+
+// pending is a tools/call that has not been answered.
+type pending struct {
+	cancel    context.CancelFunc
+	cancelled bool // by the client: send nothing
+}
+
+// Serve serves one MCP stream: requests from in, messages to out. See the
+// package doc. It returns nil after an orderly shutdown (input ended or ctx
+// done), or an error when Options are unusable.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Registry == nil {
+		return errors.New("router: no Registry")
+	}
+	opts.defaults()
+	s := &server{
+		opts:     opts,
+		w:        codec.NewWriter(out),
+		sess:     codec.NewSession(),
+		sem:      make(chan struct{}, opts.MaxProcs),
+		inflight: map[string]*pending{},
+	}
+	s.callsCtx, s.killCalls = context.WithCancel(context.Background())
+	defer s.killCalls()
+
+	opts.Registry.Reload(ctx)
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watch sync.WaitGroup
+	if opts.Poll > 0 {
+		watch.Add(1)
+		go func() {
+			defer watch.Done()
+			opts.Registry.Watch(watchCtx, opts.Poll, s.listChanged)
+		}()
+	}
+
+	type frame struct {
+		data []byte
+		err  error
+	}
+	frames := make(chan frame)
+	stopRead := make(chan struct{})
+	go func() {
+		r := codec.NewReader(in, opts.MaxFrame)
+		for {
+			data, err := r.ReadFrame()
+			select {
+			case frames <- frame{data, err}:
+			case <-stopRead:
+				return
+			}
+			if err != nil && !errors.Is(err, codec.ErrFrameTooLarge) {
+				return
+			}
+		}
+	}()
+
+	reason := "input closed"
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			reason = "signal"
+			break loop
+		case f := <-frames:
+			if f.err != nil {
+				if errors.Is(f.err, codec.ErrFrameTooLarge) {
+					s.opts.Logf("frame too large: %v", f.err)
+					s.write(codec.NewErrorResponse(nil, codec.AsError(f.err)))
+					continue
+				}
+				if !errors.Is(f.err, io.EOF) {
+					reason = "read error: " + f.err.Error()
+				}
+				break loop
+			}
+			s.frame(ctx, f.data)
+		}
+	}
+	close(stopRead)
+	stopWatch()
+	watch.Wait()
+	s.shutdown(reason)
+	return nil
+}
+
+// shutdown waits up to Grace for pending calls, then kills the rest.
+func (s *server) shutdown(reason string) {
+	s.mu.Lock()
+	s.shuttingDown = true
+	n := len(s.inflight)
+	s.mu.Unlock()
+	s.opts.Logf("shutting down (%s): %d calls pending", reason, n)
+	done := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(s.opts.Grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	s.opts.Logf("grace period over: killing the remaining calls")
+	s.killCalls()
+	<-done
+}
+
+// write sends one message; a failed write is logged once (the client is
+// gone; we keep draining so every call still ends cleanly).
+func (s *server) write(m *codec.Message) {
+	if err := s.w.Write(m); err != nil {
+		s.mu.Lock()
+		first := !s.writeFailed
+		s.writeFailed = true
+		s.mu.Unlock()
+		if first {
+			s.opts.Logf("write: %v", err)
+		}
+	}
+}
+
+// listChanged tells a legacy session that the tool list changed.
+func (s *server) listChanged() {
+	if s.sess.Revision() == "" {
+		return // no legacy session: modern clients re-list on their own
+	}
+	m, err := codec.NewNotification(codec.MethodToolsListChanged, nil)
+	if err == nil {
+		s.write(m)
+	}
+}
+
+// frame decodes and dispatches one input line.
+func (s *server) frame(ctx context.Context, data []byte) {
+	msgs, batch, err := codec.DecodeFrame(data, s.sess.AllowBatch())
+	var de *codec.DecodeError
+	if errors.As(err, &de) && msgs == nil {
+		s.opts.Logf("bad frame: %v", de)
+		if m := de.Response(); m != nil {
+			s.write(m)
+		}
+		return
+	}
+	if !batch {
+		for _, m := range msgs {
+			s.handle(ctx, m, func(r *codec.Message) {
+				if r != nil {
+					s.write(r)
+				}
+			})
+		}
+		return
+	}
+	// A batch: one array of responses once every request has answered.
+	var extra []*codec.Message
+	var be *codec.BatchError
+	if errors.As(err, &be) {
+		for _, e := range be.Errs {
+			s.opts.Logf("bad batch element %d: %v", e.Index, e)
+			extra = append(extra, e.Response())
+		}
+	}
+	b := &batchReply{s: s, out: extra}
+	for _, m := range msgs {
+		if m.IsRequest() {
+			b.want++
+		}
+	}
+	if b.want == 0 && len(b.out) > 0 {
+		b.send()
+	}
+	for _, m := range msgs {
+		s.handle(ctx, m, b.add)
+	}
+}
+
+// batchReply gathers the responses of one batch and writes them as one
+// array when the last request has answered (calls answer asynchronously).
+type batchReply struct {
+	s    *server
+	mu   sync.Mutex
+	want int // requests in the batch
+	got  int
+	out  []*codec.Message
+}
+
+func (b *batchReply) add(m *codec.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.got++
+	if m != nil {
+		b.out = append(b.out, m)
+	}
+	if b.got == b.want {
+		b.send()
+	}
+}
+
+// send writes the gathered responses; nothing when there are none (a
+// batch of notifications, or of cancelled calls, gets no answer).
+func (b *batchReply) send() {
+	if len(b.out) == 0 {
+		return
+	}
+	if err := b.s.w.WriteBatch(b.out); err != nil {
+		b.s.opts.Logf("write: %v", err)
+	}
+}
+
+// methods this server serves; anything else is -32601.
+var methods = map[string]bool{
+	codec.MethodInitialize:  true,
+	codec.MethodInitialized: true,
+	codec.MethodPing:        true,
+	codec.MethodDiscover:    true,
+	codec.MethodToolsList:   true,
+	codec.MethodToolsCall:   true,
+	codec.MethodCancelled:   true,
+	codec.MethodProgress:    true,
+}
+
+// handle dispatches one message. reply must be called exactly once for a
+// request (nil: send nothing, e.g. a cancelled call) and never for anything
+// else.
+func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec.Message)) {
+	if m.IsResponse() {
+		s.opts.Logf("ignored a response from the client (id %v): this server sends no requests", m.ID)
+		return
+	}
+	rev, cerr := s.sess.Classify(m)
+	if !m.IsRequest() {
+		s.notification(m, cerr)
+		return
+	}
+	id := *m.ID
+	fail := func(e *codec.Error) {
+		s.opts.Logf("request %s %s: %v", id, m.Method, e)
+		reply(codec.NewErrorResponse(&id, e))
+	}
+	if cerr != nil && cerr.Code == codec.CodeUnsupportedVersion {
+		fail(cerr)
+		return
+	}
+	if !methods[m.Method] || m.Method == codec.MethodCancelled || m.Method == codec.MethodProgress || m.Method == codec.MethodInitialized ||
+		(m.Method == codec.MethodInitialize && codec.IsModernRevision(rev)) {
+		fail(codec.Errorf(codec.CodeMethodNotFound, "method not found: %q", m.Method))
+		return
+	}
+	if cerr != nil {
+		fail(cerr)
+		return
+	}
+	ok := func(result any) {
+		resp, err := codec.NewResultFor(rev, s.opts.ServerInfo, id, result)
+		if err != nil {
+			fail(codec.Errorf(codec.CodeInternalError, "internal error: %v", err))
+			return
+		}
+		reply(resp)
+	}
+	switch m.Method {
+	case codec.MethodInitialize:
+		s.opts.Logf("initialize: protocol version %s", rev)
+		ok(codec.InitializeResult{
+			ProtocolVersion: rev,
+			Capabilities:    s.capabilities(),
+			ServerInfo:      s.opts.ServerInfo,
+		})
+	case codec.MethodPing:
+		ok(struct{}{})
+	case codec.MethodDiscover:
+		ok(codec.DiscoverResult{
+			ResultType:        codec.ResultTypeComplete,
+			SupportedVersions: slices.Clone(codec.Revisions),
+			Capabilities:      s.capabilities(),
+			TTLMs:             DiscoverTTL,
+			CacheScope:        codec.CacheScopePublic,
+		})
+	case codec.MethodToolsList:
+		res, err := s.list(ctx, m.Params)
+		if err != nil {
+			fail(err)
+			return
+		}
+		ok(res)
+	case codec.MethodToolsCall:
+		s.call(rev, id, m.Params, ok, fail, reply)
+	}
+}
+
+func (s *server) capabilities() codec.ServerCapabilities {
+	return codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}}
+}
+
+// notification handles a client notification; nothing is ever answered.
+func (s *server) notification(m *codec.Message, cerr *codec.Error) {
+	if cerr != nil {
+		s.opts.Logf("notification %s: %v", m.Method, cerr)
+		return
+	}
+	switch m.Method {
+	case codec.MethodInitialized:
+		s.opts.Logf("client initialized (protocol version %s)", s.sess.Revision())
+	case codec.MethodCancelled:
+		var p codec.CancelledParams
+		if err := json.Unmarshal(m.Params, &p); err != nil || p.RequestID == nil {
+			s.opts.Logf("notifications/cancelled: bad params: %s", clip(m.Params))
+			return
+		}
+		s.mu.Lock()
+		pc := s.inflight[p.RequestID.Key()]
+		if pc != nil {
+			pc.cancelled = true
+		}
+		s.mu.Unlock()
+		if pc == nil {
+			s.opts.Logf("notifications/cancelled for %s: no such call in flight", p.RequestID)
+			return
+		}
+		s.opts.Logf("call %s cancelled by the client: %s", p.RequestID, p.Reason)
+		pc.cancel()
+	default:
+		s.opts.Logf("ignored notification %s", m.Method)
+	}
+}
+
+// list answers tools/list: one page, after a reload check.
+func (s *server) list(ctx context.Context, params json.RawMessage) (any, *codec.Error) {
+	var p codec.ListToolsParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %v", err)
+		}
+	}
+	after := ""
+	if p.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
+			return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: unknown cursor %q", p.Cursor)
+		}
+		after = strings.TrimPrefix(string(b), cursorPrefix)
+	}
+	if s.opts.Registry.Reload(ctx) {
+		s.listChanged()
+	}
+	all := s.opts.Registry.Tools()
+	start := 0
+	if after != "" {
+		start, _ = slices.BinarySearchFunc(all, after, func(t *registry.Tool, name string) int {
+			return strings.Compare(t.Def.Name, name)
+		})
+		if start < len(all) && all[start].Def.Name == after {
+			start++
+		}
+	}
+	end := min(start+s.opts.PageSize, len(all))
+	res := codec.ListToolsResult{Tools: make([]codec.Tool, 0, end-start)}
+	for _, t := range all[start:end] {
+		res.Tools = append(res.Tools, t.Def)
+	}
+	if end < len(all) {
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + all[end-1].Def.Name))
+	}
+	ttl := ListTTL
+	res.TTLMs = &ttl
+	res.CacheScope = codec.CacheScopePublic
+	return res, nil
+}
+
+const cursorPrefix = "after:"
+
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "..."
+	}
+	return string(b)
+}
