@@ -26,11 +26,16 @@ type Icon struct {
 // act on any of them, and passing them through loses nothing.
 type ClientCapabilities map[string]json.RawMessage
 
-// ServerCapabilities lists what a server offers. Only tools and logging are
-// typed; Experimental and Extensions pass through.
+// ServerCapabilities lists what a server offers. Tools is typed; the other
+// capabilities stay raw JSON (a tools-only server leaves them out; a client
+// shows what it got).
 type ServerCapabilities struct {
 	Tools        *ToolsCapability           `json:"tools,omitempty"`
-	Logging      *struct{}                  `json:"logging,omitempty"`
+	Logging      json.RawMessage            `json:"logging,omitempty"`
+	Completions  json.RawMessage            `json:"completions,omitempty"`
+	Prompts      json.RawMessage            `json:"prompts,omitempty"`
+	Resources    json.RawMessage            `json:"resources,omitempty"`
+	Tasks        json.RawMessage            `json:"tasks,omitempty"`
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
 	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
 }
