@@ -1,0 +1,450 @@
+// Package client is an MCP client over one stdio connection: the library
+// behind mcp-call, usable by tests and other programs.
+//
+// A Client reads the server's frames on one goroutine and matches responses
+// to requests by id, so any number of requests may be in flight and methods
+// are safe for concurrent use. While it waits it also serves the server:
+// a server→client ping gets {}, any other server request gets -32601 (this
+// client declares no capabilities), notifications go to Options.OnNotification.
+// All framing and message checks are codec's.
+//
+// # Eras
+//
+// Connect settles the protocol era (Options.Era):
+//   - modern: server/discover with the modern _meta; the version used is the
+//     pinned one, or the newest supported modern version the server lists.
+//     An UnsupportedProtocolVersionError (-32022) is retried once with a
+//     version from its data.supported list. Every later request carries
+//     _meta protocolVersion, clientInfo and clientCapabilities.
+//   - legacy: initialize, then notifications/initialized, on the same
+//     connection.
+//   - auto (the default): probe as modern, and fall back to legacy on any
+//     error answer other than -32022, or when the probe gets no answer within
+//     Options.ProbeTimeout, as the 2026-07-28 backward-compatibility rules
+//     say (the fallback must not be keyed to one error code: legacy servers
+//     answer -32601, -32600 or -32602, or stay silent). A server that lists
+//     only legacy versions in its DiscoverResult is also treated as legacy.
+//     A server that exits on the probe cannot be driven further on that
+//     connection; [Dial] restarts it once and goes straight to initialize.
+//
+// # Errors
+//
+// Methods return: an error wrapping a *codec.Error for a JSON-RPC error
+// answer; a *ProtocolError for what the server got wrong (a bad frame
+// carrying our id, a result of the wrong shape, an unusable version);
+// ErrClosed when the server closed its stdout (exited) before answering; the
+// context's error when it ended first. Frames from the server that belong to
+// no request and are invalid go to Options.OnProtocolError and are counted
+// (ProtocolErrors), since they mean the server wrote something other than
+// protocol on its stdout.
+//
+// # Limits
+//
+// Frames are capped at Options.MaxFrame (codec.DefaultMaxFrame, 16 MiB, by
+// default). tools/list pagination stops with a *ProtocolError after 1000
+// pages or a repeated cursor.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+)
+
+// Eras.
+const (
+	EraAuto   = "auto"
+	EraLegacy = "legacy"
+	EraModern = "modern"
+)
+
+// DefaultProbeTimeout is how long the auto era waits for an answer to the
+// server/discover probe before treating the server as legacy.
+const DefaultProbeTimeout = 5 * time.Second
+
+// ErrClosed reports that the server closed its stdout (usually: it exited)
+// while a request was waiting.
+var ErrClosed = errors.New("server closed the connection")
+
+// ProtocolError is something the server got wrong at the protocol level.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+func protoErrorf(format string, a ...any) *ProtocolError {
+	return &ProtocolError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// Options configure a Client. The zero value is usable.
+type Options struct {
+	// Era is EraAuto ("" too), EraLegacy or EraModern.
+	Era string
+	// ProtocolVersion pins the version; "" lets Connect choose. A legacy
+	// version implies the legacy era, a modern one the modern era.
+	ProtocolVersion string
+	// ClientInfo names this client; the zero value means "mcp-call".
+	ClientInfo codec.Implementation
+	// ProbeTimeout bounds the wait for the auto era's discover probe;
+	// 0 means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// MaxFrame caps frames read from the server; 0 means codec.DefaultMaxFrame.
+	MaxFrame int
+	// OnNotification, optional, is called on the read goroutine for each
+	// notification from the server. It must not block for long.
+	OnNotification func(*codec.Message)
+	// OnProtocolError, optional, is called on the read goroutine for each
+	// frame from the server that is invalid or answers no request.
+	OnProtocolError func(error)
+}
+
+// Info is what Connect learned about the server.
+type Info struct {
+	Era               string // EraModern or EraLegacy
+	ProtocolVersion   string // the version requests use
+	ServerInfo        codec.Implementation
+	Capabilities      codec.ServerCapabilities
+	Instructions      string
+	SupportedVersions []string // modern: the DiscoverResult's list; legacy: the negotiated version
+	// Result is the DiscoverResult (modern) or InitializeResult (legacy) as
+	// the server sent it.
+	Result json.RawMessage
+	// Probe says how the era was settled, for people ("server/discover
+	// answered -32601 method not found; fell back to initialize").
+	Probe string
+}
+
+// Client is one MCP client connection. See the package doc.
+type Client struct {
+	opts Options
+	w    *codec.Writer
+	wc   io.Closer
+
+	nextID atomic.Int64
+	protoN atomic.Int64
+
+	mu        sync.Mutex
+	pending   map[string]chan reply
+	abandoned map[string]bool
+	info      *Info // set by Connect
+
+	done    chan struct{} // closed when the read loop ends
+	readErr error         // why it ended; read after done
+}
+
+type reply struct {
+	msg *codec.Message
+	err error
+}
+
+// New returns a Client reading the server's stdout from r and writing its
+// stdin to w, and starts the read goroutine, which ends when r reports EOF or
+// an error (close r, or make the server exit, to stop it). Call Connect next.
+func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
+	if opts.ClientInfo.Name == "" {
+		opts.ClientInfo = codec.Implementation{Name: "mcp-call", Version: "dev"}
+	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = DefaultProbeTimeout
+	}
+	c := &Client{
+		opts:      opts,
+		w:         codec.NewWriter(w),
+		wc:        w,
+		pending:   map[string]chan reply{},
+		abandoned: map[string]bool{},
+		done:      make(chan struct{}),
+	}
+	go c.readLoop(codec.NewReader(r, opts.MaxFrame))
+	return c
+}
+
+// Info returns what Connect learned, or nil before it succeeded.
+func (c *Client) Info() *Info {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// Done is closed when the server's stdout has ended.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// ProtocolErrors returns how many invalid or unmatched frames the server
+// has written so far.
+func (c *Client) ProtocolErrors() int { return int(c.protoN.Load()) }
+
+// CloseWrite closes the server's stdin, the polite way to ask a stdio
+// server to exit. It may be called more than once.
+func (c *Client) CloseWrite() error {
+	err := c.wc.Close()
+	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+func (c *Client) protocolError(err error) {
+	c.protoN.Add(1)
+	if c.opts.OnProtocolError != nil {
+		c.opts.OnProtocolError(err)
+	}
+}
+
+func (c *Client) readLoop(r *codec.Reader) {
+	var err error
+	defer func() {
+		c.mu.Lock()
+		c.readErr = err
+		for k, ch := range c.pending {
+			ch <- reply{err: ErrClosed}
+			delete(c.pending, k)
+		}
+		c.mu.Unlock()
+		close(c.done)
+	}()
+	for {
+		var frame []byte
+		frame, err = r.ReadFrame()
+		if errors.Is(err, codec.ErrFrameTooLarge) {
+			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err))
+			continue
+		}
+		if err != nil {
+			return
+		}
+		msgs, _, derr := codec.DecodeFrame(frame, true)
+		if derr != nil {
+			c.badFrame(r.Line(), derr)
+		}
+		for _, m := range msgs {
+			c.dispatch(r.Line(), m)
+		}
+	}
+}
+
+// badFrame reports an invalid frame; when its id is one we wait for, that
+// request fails with a ProtocolError instead of waiting forever.
+func (c *Client) badFrame(line int, err error) {
+	var de *codec.DecodeError
+	var be *codec.BatchError
+	var list []*codec.DecodeError
+	switch {
+	case errors.As(err, &be):
+		list = be.Errs
+	case errors.As(err, &de):
+		list = []*codec.DecodeError{de}
+	default:
+		c.protocolError(fmt.Errorf("server stdout line %d: %w", line, err))
+		return
+	}
+	for _, d := range list {
+		perr := protoErrorf("server stdout line %d: %v", line, d.Err.Message)
+		if d.ID != nil && c.deliver(*d.ID, reply{err: perr}) {
+			continue
+		}
+		c.protocolError(perr)
+	}
+}
+
+func (c *Client) dispatch(line int, m *codec.Message) {
+	switch {
+	case m.IsResponse():
+		if m.ID == nil {
+			// An error answer to a frame whose id the server could not read:
+			// nothing we sent is malformed, so this is the server's fault.
+			c.protocolError(protoErrorf("server stdout line %d: response without id: %s", line, errText(m)))
+			return
+		}
+		if !c.deliver(*m.ID, reply{msg: m}) {
+			c.mu.Lock()
+			late := c.abandoned[m.ID.Key()]
+			delete(c.abandoned, m.ID.Key())
+			c.mu.Unlock()
+			if !late {
+				c.protocolError(protoErrorf("server stdout line %d: response to unknown id %s", line, m.ID))
+			}
+		}
+	case m.IsRequest():
+		c.serveRequest(m)
+	default:
+		if c.opts.OnNotification != nil {
+			c.opts.OnNotification(m)
+		}
+	}
+}
+
+func errText(m *codec.Message) string {
+	if m.Error != nil {
+		return m.Error.Error()
+	}
+	return "no error"
+}
+
+// serveRequest answers a server→client request. Only ping is served.
+func (c *Client) serveRequest(m *codec.Message) {
+	var resp *codec.Message
+	if m.Method == codec.MethodPing {
+		var err error
+		resp, err = codec.NewResponse(*m.ID, struct{}{})
+		if err != nil {
+			return
+		}
+	} else {
+		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (mcp-call serves only ping)", m.Method))
+	}
+	// A write error means the server is going away; the read loop will see it.
+	_ = c.w.Write(resp)
+}
+
+func (c *Client) deliver(id codec.ID, r reply) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch, ok := c.pending[id.Key()]
+	if !ok {
+		return false
+	}
+	delete(c.pending, id.Key())
+	ch <- r
+	return true
+}
+
+// Request sends method with params and waits for the answer. In the modern
+// era it adds the request _meta (protocol version, client info and
+// capabilities) to params, which must then be nil or marshal to an object.
+// It returns the raw result, or an error as the package doc describes.
+func (c *Client) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	info := c.Info()
+	if info != nil && info.Era == EraModern {
+		p, err := withMeta(params, c.modernMeta(info.ProtocolVersion))
+		if err != nil {
+			return nil, err
+		}
+		params = p
+	}
+	return c.call(ctx, method, params, true)
+}
+
+// modernMeta is the _meta every 2026-07-28 request carries.
+func (c *Client) modernMeta(version string) map[string]any {
+	return map[string]any{
+		codec.MetaProtocolVersion:    version,
+		codec.MetaClientInfo:         c.opts.ClientInfo,
+		codec.MetaClientCapabilities: struct{}{},
+	}
+}
+
+// withMeta merges meta into params._meta (params' own keys win).
+func withMeta(params any, meta map[string]any) (json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if params != nil {
+		raw, err := codec.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		if string(raw) != "null" {
+			if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+				return nil, fmt.Errorf("client: params must be a JSON object")
+			}
+		}
+	}
+	merged := map[string]json.RawMessage{}
+	if old, ok := obj["_meta"]; ok && string(old) != "null" {
+		if err := json.Unmarshal(old, &merged); err != nil {
+			return nil, fmt.Errorf("client: params._meta must be a JSON object")
+		}
+	}
+	for k, v := range meta {
+		if _, ok := merged[k]; ok {
+			continue
+		}
+		b, err := codec.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		merged[k] = b
+	}
+	mb, err := codec.Marshal(merged)
+	if err != nil {
+		return nil, err
+	}
+	obj["_meta"] = mb
+	return codec.Marshal(obj)
+}
+
+// call sends one request and waits. cancellable says whether to send
+// notifications/cancelled when ctx ends first (never for initialize).
+func (c *Client) call(ctx context.Context, method string, params any, cancellable bool) (json.RawMessage, error) {
+	id := codec.IntID(c.nextID.Add(1))
+	msg, err := codec.NewRequest(id, method, params)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", method, err)
+	}
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		return nil, ErrClosed
+	default:
+	}
+	c.pending[id.Key()] = ch
+	c.mu.Unlock()
+
+	if err := c.w.Write(msg); err != nil {
+		c.forget(id, false)
+		select {
+		case <-c.done:
+			return nil, ErrClosed
+		case <-time.After(100 * time.Millisecond):
+			// A write error with stdout still open: the server closed its
+			// stdin but lives on. Give the read loop a moment to notice an
+			// exit, then report the connection as gone either way.
+			return nil, fmt.Errorf("%w: writing %s: %v", ErrClosed, method, err)
+		}
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		if r.msg.Error != nil {
+			return nil, fmt.Errorf("%s: %w", method, r.msg.Error)
+		}
+		return r.msg.Result, nil
+	case <-ctx.Done():
+		c.forget(id, true)
+		if cancellable {
+			if n, err := codec.NewNotification(codec.MethodCancelled, codec.CancelledParams{RequestID: &id, Reason: ctx.Err().Error()}); err == nil {
+				_ = c.w.Write(n)
+			}
+		}
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// forget drops a pending request; a late answer to an abandoned one is
+// then ignored instead of counted as a protocol error.
+func (c *Client) forget(id codec.ID, abandoned bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, id.Key())
+	if abandoned {
+		c.abandoned[id.Key()] = true
+	}
+}
+
+// notify sends a notification.
+func (c *Client) notify(method string, params any) error {
+	n, err := codec.NewNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return c.w.Write(n)
+}

@@ -1,0 +1,300 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-call/internal/fakeserver"
+)
+
+// pipeServer runs fakeserver in mode on in-process pipes and returns a
+// client on them. The server ends when the client closes its stdin; the
+// cleanup waits for it, so a leaked goroutine fails loudly as a hang caught
+// by the test timeout.
+func pipeServer(t *testing.T, mode string, opts Options) *Client {
+	t.Helper()
+	inR, inW := io.Pipe()   // client → server
+	outR, outW := io.Pipe() // server → client
+	done := make(chan error, 1)
+	go func() {
+		err := fakeserver.Serve(inR, outW, mode)
+		// Like a process exiting: its stdout closes, its stdin is gone.
+		outW.Close()
+		inR.CloseWithError(io.ErrClosedPipe)
+		done <- err
+	}()
+	c := New(outR, inW, opts)
+	t.Cleanup(func() {
+		c.CloseWrite()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("fake server did not end after stdin closed")
+		}
+		<-c.Done()
+	})
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestEraProbe(t *testing.T) {
+	tests := []struct {
+		mode, era, version string
+		wantEra, wantVer   string
+		wantProbe          string
+	}{
+		{"dual", "", "", EraModern, codec.Rev20260728, "server/discover answered"},
+		{"dual", EraLegacy, "", EraLegacy, codec.LatestLegacyRevision, "no probe"},
+		{"dual", EraAuto, codec.Rev20250618, EraLegacy, codec.Rev20250618, "no probe"},
+		{"dual", EraModern, "", EraModern, codec.Rev20260728, "modern era requested"},
+		{"legacy", "", "", EraLegacy, codec.LatestLegacyRevision, "-32601"},
+		{"legacy-invalid", "", "", EraLegacy, codec.LatestLegacyRevision, "-32600"},
+		{"legacy-params", "", "", EraLegacy, codec.LatestLegacyRevision, "-32602"},
+		{"legacy-silent", "", "", EraLegacy, codec.LatestLegacyRevision, "no answer within"},
+		{"unsupported", "", "", EraModern, codec.Rev20260728, "-32022"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode+"/"+tt.era+tt.version, func(t *testing.T) {
+			t.Parallel()
+			c := pipeServer(t, tt.mode, Options{Era: tt.era, ProtocolVersion: tt.version, ProbeTimeout: 200 * time.Millisecond})
+			ctx := ctxT(t)
+			info, err := c.Connect(ctx)
+			if err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			if info.Era != tt.wantEra || info.ProtocolVersion != tt.wantVer {
+				t.Errorf("era %s version %s, want %s %s", info.Era, info.ProtocolVersion, tt.wantEra, tt.wantVer)
+			}
+			if !strings.Contains(info.Probe, tt.wantProbe) {
+				t.Errorf("Probe %q, want it to mention %q", info.Probe, tt.wantProbe)
+			}
+			if info.ServerInfo.Name != "fakeserver" {
+				t.Errorf("ServerInfo %+v", info.ServerInfo)
+			}
+			// The connection works in the settled era.
+			res, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi"}`), CallOptions{})
+			if err != nil {
+				t.Fatalf("CallTool: %v", err)
+			}
+			if res.Text() != "hi" {
+				t.Errorf("Text %q", res.Text())
+			}
+			if err := c.Ping(ctx); err != nil {
+				t.Errorf("Ping: %v", err)
+			}
+			if n := c.ProtocolErrors(); n != 0 {
+				t.Errorf("%d protocol errors", n)
+			}
+		})
+	}
+}
+
+func TestModernEraRefusesLegacyServer(t *testing.T) {
+	c := pipeServer(t, "legacy", Options{Era: EraModern})
+	_, err := c.Connect(ctxT(t))
+	if !errors.Is(err, codec.ErrMethodNotFound) {
+		t.Fatalf("Connect = %v, want a -32601 error", err)
+	}
+}
+
+func TestPinnedModernVersionUnknownToServer(t *testing.T) {
+	_, err := ResolveEra(EraLegacy, codec.Rev20260728)
+	if err == nil {
+		t.Error("ResolveEra(legacy, 2026-07-28) succeeded")
+	}
+	if _, err := ResolveEra("sideways", ""); err == nil {
+		t.Error("ResolveEra(sideways) succeeded")
+	}
+	if _, err := ResolveEra("", "latest"); err == nil {
+		t.Error("ResolveEra(version latest) succeeded")
+	}
+}
+
+func TestProbeServerExits(t *testing.T) {
+	c := pipeServer(t, "legacy-exit", Options{})
+	_, err := c.Connect(ctxT(t))
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Connect = %v, want ErrClosed", err)
+	}
+}
+
+func TestListToolsPaginates(t *testing.T) {
+	for _, era := range []string{EraLegacy, EraModern} {
+		t.Run(era, func(t *testing.T) {
+			c := pipeServer(t, "dual", Options{Era: era})
+			ctx := ctxT(t)
+			if _, err := c.Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tools, err := c.ListTools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools) != 11 || tools[0].Name != "echo" || tools[10].Name != "filler_3" {
+				names := make([]string, len(tools))
+				for i, tl := range tools {
+					names[i] = tl.Name
+				}
+				t.Errorf("tools %v", names)
+			}
+		})
+	}
+}
+
+func TestServerRequestsAnswered(t *testing.T) {
+	c := pipeServer(t, "dual", Options{Era: EraLegacy})
+	ctx := ctxT(t)
+	if _, err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := c.CallTool(ctx, "ping_client", nil, CallOptions{})
+	if err != nil || res.Text() != "client answered {}" {
+		t.Errorf("ping_client: %v %v", res, err)
+	}
+	res, _, err = c.CallTool(ctx, "ask_roots", nil, CallOptions{})
+	if err != nil || res.Text() != "client answered error -32601" {
+		t.Errorf("ask_roots: %v %v", res, err)
+	}
+}
+
+func TestProgressNotifications(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	c := pipeServer(t, "dual", Options{OnNotification: func(m *codec.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, m.Method)
+	}})
+	ctx := ctxT(t)
+	if _, err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.CallTool(ctx, "progress", nil, CallOptions{ProgressToken: "tok"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0] != codec.MethodProgress {
+		t.Errorf("notifications %v", got)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c := pipeServer(t, "dual", Options{})
+	ctx := ctxT(t)
+	if _, err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := c.CallTool(ctx, "fail", nil, CallOptions{})
+	if err != nil || !res.IsError || res.ErrorMessage() != "it failed" {
+		t.Errorf("fail: %+v %v", res, err)
+	}
+	_, _, err = c.CallTool(ctx, "nope", nil, CallOptions{})
+	if !errors.Is(err, codec.ErrInvalidParams) {
+		t.Errorf("unknown tool: %v, want -32602", err)
+	}
+	_, err = c.Request(ctx, "resources/list", nil)
+	if !errors.Is(err, codec.ErrMethodNotFound) {
+		t.Errorf("resources/list: %v, want -32601", err)
+	}
+	_, _, err = c.CallTool(ctx, "crash", nil, CallOptions{})
+	if !errors.Is(err, ErrClosed) {
+		t.Errorf("crash: %v, want ErrClosed", err)
+	}
+	if _, _, err := c.CallTool(ctx, "echo", nil, CallOptions{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("after crash: %v, want ErrClosed", err)
+	}
+}
+
+func TestNoiseCounted(t *testing.T) {
+	var reports []string
+	var mu sync.Mutex
+	c := pipeServer(t, "noise", Options{OnProtocolError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reports = append(reports, err.Error())
+	}})
+	ctx := ctxT(t)
+	if _, err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"x"}`), CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c.ProtocolErrors() < 2 {
+		t.Errorf("ProtocolErrors = %d, want ≥ 2", c.ProtocolErrors())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) == 0 || !strings.Contains(reports[0], "server stdout line 1") {
+		t.Errorf("reports %q", reports)
+	}
+}
+
+func TestContextCancelSendsCancelled(t *testing.T) {
+	// A server that reads but never answers: the request must end with the
+	// context, and a notifications/cancelled must follow it.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	defer outW.Close()
+	c := New(outR, inW, Options{Era: EraLegacy})
+	got := make(chan string, 4)
+	go func() {
+		r := codec.NewReader(inR, 0)
+		for {
+			f, err := r.ReadFrame()
+			if err != nil {
+				return
+			}
+			m, err := codec.DecodeMessage(f)
+			if err == nil {
+				got <- m.Method
+			}
+		}
+	}()
+	// Pretend the handshake happened.
+	c.info = &Info{Era: EraLegacy, ProtocolVersion: codec.LatestLegacyRevision}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Request(ctx, codec.MethodToolsList, nil)
+		errc <- err
+	}()
+	if m := <-got; m != codec.MethodToolsList {
+		t.Fatalf("first message %q", m)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("Request = %v, want context.Canceled", err)
+	}
+	if m := <-got; m != codec.MethodCancelled {
+		t.Errorf("then %q, want notifications/cancelled", m)
+	}
+	inW.Close()
+	outW.Close()
+	<-c.Done()
+}
+
+func TestWithMeta(t *testing.T) {
+	raw, err := withMeta(codec.CallToolParams{Name: "x", Meta: map[string]json.RawMessage{"progressToken": json.RawMessage(`1`)}},
+		map[string]any{codec.MetaProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1},"name":"x"}`
+	if string(raw) != want {
+		t.Errorf("got %s\nwant %s", raw, want)
+	}
+}

@@ -1,0 +1,121 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcpipe/mcpipe/codec"
+)
+
+// maxPages bounds tools/list pagination against a server that never stops.
+const maxPages = 1000
+
+// ListTools returns every tool, following nextCursor.
+func (c *Client) ListTools(ctx context.Context) ([]codec.Tool, error) {
+	var all []codec.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, protoErrorf("tools/list: more than %d pages", maxPages)
+		}
+		var params any
+		if cursor != "" {
+			params = codec.ListToolsParams{Cursor: cursor}
+		}
+		raw, err := c.Request(ctx, codec.MethodToolsList, params)
+		if err != nil {
+			return nil, err
+		}
+		var res codec.ListToolsResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, protoErrorf("tools/list: result is not a ListToolsResult: %v", err)
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, protoErrorf("tools/list: cursor %q came back twice", res.NextCursor)
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// FindTool returns the tool named name from ListTools, or nil when there is
+// none.
+func (c *Client) FindTool(ctx context.Context, name string) (*codec.Tool, error) {
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// CallOptions tune one CallTool.
+type CallOptions struct {
+	// ProgressToken, when set, asks for notifications/progress (they arrive
+	// through Options.OnNotification).
+	ProgressToken any
+}
+
+// CallTool calls a tool. arguments is a JSON object (nil means none). It
+// returns the decoded result and the result as the server sent it. A result
+// with isError is not a Go error: check res.IsError.
+func (c *Client) CallTool(ctx context.Context, name string, arguments json.RawMessage, opts CallOptions) (*codec.CallToolResult, json.RawMessage, error) {
+	p := codec.CallToolParams{Name: name, Arguments: arguments}
+	if opts.ProgressToken != nil {
+		tok, err := codec.Marshal(opts.ProgressToken)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.Meta = map[string]json.RawMessage{codec.MetaProgressToken: tok}
+	}
+	raw, err := c.Request(ctx, codec.MethodToolsCall, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var res codec.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, raw, protoErrorf("tools/call: result is not a CallToolResult: %v", err)
+	}
+	switch res.ResultType {
+	case "", codec.ResultTypeComplete:
+	case codec.ResultTypeInputRequired:
+		return nil, raw, protoErrorf("tools/call: server asked for input (resultType input_required), which mcp-call cannot give")
+	default:
+		return nil, raw, protoErrorf("tools/call: unknown resultType %q", res.ResultType)
+	}
+	if res.Content == nil {
+		var probe map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &probe)
+		if _, ok := probe["content"]; !ok {
+			return nil, raw, protoErrorf("tools/call: result has no content")
+		}
+	}
+	return &res, raw, nil
+}
+
+// Ping checks that the server answers. Legacy: a ping request. Modern:
+// 2026-07-28 has no ping, so a server/discover round trip stands in.
+func (c *Client) Ping(ctx context.Context) error {
+	method := codec.MethodPing
+	if info := c.Info(); info != nil && info.Era == EraModern {
+		method = codec.MethodDiscover
+	}
+	raw, err := c.Request(ctx, method, nil)
+	if err != nil {
+		return err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return protoErrorf("%s: result is not an object", method)
+	}
+	return nil
+}
