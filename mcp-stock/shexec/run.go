@@ -1,0 +1,247 @@
+package shexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultPath is the PATH programs are looked up in when the call's
+// environment has none.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// LookPath finds the allowlisted program name in the directories of
+// pathList (a PATH value), as exec.LookPath would, with two differences
+// that keep the root's own files from standing in for a system program:
+// relative PATH entries (".", "bin") are skipped, and so is a program that
+// lies inside root (its directory or its symlink-free path), since a client
+// with the write tools could have put it there. name must be a plain name.
+func LookPath(name, pathList, root string) (string, error) {
+	if !plainName(name) {
+		return "", refusef("%q: not a plain program name", name)
+	}
+	rootReal := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		rootReal = r
+	}
+	for _, dir := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		// name is a plain name (no slash, not . or ..), so the join stays in
+		// dir; dir is the operator's PATH, not a client's path.
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || within(real, rootReal) || within(filepath.Clean(dir), filepath.Clean(root)) || within(filepath.Clean(dir), rootReal) {
+			continue
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("%q: not found in PATH (%s)", name, pathList)
+}
+
+// within reports whether p is dir or lies below it.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// Env returns the minimal environment a program runs with: PATH (the
+// call's, or DefaultPath), HOME, LANG, LC_ALL, TZ and TMPDIR when the call
+// has them, and settings that keep programs from waiting for a terminal
+// or paging (TERM=dumb, NO_COLOR=1, PAGER=cat). For git it adds settings
+// that keep it from running programs named by configuration: no system or
+// global configuration, hooks off (core.hooksPath=/dev/null), no fsmonitor,
+// no credential helper, no signing, an editor that fails, only the file, git,
+// http and https transports, and no prompts. A repository's own
+// configuration can still name programs git runs (diff.external,
+// filter and textconv drivers): see the package doc.
+func Env(getenv func(string) string, prog string) []string {
+	path := getenv("PATH")
+	if path == "" {
+		path = DefaultPath
+	}
+	env := []string{"PATH=" + path, "TERM=dumb", "NO_COLOR=1", "PAGER=cat"}
+	for _, k := range []string{"HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	if prog == "git" {
+		env = append(env,
+			"GIT_CONFIG_NOSYSTEM=1",
+			"GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_TERMINAL_PROMPT=0",
+			"GIT_ASKPASS=false",
+			"SSH_ASKPASS=false",
+			"GIT_EDITOR=false",
+			"GIT_SEQUENCE_EDITOR=false",
+			"GIT_PAGER=cat",
+			"GIT_ALLOW_PROTOCOL=file:git:http:https",
+		)
+		cfg := [][2]string{
+			{"core.hooksPath", "/dev/null"},
+			{"core.fsmonitor", "false"},
+			{"core.pager", "cat"},
+			{"credential.helper", ""},
+			{"commit.gpgSign", "false"},
+			{"tag.gpgSign", "false"},
+			{"protocol.ext.allow", "never"},
+			{"uploadpack.packObjectsHook", ""},
+		}
+		env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
+		for i, kv := range cfg {
+			env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+		}
+	}
+	return env
+}
+
+// Command is one program to run.
+type Command struct {
+	Path      string        // the program, as LookPath found it
+	Argv      []string      // argv, the program's name first
+	Dir       string        // working directory (the root)
+	Env       []string      // the whole environment (see Env)
+	Timeout   time.Duration // > 0; the process group is killed when it passes
+	MaxOutput int           // bytes kept of stdout and of stderr, each
+}
+
+// Result is what a Command did. Output beyond MaxOutput is read and
+// counted but not kept.
+type Result struct {
+	ExitCode    int    // the exit status; -1 when killed by a signal
+	Signal      string // the signal that killed it, "" otherwise
+	TimedOut    bool   // killed because the timeout passed
+	Overflowed  bool   // killed because it wrote more than MaxDrain bytes
+	Stdout      []byte // at most MaxOutput bytes
+	Stderr      []byte // at most MaxOutput bytes
+	StdoutTotal int64  // bytes written to stdout
+	StderrTotal int64  // bytes written to stderr
+}
+
+// MaxDrain is how many bytes of output, per stream, Run reads before it
+// kills the program: output past MaxOutput is counted, for the note that
+// says how much was cut, until this much.
+const MaxDrain = 64 << 20
+
+// WaitDelay is how long Run waits for the output pipes to close after the
+// program exited or was killed: a background grandchild that kept them
+// open is killed with the group when it passes.
+var WaitDelay = 2 * time.Second
+
+// Run runs c without a shell: stdin is /dev/null, the program is the leader
+// of a new process group, and the whole group is killed with SIGKILL when
+// the timeout passes, when ctx is cancelled, when one stream passes
+// MaxDrain, and after the program exits (so no background child outlives
+// the call). The error is for a program that could not start; a program
+// that ran and failed is a Result with a non-zero ExitCode.
+func Run(ctx context.Context, c Command) (*Result, error) {
+	if len(c.Argv) == 0 || c.Path == "" {
+		return nil, errors.New("shexec: empty command")
+	}
+	if c.Timeout <= 0 {
+		return nil, errors.New("shexec: timeout must be positive")
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	overflow := make(chan struct{})
+	var once sync.Once
+	stdout := &capWriter{max: c.MaxOutput, onOverflow: func() { once.Do(func() { close(overflow) }) }}
+	stderr := &capWriter{max: c.MaxOutput, onOverflow: func() { once.Do(func() { close(overflow) }) }}
+	cmd := &exec.Cmd{
+		Path:        c.Path,
+		Args:        c.Argv,
+		Dir:         c.Dir,
+		Env:         c.Env,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		WaitDelay:   WaitDelay,
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	pgid := cmd.Process.Pid
+	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
+	done := make(chan struct{})
+	var timedOut, overflowed bool
+	var mu sync.Mutex
+	go func() {
+		select {
+		case <-ctx.Done():
+			mu.Lock()
+			timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
+			mu.Unlock()
+			killGroup()
+		case <-overflow:
+			mu.Lock()
+			overflowed = true
+			mu.Unlock()
+			killGroup()
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	// The leader is gone; anything it left in its group goes too.
+	killGroup()
+	mu.Lock()
+	defer mu.Unlock()
+	r := &Result{
+		TimedOut:    timedOut,
+		Overflowed:  overflowed,
+		Stdout:      stdout.buf,
+		Stderr:      stderr.buf,
+		StdoutTotal: stdout.total,
+		StderrTotal: stderr.total,
+		ExitCode:    cmd.ProcessState.ExitCode(),
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		r.Signal = ws.Signal().String()
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
+		return r, err
+	}
+	return r, nil
+}
+
+// capWriter keeps the first max bytes written to it and counts the rest;
+// past MaxDrain it calls onOverflow once and fails, so the program gets
+// EPIPE or is killed.
+type capWriter struct {
+	mu         sync.Mutex
+	max        int
+	buf        []byte
+	total      int64
+	onOverflow func()
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.max - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(room, len(p))]...)
+	}
+	w.total += int64(len(p))
+	if w.total > MaxDrain {
+		w.onOverflow()
+		return 0, fs.ErrClosed
+	}
+	return len(p), nil
+}
