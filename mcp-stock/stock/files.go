@@ -267,3 +267,20 @@ func showLine(line []byte, full int) string {
 	}
 	return fmt.Sprintf("%s… [line cut: %d bytes]", text(cutUTF8(line, MaxLineBytes)), full)
 }
+
+// checkText refuses a binary file: it reads the start of f and seeks back.
+func checkText(f *os.File, name string) error {
+	head := make([]byte, sniffLen)
+	n, err := readAt(f, head, 0)
+	if err != nil {
+		return &jail.PathError{Path: name, Err: err}
+	}
+	if looksBinary(head[:n]) {
+		return errBinary(name)
+	}
+	return nil
+}
+
+// errNotDir is the condition of a path that goes through a file as if it
+// were a directory: for fs_exists, such a path does not exist.
+var errNotDir error = syscall.ENOTDIR

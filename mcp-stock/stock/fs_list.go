@@ -1,0 +1,147 @@
+package stock
+
+import (
+	"io/fs"
+	"strings"
+
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindRead,
+		Def: tool.Definition{
+			Name:  "fs_list",
+			Title: "List a directory",
+			Description: "List the entries of one directory under the root (not recursive; use fs_find or fs_glob for trees), sorted by name, each with its type, size, permission bits, modification time and, for a symlink that stays inside the root, its target. " +
+				"At most maxResults entries (default 1000, at most 10000); a longer listing says truncated and gives the total. " +
+				"hidden: false leaves out names starting with \".\". Refuses paths that leave the root and paths that are not directories.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propDirPath + `,
+					"hidden": {"type": "boolean", "default": true,
+						"description": "Include entries whose names start with \".\"."},
+					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
+						"description": "Most entries to return."}
+				},
+				"additionalProperties": false
+			}`),
+			OutputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					"path": {"type": "string", "description": "The directory, relative to the root."},
+					"entries": {"type": "array", "items": {
+						"type": "object",
+						"properties": {
+							"name": {"type": "string"},
+							"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]},
+							"size": {"type": "integer"},
+							"mode": {"type": "string", "description": "Permission bits in octal."},
+							"modTime": {"type": "string", "format": "date-time"},
+							"target": {"type": "string", "description": "Symlink target, when it stays inside the root."}
+						},
+						"required": ["name", "type"],
+						"additionalProperties": false
+					}},
+					"total": {"type": "integer", "description": "Number of entries (after the hidden filter)."},
+					"truncated": {"type": "boolean"}
+				},
+				"required": ["path", "entries", "total", "truncated"],
+				"additionalProperties": false
+			}`),
+			Annotations: readOnlyHints("List a directory"),
+			Run:         jsonResult(),
+		},
+		Handler: fsList,
+	})
+}
+
+type listEntry struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Size    *int64 `json:"size,omitempty"`
+	Mode    string `json:"mode,omitempty"`
+	ModTime string `json:"modTime,omitempty"`
+	Target  string `json:"target,omitempty"`
+}
+
+func fsList(c *tool.Call) error {
+	var args struct {
+		Path       string `json:"path"`
+		Hidden     *bool  `json:"hidden"`
+		MaxResults int    `json:"maxResults"`
+	}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	if args.Path == "" {
+		args.Path = "."
+	}
+	hidden := args.Hidden == nil || *args.Hidden
+	limit := capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit)
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	dir, err := r.ResolveRel(args.Path)
+	if err != nil {
+		return err
+	}
+	entries, err := r.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	res := struct {
+		Path      string      `json:"path"`
+		Entries   []listEntry `json:"entries"`
+		Total     int         `json:"total"`
+		Truncated bool        `json:"truncated"`
+	}{Path: dir, Entries: []listEntry{}}
+	for _, d := range entries {
+		if !hidden && strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		res.Total++
+		if len(res.Entries) == limit {
+			res.Truncated = true
+			continue
+		}
+		res.Entries = append(res.Entries, entryOf(r, subPath(dir, d.Name()), d))
+	}
+	return c.JSON(res)
+}
+
+// entryOf describes the entry d at path (relative to the root). Its
+// metadata comes from the jail, never from d.Info, which may look the name
+// up by a path string outside the root handle.
+func entryOf(r *jail.Root, path string, d fs.DirEntry) listEntry {
+	e := listEntry{Name: d.Name(), Type: fileType(d.Type())}
+	fi, err := r.Lstat(path)
+	if err != nil {
+		// Gone since the listing, or unreadable: name and type only.
+		return e
+	}
+	size := fi.Size()
+	e.Type, e.Size, e.Mode, e.ModTime = fileType(fi.Mode()), &size, octalMode(fi.Mode()), timeString(fi.ModTime())
+	if fi.Mode().Type() == fs.ModeSymlink {
+		// Readlink refuses a link that leads out: its target stays
+		// unrevealed, the entry is still listed.
+		if t, err := r.Readlink(path); err == nil {
+			e.Target = t
+		}
+	}
+	return e
+}
+
+// subPath joins a directory path relative to the root, as the jail
+// returned it, and an entry name read from that directory. The result is
+// only ever given back to the jail.
+func subPath(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}

@@ -1,0 +1,125 @@
+package stock
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindRead,
+		Def: tool.Definition{
+			Name:  "fs_slice",
+			Title: "Read a byte range of a file",
+			Description: "Read length bytes (default 4096, at most 1024000) of a file under the root, starting at byte offset (0-based), without reading the rest of the file. " +
+				"Works on binary files: encoding \"text\" (default; invalid UTF-8 becomes U+FFFD), \"base64\" or \"hex\". " +
+				"Returns the data with the file size and whether the end of the file was reached; an offset past the end returns no data. " +
+				"Refuses directories, FIFOs, sockets, devices and paths that leave the root.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propPath + `,
+					"offset": {"type": "integer", "minimum": 0, "default": 0,
+						"description": "Byte offset to start at (0-based)."},
+					"length": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 4096,
+						"description": "How many bytes to read."},
+					"encoding": {"type": "string", "enum": ["text", "base64", "hex"], "default": "text",
+						"description": "How to return the bytes."}
+				},
+				"required": ["path"],
+				"additionalProperties": false
+			}`),
+			OutputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					"path": {"type": "string"},
+					"offset": {"type": "integer", "description": "Offset of the first byte returned."},
+					"length": {"type": "integer", "description": "Number of bytes returned."},
+					"size": {"type": "integer", "description": "Size of the file in bytes."},
+					"eof": {"type": "boolean", "description": "Whether the slice reaches the end of the file."},
+					"encoding": {"type": "string", "enum": ["text", "base64", "hex"]},
+					"data": {"type": "string"}
+				},
+				"required": ["path", "offset", "length", "size", "eof", "encoding", "data"],
+				"additionalProperties": false
+			}`),
+			Annotations: readOnlyHints("Read a byte range of a file"),
+			Run:         jsonResult(),
+		},
+		Handler: fsSlice,
+	})
+}
+
+type sliceResult struct {
+	Path     string `json:"path"`
+	Offset   int64  `json:"offset"`
+	Length   int    `json:"length"`
+	Size     int64  `json:"size"`
+	EOF      bool   `json:"eof"`
+	Encoding string `json:"encoding"`
+	Data     string `json:"data"`
+}
+
+func fsSlice(c *tool.Call) error {
+	var args struct {
+		Path     string `json:"path"`
+		Offset   int64  `json:"offset"`
+		Length   int    `json:"length"`
+		Encoding string `json:"encoding"`
+	}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	if args.Offset < 0 {
+		return fmt.Errorf("offset %d: must not be negative", args.Offset)
+	}
+	length := capInt(args.Length, 4096, MaxBytesLimit)
+	enc := args.Encoding
+	switch enc {
+	case "":
+		enc = "text"
+	case "text", "base64", "hex":
+	default:
+		return fmt.Errorf("encoding %q: want text, base64 or hex", enc)
+	}
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, fi, err := openRegular(r, args.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size := fi.Size()
+	var buf []byte
+	if args.Offset < size {
+		buf = make([]byte, min(int64(length), size-args.Offset))
+		n, err := readAt(f, buf, args.Offset)
+		if err != nil {
+			return fmt.Errorf("%s: %w", args.Path, err)
+		}
+		buf = buf[:n]
+	}
+	res := sliceResult{
+		Path:     args.Path,
+		Offset:   args.Offset,
+		Length:   len(buf),
+		Size:     size,
+		EOF:      args.Offset+int64(len(buf)) >= size,
+		Encoding: enc,
+	}
+	switch enc {
+	case "text":
+		res.Data = text(buf)
+	case "base64":
+		res.Data = base64.StdEncoding.EncodeToString(buf)
+	case "hex":
+		res.Data = hex.EncodeToString(buf)
+	}
+	return c.JSON(res)
+}

@@ -1,0 +1,137 @@
+package stock
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindRead,
+		Def: tool.Definition{
+			Name:  "fs_stat",
+			Title: "File metadata",
+			Description: "Return the metadata of a file or directory under the root: type, size, permission bits, modification time, and for a symlink its target (by default the symlink itself is described; follow: true describes what it points to, which must stay inside the root). " +
+				"Reads no contents. Refuses paths that leave the root.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propPath + `,
+					"follow": {"type": "boolean", "default": false,
+						"description": "Describe the target of a symlink instead of the link."}
+				},
+				"required": ["path"],
+				"additionalProperties": false
+			}`),
+			OutputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					"path": {"type": "string", "description": "The path as given."},
+					"name": {"type": "string", "description": "The last element of the path."},
+					"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]},
+					"size": {"type": "integer", "description": "Size in bytes."},
+					"mode": {"type": "string", "description": "Permission bits in octal, e.g. \"0644\"."},
+					"modeString": {"type": "string", "description": "ls -l style mode, e.g. \"-rw-r--r--\"."},
+					"modTime": {"type": "string", "format": "date-time", "description": "Modification time, RFC 3339, UTC."},
+					"links": {"type": "integer", "description": "Number of hard links."},
+					"target": {"type": "string", "description": "For a symlink: its target as stored, when it stays inside the root."}
+				},
+				"required": ["path", "name", "type", "size", "mode", "modeString", "modTime"],
+				"additionalProperties": false
+			}`),
+			Annotations: readOnlyHints("File metadata"),
+			Run:         jsonResult(),
+		},
+		Handler: fsStat,
+	})
+}
+
+type statResult struct {
+	Path       string `json:"path"`
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Size       int64  `json:"size"`
+	Mode       string `json:"mode"`
+	ModeString string `json:"modeString"`
+	ModTime    string `json:"modTime"`
+	Links      uint64 `json:"links,omitempty"`
+	Target     string `json:"target,omitempty"`
+}
+
+func fsStat(c *tool.Call) error {
+	var args struct {
+		Path   string `json:"path"`
+		Follow bool   `json:"follow"`
+	}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var fi fs.FileInfo
+	if args.Follow {
+		fi, err = r.Stat(args.Path)
+	} else {
+		fi, err = r.Lstat(args.Path)
+	}
+	if err != nil {
+		return err
+	}
+	res, err := describe(r, args.Path, fi)
+	if err != nil {
+		return err
+	}
+	return c.JSON(res)
+}
+
+// describe turns fi, the FileInfo of name, into a statResult. A symlink
+// that leads outside the root is refused: describing it would be a step
+// outside.
+func describe(r *jail.Root, name string, fi fs.FileInfo) (statResult, error) {
+	res := statResult{
+		Path:       name,
+		Name:       fi.Name(),
+		Type:       fileType(fi.Mode()),
+		Size:       fi.Size(),
+		Mode:       octalMode(fi.Mode()),
+		ModeString: fi.Mode().String(),
+		ModTime:    timeString(fi.ModTime()),
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		res.Links = uint64(st.Nlink)
+	}
+	if fi.Mode().Type() == fs.ModeSymlink {
+		t, err := r.Readlink(name)
+		switch {
+		case err == nil:
+			res.Target = t
+		case errors.Is(err, jail.ErrEscapes):
+			return res, err
+		}
+		// A dangling link inside the root is described without a target.
+	}
+	return res, nil
+}
+
+// octalMode is the chmod-style octal of m, with setuid, setgid and sticky.
+func octalMode(m fs.FileMode) string {
+	v := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		v |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		v |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		v |= 0o1000
+	}
+	return fmt.Sprintf("%04o", v)
+}

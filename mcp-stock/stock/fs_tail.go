@@ -1,0 +1,128 @@
+package stock
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindRead,
+		Def: tool.Definition{
+			Name:  "fs_tail",
+			Title: "Last lines of a file",
+			Description: "Return the last lines of a text file under the root (default 10, at most 100000). " +
+				"Reads backwards from the end, so only the tail of a large file is read. " +
+				"Output is bounded by maxBytes (default 262144, at most 1024000): when the requested lines do not fit, the last lines that fit are shown after a note. Lines longer than 4096 bytes are cut and marked. " +
+				"Refuses directories, binary files, FIFOs, sockets, devices and paths that leave the root.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propPath + `,
+					"lines": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 10,
+						"description": "How many lines to return from the end."},
+					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
+						"description": "Most bytes of the file to read from the end."}
+				},
+				"required": ["path"],
+				"additionalProperties": false
+			}`),
+			Annotations: readOnlyHints("Last lines of a file"),
+		},
+		Handler: fsTail,
+	})
+}
+
+// tailChunk is how much fs_tail reads per step backwards.
+const tailChunk = 64 << 10
+
+func fsTail(c *tool.Call) error {
+	var args struct {
+		Path     string `json:"path"`
+		Lines    int    `json:"lines"`
+		MaxBytes int    `json:"maxBytes"`
+	}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	want := capInt(args.Lines, 10, MaxLinesLimit)
+	maxBytes := int64(capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit))
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, fi, err := openRegular(r, args.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := checkText(f, args.Path); err != nil {
+		return err
+	}
+	end := fi.Size()
+	// A final newline ends the last line; it does not start another, so
+	// the walk back starts before it.
+	finalNL := false
+	if end > 0 {
+		var last [1]byte
+		if n, _ := readAt(f, last[:], end-1); n == 1 && last[0] == '\n' {
+			end--
+			finalNL = true
+		}
+	}
+	// Step back from end until want newlines are behind the start, the
+	// file's start is reached, or maxBytes are covered.
+	start, newlines := end, 0
+	var buf []byte
+	for start > 0 && newlines < want && end-start < maxBytes {
+		n := min(int64(tailChunk), start, maxBytes-(end-start))
+		chunk := make([]byte, n)
+		if _, err := readAt(f, chunk, start-n); err != nil {
+			return fmt.Errorf("%s: %w", args.Path, err)
+		}
+		start -= n
+		// Count newlines from the back of this chunk; stop at the one
+		// that starts the wanted lines.
+		for i := len(chunk) - 1; i >= 0; i-- {
+			if chunk[i] != '\n' {
+				continue
+			}
+			if newlines++; newlines == want {
+				start += int64(i) + 1
+				chunk = chunk[i+1:]
+				break
+			}
+		}
+		buf = append(chunk, buf...)
+	}
+	cut := newlines < want && start > 0 // maxBytes stopped the walk back
+	if cut {
+		// Start at a line boundary: drop the partial first line.
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	if finalNL {
+		buf = append(buf, '\n')
+	}
+	var lines []string
+	lr := newLineReader(bytes.NewReader(buf))
+	for {
+		line, full, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		lines = append(lines, showLine(line, full))
+	}
+	if cut {
+		c.Textf("[truncated: last %d of %d lines shown, byte cap reached]\n", len(lines), want)
+	}
+	for _, l := range lines {
+		c.Text(l + "\n")
+	}
+	return nil
+}
