@@ -203,8 +203,11 @@ func (s *server) env(rev string, t *registry.Tool, args []byte) []string {
 // of the arguments object: strings as they are, numbers as their JSON text,
 // booleans as "true"/"false". NAME is the member name upper-cased with every
 // character outside A-Z 0-9 _ turned into "_". Null, objects and arrays are
-// left out, and so are strings holding NUL (an environment cannot carry it).
-// When two names map to the same variable, the one sorting last wins.
+// left out, and so are strings holding NUL (an environment cannot carry it)
+// and values longer than MaxArgEnvValue bytes, and once MaxArgEnvTotal bytes
+// are used the remaining members (in name order): the kernel refuses to exec
+// with oversized variables, and the tool can always read its stdin. When two
+// names map to the same variable, the one sorting last wins.
 func ArgEnv(args []byte) map[string]string {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(args, &obj) != nil {
@@ -216,6 +219,7 @@ func ArgEnv(args []byte) map[string]string {
 	}
 	sort.Strings(keys)
 	out := map[string]string{}
+	total := 0
 	for _, k := range keys {
 		raw := bytes.TrimSpace(obj[k])
 		if len(raw) == 0 {
@@ -234,10 +238,22 @@ func ArgEnv(args []byte) map[string]string {
 		default:
 			val = string(raw)
 		}
-		out["MCP_ARG_"+envName(k)] = val
+		name := "MCP_ARG_" + envName(k)
+		if len(val) > MaxArgEnvValue || total+len(name)+len(val) > MaxArgEnvTotal {
+			continue
+		}
+		total += len(name) + len(val) + 2
+		out[name] = val
 	}
 	return out
 }
+
+// Limits on MCP_ARG_* variables (see ArgEnv). Linux refuses a single
+// variable over 128 KiB and all of argv+env over a quarter of the stack limit.
+const (
+	MaxArgEnvValue = 32 << 10
+	MaxArgEnvTotal = 256 << 10
+)
 
 func envName(k string) string {
 	b := []byte(strings.ToUpper(k))

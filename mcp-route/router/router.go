@@ -287,8 +287,8 @@ func (s *server) frame(ctx context.Context, data []byte) {
 	var de *codec.DecodeError
 	if errors.As(err, &de) && msgs == nil {
 		s.opts.Logf("bad frame: %v", de)
-		if m := de.Response(); m != nil {
-			s.write(m)
+		if !s.refuseBatch(data, de) {
+			s.write(de.Response())
 		}
 		return
 	}
@@ -323,6 +323,28 @@ func (s *server) frame(ctx context.Context, data []byte) {
 	for _, m := range msgs {
 		s.handle(ctx, m, b.add)
 	}
+}
+
+// refuseBatch answers a batch refused outside 2025-03-26 with one error per
+// request in it, each with its id: an error response without an id does
+// not validate in the revisions up to 2025-06-18. It reports false when
+// data is not such a batch or holds no request with a readable id.
+func (s *server) refuseBatch(data []byte, de *codec.DecodeError) bool {
+	if de.Err.Code != codec.CodeInvalidRequest || s.sess.AllowBatch() {
+		return false
+	}
+	msgs, batch, _ := codec.DecodeFrame(data, true)
+	if !batch {
+		return false
+	}
+	answered := false
+	for _, m := range msgs {
+		if m.IsRequest() {
+			s.write(codec.NewErrorResponse(m.ID, de.Err))
+			answered = true
+		}
+	}
+	return answered
 }
 
 // batchReply gathers the responses of one batch and writes them as one
