@@ -89,6 +89,9 @@ type Options struct {
 	// DescribeDir its working directory.
 	DescribeEnv []string
 	DescribeDir string
+	// DescribeTimeout bounds one `NAME --mcp-describe`; 0 means
+	// DescribeTimeout (the constant).
+	DescribeTimeout time.Duration
 	// Logf receives one line per event (a tool left out, a reload); nil
 	// discards them.
 	Logf func(format string, args ...any)
@@ -118,6 +121,9 @@ type cachedDef struct {
 func New(opts Options) *Registry {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if opts.DescribeTimeout <= 0 {
+		opts.DescribeTimeout = DescribeTimeout
 	}
 	return &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
 }
@@ -310,7 +316,7 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 		Args:      []string{"--mcp-describe"},
 		Dir:       r.opts.DescribeDir,
 		Env:       r.opts.DescribeEnv,
-		Timeout:   DescribeTimeout,
+		Timeout:   r.opts.DescribeTimeout,
 		Grace:     time.Second,
 		MaxOutput: MaxDefinition,
 		MaxStderr: 4096,

@@ -1,0 +1,218 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type logBuf struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logBuf) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logBuf) has(sub string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func write(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	// Make each write visible to the mtime fingerprint even on coarse
+	// clocks: bump the time explicitly instead of sleeping.
+	ts := time.Now().Add(time.Duration(len(content)) * time.Second)
+	os.Chtimes(path, ts, ts)
+}
+
+func names(r *Registry) []string {
+	var out []string
+	for _, t := range r.Tools() {
+		out = append(out, t.Def.Name)
+	}
+	return out
+}
+
+func newReg(t *testing.T, opts Options) (*Registry, *logBuf) {
+	t.Helper()
+	lb := &logBuf{}
+	opts.Logf = lb.logf
+	opts.DescribeEnv = []string{"PATH=/usr/bin:/bin"}
+	r := New(opts)
+	r.Reload(context.Background())
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", strings.Join(lb.lines, "\n"))
+		}
+	})
+	return r, lb
+}
+
+func TestSidecarAndDescribe(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "side"), "#!/bin/sh\necho hi\n", 0o755)
+	write(t, filepath.Join(dir, "side.json"), `{"description":"from sidecar","run":{"timeout":"3s","result":"json","maxOutput":10,"env":{"A":"1"},"passEnv":["B"]}}`, 0o644)
+	write(t, filepath.Join(dir, "desc"), `#!/bin/sh
+if [ "$1" = --mcp-describe ]; then echo '{"name":"described","description":"from describe","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}'; exit 0; fi
+exit 1
+`, 0o755)
+	write(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
+	write(t, filepath.Join(dir, ".hidden"), "#!/bin/sh\n", 0o755)
+	os.Mkdir(filepath.Join(dir, "subdir"), 0o755)
+	os.Symlink(filepath.Join(dir, "side"), filepath.Join(dir, "link"))
+	write(t, filepath.Join(dir, "link.json"), `{"description":"a symlink"}`, 0o644)
+
+	r, _ := newReg(t, Options{Dirs: []string{dir}})
+	if got := names(r); !slices.Equal(got, []string{"described", "link", "side"}) {
+		t.Fatalf("tools %v", got)
+	}
+	side := r.Lookup("side")
+	if side.Run.Timeout != 3*time.Second || side.Run.Result != ResultJSON || side.Run.MaxOutput != 10 ||
+		side.Run.Env["A"] != "1" || !slices.Equal(side.Run.PassEnv, []string{"B"}) {
+		t.Errorf("run %+v", side.Run)
+	}
+	if string(side.Def.InputSchema) != `{"type":"object"}` {
+		t.Errorf("default inputSchema %s", side.Def.InputSchema)
+	}
+	if d := r.Lookup("described"); d == nil || d.Path != filepath.Join(dir, "desc") || d.Run.Result != ResultText {
+		t.Errorf("described %+v", d)
+	}
+}
+
+func TestInvalidDefinitionsLeftOutWithALogLine(t *testing.T) {
+	dir := t.TempDir()
+	bad := map[string]string{
+		"nodesc":      `{"inputSchema":{"type":"object"}}`,
+		"badschema":   `{"description":"d","inputSchema":{"type":"string"}}`,
+		"badname":     `{"name":"has space","description":"d"}`,
+		"badresult":   `{"description":"d","run":{"result":"xml"}}`,
+		"badtimeout":  `{"description":"d","run":{"timeout":"soon"}}`,
+		"notjson":     `{"description":`,
+		"badenv":      `{"description":"d","run":{"env":{"A=B":"x"}}}`,
+		"outputarray": `{"description":"d","outputSchema":{"type":"array"}}`,
+	}
+	for n, def := range bad {
+		write(t, filepath.Join(dir, n), "#!/bin/sh\n", 0o755)
+		write(t, filepath.Join(dir, n+".json"), def, 0o644)
+	}
+	write(t, filepath.Join(dir, "nodef"), "#!/bin/sh\necho oops >&2; exit 1\n", 0o755)
+	write(t, filepath.Join(dir, "hangs"), "#!/bin/sh\nexec sleep 30\n", 0o755)
+	write(t, filepath.Join(dir, "good"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(dir, "good.json"), `{"description":"fine"}`, 0o644)
+	r, lb := newReg(t, Options{Dirs: []string{dir}, DescribeTimeout: 200 * time.Millisecond})
+	if got := names(r); !slices.Equal(got, []string{"good"}) {
+		t.Errorf("tools %v", got)
+	}
+	for n := range bad {
+		if !lb.has(filepath.Join(dir, n) + " left out") {
+			t.Errorf("no log line for %s", n)
+		}
+	}
+	if !lb.has("nodef left out") || !lb.has("oops") {
+		t.Errorf("no useful log line for a failing --mcp-describe")
+	}
+	if !lb.has("hangs left out") || !lb.has("timed out after 200ms") {
+		t.Errorf("no useful log line for a hanging --mcp-describe")
+	}
+}
+
+func TestReadOnlyAndShadowing(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(a, "ro"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(a, "ro.json"), `{"description":"first","annotations":{"readOnlyHint":true}}`, 0o644)
+	write(t, filepath.Join(b, "ro"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(b, "ro.json"), `{"description":"second","annotations":{"readOnlyHint":true}}`, 0o644)
+	write(t, filepath.Join(b, "rw"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(b, "rw.json"), `{"description":"writes"}`, 0o644)
+
+	r, lb := newReg(t, Options{Dirs: []string{a, b}})
+	if got := names(r); !slices.Equal(got, []string{"ro", "rw"}) {
+		t.Errorf("tools %v", got)
+	}
+	if r.Lookup("ro").Def.Description != "first" || !lb.has("already taken") {
+		t.Errorf("first directory must win, with a log line")
+	}
+	r, _ = newReg(t, Options{Dirs: []string{a, b}, ReadOnly: true})
+	if got := names(r); !slices.Equal(got, []string{"ro"}) {
+		t.Errorf("readonly tools %v", got)
+	}
+}
+
+func TestReloadDetectsChanges(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(dir, "a.json"), `{"description":"one"}`, 0o644)
+	r, _ := newReg(t, Options{Dirs: []string{dir}})
+	ctx := context.Background()
+	if r.Reload(ctx) {
+		t.Error("Reload without changes reported a change")
+	}
+	write(t, filepath.Join(dir, "a.json"), `{"description":"two!"}`, 0o644)
+	if !r.Reload(ctx) || r.Lookup("a").Def.Description != "two!" {
+		t.Error("sidecar edit not seen")
+	}
+	write(t, filepath.Join(dir, "b"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(dir, "b.json"), `{"description":"b"}`, 0o644)
+	if !r.Reload(ctx) || len(r.Tools()) != 2 {
+		t.Error("new tool not seen")
+	}
+	os.Remove(filepath.Join(dir, "a"))
+	if !r.Reload(ctx) || !slices.Equal(names(r), []string{"b"}) {
+		t.Errorf("removal not seen: %v", names(r))
+	}
+	// A change that clients cannot see (run settings) is not a list change.
+	write(t, filepath.Join(dir, "b.json"), `{"description":"b","run":{"timeout":"1s"}}`, 0o644)
+	if r.Reload(ctx) {
+		t.Error("a run-only change reported as a list change")
+	}
+	if r.Lookup("b").Run.Timeout != time.Second {
+		t.Error("run-only change not applied")
+	}
+}
+
+func TestDescribeIsCached(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(t.TempDir(), "count")
+	write(t, filepath.Join(dir, "d"), `#!/bin/sh
+echo x >> `+count+`
+echo '{"description":"described"}'
+`, 0o755)
+	r, _ := newReg(t, Options{Dirs: []string{dir}})
+	// Touch the directory with an unrelated file: a reload, but d is unchanged.
+	write(t, filepath.Join(dir, "unrelated.txt"), "x", 0o644)
+	r.Reload(context.Background())
+	b, _ := os.ReadFile(count)
+	if n := strings.Count(string(b), "x"); n != 1 {
+		t.Errorf("--mcp-describe ran %d times, want 1", n)
+	}
+}
+
+func TestMissingDirStillServes(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(dir, "a.json"), `{"description":"one"}`, 0o644)
+	r, lb := newReg(t, Options{Dirs: []string{filepath.Join(dir, "missing"), dir}})
+	if !slices.Equal(names(r), []string{"a"}) || !lb.has("missing") {
+		t.Errorf("tools %v", names(r))
+	}
+}
