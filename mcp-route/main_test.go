@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/spectest"
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code = run(ctx, args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpVersionUsage(t *testing.T) {
+	code, out, _ := runWith(t, "", "--help")
+	if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Exit status:") || !strings.Contains(out, "--tools") {
+		t.Errorf("--help: code %d, stdout %q", code, out)
+	}
+	code, out, _ = runWith(t, "", "--version")
+	if code != 0 || !strings.HasPrefix(out, "mcp-route ") {
+		t.Errorf("--version: code %d, stdout %q", code, out)
+	}
+	code, out, errs := runWith(t, "", "--no-such-flag")
+	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "mcp-route: ") {
+		t.Errorf("bad flag: code %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, _, errs = runWith(t, "", "--root", filepath.Join(t.TempDir(), "missing"))
+	if code != 1 || !strings.HasPrefix(errs, "mcp-route: ") {
+		t.Errorf("bad root: code %d, stderr %q", code, errs)
+	}
+	code, _, errs = runWith(t, "", "--env", "NOEQUALS")
+	if code != 2 || !strings.Contains(errs, "NAME=VALUE") {
+		t.Errorf("bad --env: code %d, stderr %q", code, errs)
+	}
+	code, _, _ = runWith(t, "", "stray")
+	if code != 2 {
+		t.Errorf("stray argument: code %d", code)
+	}
+}
+
+// envTool writes a tool that prints its environment.
+func envTool(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "env"), []byte("#!/bin/sh\nenv\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "env.json"), []byte(`{"description":"print the environment","annotations":{"readOnlyHint":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const (
+	initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	callEnv  = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"env","arguments":{}}}`
+)
+
+func TestSecretsDoNotReachTools(t *testing.T) {
+	t.Setenv("MCP_ROUTE_TEST_SECRET", "hunter2")
+	t.Setenv("MCP_ROUTE_TEST_PASSED", "visible")
+	dir := envTool(t)
+	code, out, errs := runWith(t, initLine+"\n"+callEnv+"\n",
+		"--tools", dir, "--pass-env", "MCP_ROUTE_TEST_PASSED", "--env", "SET_BY_FLAG=1", "--log", filepath.Join(t.TempDir(), "log"))
+	if code != 0 || errs != "" {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+	if strings.Contains(out, "hunter2") || strings.Contains(out, "MCP_ROUTE_TEST_SECRET") {
+		t.Errorf("the secret reached the tool: %s", out)
+	}
+	for _, want := range []string{"MCP_ROUTE_TEST_PASSED=visible", "SET_BY_FLAG=1", "MCP_TOOL=env", "MCP_PROTOCOL_VERSION=2025-06-18"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s in %s", want, out)
+		}
+	}
+}
+
+func TestReadonlyFlag(t *testing.T) {
+	dir := envTool(t)
+	if err := os.WriteFile(filepath.Join(dir, "rw"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "rw.json"), []byte(`{"description":"writes"}`), 0o644)
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	_, out, _ := runWith(t, initLine+"\n"+list+"\n", "--tools", dir, "--readonly", "--log", filepath.Join(t.TempDir(), "log"))
+	if !strings.Contains(out, `"name":"env"`) || strings.Contains(out, `"name":"rw"`) {
+		t.Errorf("--readonly list: %s", out)
+	}
+}
+
+func TestToolEnv(t *testing.T) {
+	lookup := func(k string) (string, bool) {
+		v, ok := map[string]string{"PATH": "/p", "SECRET": "s", "X": "x"}[k]
+		return v, ok
+	}
+	env, err := toolEnv([]string{"A=1=2"}, []string{"X", "UNSET"}, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(env, " ")
+	if want := "PATH=/p HOME=/tmp LANG=C.UTF-8 TMPDIR=/tmp X=x A=1=2"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestNewSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runWith(t, "", "new", "greet", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, filepath.Join(dir, "greet")) {
+		t.Errorf("stdout %q", out)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "greet")); err != nil || fi.Mode()&0o111 == 0 {
+		t.Errorf("skeleton not executable: %v", err)
+	}
+	if code, _, errs = runWith(t, "", "new", "greet", "--dir", dir); code != 1 || !strings.HasPrefix(errs, "mcp-route: new: ") {
+		t.Errorf("overwrite: code %d, stderr %q", code, errs)
+	}
+	if code, _, _ = runWith(t, "", "new"); code != 2 {
+		t.Errorf("no name: code %d", code)
+	}
+	if code, out, _ = runWith(t, "", "new", "--help"); code != 0 || !strings.Contains(out, "Usage: mcp-route new") {
+		t.Errorf("new --help: code %d, %q", code, out)
+	}
+}
+
+// TestBinary drives the built binary: a handshake, a call, and SIGTERM with
+// a call in flight, which must still be answered before a clean exit.
+func TestBinary(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	dir := envTool(t)
+	if err := os.WriteFile(filepath.Join(dir, "slow"), []byte("#!/bin/sh\necho '{\"progress\":1}' >&3\nsleep 0.3\necho slept\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "slow.json"), []byte(`{"description":"sleeps a little"}`), 0o644)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--tools", dir, "--grace", "5s")
+	cmd.Env = append(os.Environ(), "MCP_ROUTE_TEST_SECRET=hunter2")
+	stdin, _ := cmd.StdinPipe()
+	stdoutR, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan []byte, 10)
+	go func() {
+		r := codec.NewReader(stdoutR, 0)
+		for {
+			l, err := r.ReadFrame()
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- l
+		}
+	}()
+	next := func(method string) map[string]json.RawMessage {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout ended; stderr:\n%s", stderr.String())
+			}
+			spectest.CheckServerMessage(t, codec.Rev20250618, method, l)
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(l, &m); err != nil {
+				t.Fatalf("not JSON on stdout: %q", l)
+			}
+			return m
+		case <-ctx.Done():
+			t.Fatal("no answer")
+			return nil
+		}
+	}
+	io.WriteString(stdin, initLine+"\n")
+	next("initialize")
+	io.WriteString(stdin, callEnv+"\n")
+	if m := next("tools/call"); strings.Contains(string(m["result"]), "hunter2") {
+		t.Errorf("secret leaked: %s", m["result"])
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`+"\n")
+	if m := next("tools/call"); string(m["method"]) != `"notifications/progress"` {
+		t.Fatalf("want progress, got %v", m)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	m := next("tools/call")
+	if string(m["id"]) != "3" || !strings.Contains(string(m["result"]), "slept") {
+		t.Errorf("in-flight call after SIGTERM: %v", m)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v; stderr:\n%s", err, stderr.String())
+	}
+	if _, ok := <-lines; ok {
+		t.Error("stdout had more lines")
+	}
+}
