@@ -296,7 +296,9 @@ func TestResolveLexical(t *testing.T) {
 
 // TestOpsRefuseEscapes runs every escape name through every operation and
 // then checks that nothing outside the root was read or changed.
-func TestOpsRefuseEscapes(t *testing.T) {
+func TestOpsRefuseEscapes(t *testing.T) { bothPaths(t, testOpsRefuseEscapes) }
+
+func testOpsRefuseEscapes(t *testing.T) {
 	base := tree(t)
 	r := openRoot(t, filepath.Join(base, "data"))
 	before := snapshot(t, filepath.Join(base, "outside")) + snapshot(t, filepath.Join(base, "data-evil"))
@@ -365,7 +367,9 @@ func TestOpsRefuseEscapes(t *testing.T) {
 	}
 }
 
-func TestSpecialFilesRefused(t *testing.T) {
+func TestSpecialFilesRefused(t *testing.T) { bothPaths(t, testSpecialFilesRefused) }
+
+func testSpecialFilesRefused(t *testing.T) {
 	base := tree(t)
 	root := filepath.Join(base, "data")
 	r := openRoot(t, root)
@@ -420,7 +424,9 @@ func TestSpecialFilesRefused(t *testing.T) {
 
 // TestMagicLinksProc roots a jail at /proc/self, where cwd, root and exe
 // are kernel magic links: none may be followed.
-func TestMagicLinksProc(t *testing.T) {
+func TestMagicLinksProc(t *testing.T) { bothPaths(t, testMagicLinksProc) }
+
+func testMagicLinksProc(t *testing.T) {
 	if _, err := os.Stat("/proc/self/root"); err != nil {
 		t.Skip("no /proc")
 	}
@@ -439,7 +445,9 @@ func TestMagicLinksProc(t *testing.T) {
 	}
 }
 
-func TestOpsInside(t *testing.T) {
+func TestOpsInside(t *testing.T) { bothPaths(t, testOpsInside) }
+
+func testOpsInside(t *testing.T) {
 	base := tree(t)
 	root := filepath.Join(base, "data")
 	r := openRoot(t, root)
@@ -562,7 +570,9 @@ func TestOpsInside(t *testing.T) {
 	}
 }
 
-func TestWalkDirStaysInside(t *testing.T) {
+func TestWalkDirStaysInside(t *testing.T) { bothPaths(t, testWalkDirStaysInside) }
+
+func testWalkDirStaysInside(t *testing.T) {
 	base := tree(t)
 	r := openRoot(t, filepath.Join(base, "data"))
 	var seen []string
@@ -624,4 +634,15 @@ func TestRootClosed(t *testing.T) {
 	if _, err := Open(filepath.Join(base, "nope")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open(nope): %v", err)
 	}
+}
+
+// bothPaths runs test twice: with openat2 where the kernel has it, and
+// with os.Root doing every open, as on kernels without openat2.
+func bothPaths(t *testing.T, test func(t *testing.T)) {
+	t.Run("openat2", test)
+	t.Run("os.Root", func(t *testing.T) {
+		noOpenat2.Store(true)
+		defer noOpenat2.Store(false)
+		test(t)
+	})
 }

@@ -6,14 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
-
-// noOpenat2 is set once openat2 turns out to be missing (Linux < 5.6, or a
-// seccomp filter that answers ENOSYS); os.Root then does every open.
-var noOpenat2 atomic.Bool
 
 // openDirFD keeps a second descriptor on the root for openat2. held is the
 // directory os.Root holds; the descriptor must name the same one.
@@ -77,4 +75,49 @@ func (r *Root) openat2(name, rel string, flag int, perm fs.FileMode) (f *os.File
 		}
 	}
 	return nil, false, nil
+}
+
+// noFastResolve is set when /proc/self/fd cannot name an open file.
+var noFastResolve atomic.Bool
+
+// resolveFast resolves rel, which must exist, in three system calls: one
+// openat2 beneath the root (the kernel follows the symlinks and refuses
+// escapes and magic links), a readlink of the descriptor in /proc/self/fd
+// to learn the path, and a close. ok is false whenever the walker must
+// decide instead: a missing component, an escape (so that the walker can
+// say which link), no openat2, no /proc, or a path that does not start
+// with the root's (the root was moved).
+func (r *Root) resolveFast(rel string) (parts []string, ok bool) {
+	if r.dirfd < 0 || noOpenat2.Load() || noFastResolve.Load() {
+		return nil, false
+	}
+	how := unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	fd, err := unix.Openat2(r.dirfd, rel, &how)
+	runtime.KeepAlive(r.dir)
+	if err != nil {
+		if err == unix.ENOSYS {
+			noOpenat2.Store(true)
+		}
+		return nil, false
+	}
+	defer unix.Close(fd)
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err != nil {
+		noFastResolve.Store(true)
+		return nil, false
+	}
+	p := string(buf[:n])
+	switch {
+	case p == r.path:
+		return nil, true
+	case r.path == "/" && strings.HasPrefix(p, "/"):
+		return splitName(p), true
+	case strings.HasPrefix(p, r.path+"/"):
+		return splitName(p[len(r.path)+1:]), true
+	}
+	return nil, false
 }

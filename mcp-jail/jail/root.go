@@ -7,8 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
+
+// noOpenat2 is set once openat2 turns out to be missing (Linux < 5.6, or a
+// seccomp filter that answers ENOSYS); os.Root then does every open. Tests
+// set it to run everything through the fallback as well.
+var noOpenat2 atomic.Bool
 
 // Root is an open directory that names are resolved under. Create it with
 // Open; it is safe for concurrent use.
@@ -134,6 +140,11 @@ func (r *Root) resolve(name string) ([]string, error) {
 	parts, _, err := relParts(name, r.roots)
 	if err != nil {
 		return nil, err
+	}
+	if len(parts) > 0 {
+		if resolved, ok := r.resolveFast(strings.Join(parts, "/")); ok {
+			return resolved, nil
+		}
 	}
 	return r.walk(name, parts)
 }
