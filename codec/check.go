@@ -403,8 +403,8 @@ func checkResult(rev string, raw json.RawMessage, method string) *Error {
 		if !ok {
 			return Errorf(CodeInvalidRequest, "%s: missing resultType (%s results carry it)", what, rev)
 		}
-		var s string
-		if kindOf(rt)&kString == 0 || json.Unmarshal(rt, &s) != nil {
+		s, ok := stringValue(rt)
+		if !ok {
 			return Errorf(CodeInvalidRequest, "%s: resultType must be a string, not %s", what, jsonKind(rt))
 		}
 		if s != ResultTypeComplete {
@@ -451,8 +451,8 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 				return e
 			}
 		case kArray:
-			var elems []json.RawMessage
-			if json.Unmarshal(raw, &elems) != nil {
+			elems, ok := scanElements(raw)
+			if !ok {
 				return prefix + f.name + " is not a valid array"
 			}
 			for i, el := range elems {
@@ -480,12 +480,9 @@ func objectMembers(raw json.RawMessage) (map[string]json.RawMessage, string) {
 	if raw[0] != '{' {
 		return nil, "must be an object, not " + jsonKind(raw)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	m, ok := scanMembers(raw)
+	if !ok {
 		return nil, "is not a valid object"
-	}
-	if m == nil {
-		m = map[string]json.RawMessage{}
 	}
 	return m, ""
 }
@@ -531,29 +528,219 @@ func kindOf(raw json.RawMessage) jtype {
 //
 // The revision is returned as written, supported or not.
 func DeclaredRevision(m *Message, method string) (rev string, ok bool) {
-	var v struct {
-		ProtocolVersion *string         `json:"protocolVersion"`
-		ServerInfo      json.RawMessage `json:"serverInfo"`
-	}
 	switch {
 	case m.IsResponse():
 		if m.Error != nil || (method != "" && method != MethodInitialize) {
 			return "", false
 		}
-		if json.Unmarshal(m.Result, &v) != nil || v.ProtocolVersion == nil {
+		res, ok := scanMembers(m.Result)
+		if !ok {
 			return "", false
 		}
-		if method == "" && kindOf(v.ServerInfo) != kObject {
+		if method == "" && kindOf(res["serverInfo"]) != kObject {
 			return "", false
 		}
-		return *v.ProtocolVersion, true
+		return stringValue(res["protocolVersion"])
 	case m.Method == MethodInitialize:
-		if json.Unmarshal(m.Params, &v) != nil || v.ProtocolVersion == nil {
+		params, ok := scanMembers(m.Params)
+		if !ok {
 			return "", false
 		}
-		return *v.ProtocolVersion, true
+		return stringValue(params["protocolVersion"])
 	case m.IsRequest():
-		return RequestRevision(m.Params)
+		params, ok := scanMembers(m.Params)
+		if !ok {
+			return "", false
+		}
+		meta, ok := scanMembers(params["_meta"])
+		if !ok {
+			return "", false
+		}
+		return stringValue(meta[MetaProtocolVersion])
 	}
 	return "", false
+}
+
+// The checks walk JSON that DecodeFrame has already validated, so they split
+// objects and arrays with the light scanner below instead of
+// encoding/json, which would validate every byte again on each level: on a
+// frame carrying a large tool result that was most of the filter's time.
+// The scanner never panics on invalid input; it reports it as not valid.
+
+// scanMembers splits a JSON object into its members, in order.
+func scanMembers(raw []byte) (map[string]json.RawMessage, bool) {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	m := map[string]json.RawMessage{}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return m, true
+	}
+	for i < len(raw) {
+		if raw[i] != '"' {
+			return nil, false
+		}
+		end := skipString(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		key := raw[i+1 : end-1]
+		var name string
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if json.Unmarshal(raw[i:end], &name) != nil {
+				return nil, false
+			}
+		} else {
+			name = string(key)
+		}
+		i = skipWS(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipWS(raw, i+1)
+		vend := skipValue(raw, i)
+		if vend < 0 {
+			return nil, false
+		}
+		m[name] = raw[i:vend]
+		i = skipWS(raw, vend)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipWS(raw, i+1)
+		case '}':
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// scanElements splits a JSON array into its elements.
+func scanElements(raw []byte) ([]json.RawMessage, bool) {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	var out []json.RawMessage
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return out, true
+	}
+	for i < len(raw) {
+		end := skipValue(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, raw[i:end])
+		i = skipWS(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipWS(raw, i+1)
+		case ']':
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] ('"'),
+// or -1.
+func skipString(b []byte, i int) int {
+	i++
+	for {
+		j := bytes.IndexAny(b[i:], `"\`)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if b[i] == '"' {
+			return i + 1
+		}
+		i += 2 // a backslash and the byte it escapes
+		if i > len(b) {
+			return -1
+		}
+	}
+}
+
+// skipValue returns the index just past the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	// A literal: up to the next delimiter.
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			if j == i {
+				return -1
+			}
+			return j
+		}
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// stringValue decodes a JSON string value.
+func stringValue(raw []byte) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }

@@ -1,0 +1,146 @@
+package codec
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCallToolResultHelpers(t *testing.T) {
+	raw := `{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"text","text":"b"},{"type":"resource_link","uri":"file:///x","name":"x"}],"isError":true}`
+	var r CallToolResult
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Text(); got != "a\nb" {
+		t.Errorf("Text = %q", got)
+	}
+	if got := r.TextBlocks(); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("TextBlocks = %q", got)
+	}
+	if got := r.ContentTypes(); !reflect.DeepEqual(got, []string{"text", "image", "text", "resource_link"}) {
+		t.Errorf("ContentTypes = %q", got)
+	}
+	if got := r.ErrorMessage(); got != "a\nb" {
+		t.Errorf("ErrorMessage = %q", got)
+	}
+	r.IsError = false
+	if r.ErrorMessage() != "" {
+		t.Error("ErrorMessage of a success")
+	}
+	e := CallToolResult{IsError: true, Content: []Content{ImageContent("AA==", "image/png")}}
+	if e.ErrorMessage() == "" {
+		t.Error("an error result without text needs a message")
+	}
+	if ErrorResult("x").Text() != "x" || !ErrorResult("x").IsError || TextResult("y").Text() != "y" {
+		t.Error("constructors")
+	}
+}
+
+func TestContentMarshal(t *testing.T) {
+	tests := []struct {
+		c    Content
+		want string
+	}{
+		{TextContent(""), `{"type":"text","text":""}`},
+		{TextContent("<a&b>"), `{"type":"text","text":"<a&b>"}`},
+		{ImageContent("AA==", "image/png"), `{"type":"image","data":"AA==","mimeType":"image/png"}`},
+		{ResourceLinkContent("file:///x", "x"), `{"type":"resource_link","uri":"file:///x","name":"x"}`},
+		{EmbeddedTextResource("file:///x", "text/plain", ""), `{"type":"resource","resource":{"uri":"file:///x","mimeType":"text/plain","text":""}}`},
+	}
+	for _, tt := range tests {
+		b, err := Marshal(tt.c)
+		if err != nil || string(b) != tt.want {
+			t.Errorf("got %s %v, want %s", b, err, tt.want)
+		}
+	}
+}
+
+func TestDecorateResult(t *testing.T) {
+	ttl := int64(5)
+	list := ListToolsResult{Tools: []Tool{}, TTLMs: &ttl, CacheScope: CacheScopePublic}
+	modern, err := DecorateResult(Rev20260728, testServer, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpipe-test","version":"0.0.1"}},"cacheScope":"public","resultType":"complete","tools":[],"ttlMs":5}`
+	if string(modern) != want {
+		t.Errorf("modern:\n got %s\nwant %s", modern, want)
+	}
+	legacy, err := DecorateResult(Rev20250618, testServer, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(legacy) != `{"tools":[]}` {
+		t.Errorf("legacy: %s", legacy)
+	}
+	// An existing _meta is kept, and an explicit resultType wins.
+	got, err := DecorateResult(Rev20260728, testServer, json.RawMessage(`{"resultType":"input_required","_meta":{"x.y/z":1}}`))
+	if err != nil || !strings.Contains(string(got), `"resultType":"input_required"`) || !strings.Contains(string(got), `"x.y/z":1`) || !strings.Contains(string(got), MetaServerInfo) {
+		t.Errorf("got %s %v", got, err)
+	}
+	if got, _ := DecorateResult(Rev20260728, Implementation{}, nil); string(got) != `{"resultType":"complete"}` {
+		t.Errorf("no server info: %s", got)
+	}
+	if _, err := DecorateResult(Rev20260728, testServer, []int{1}); err == nil {
+		t.Error("array result accepted")
+	}
+	if _, err := DecorateResult(Rev20260728, testServer, json.RawMessage(`{"_meta":3}`)); err == nil {
+		t.Error("non-object _meta accepted")
+	}
+}
+
+func TestToolFor(t *testing.T) {
+	full := Tool{Name: "x", Title: "X", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &ToolAnnotations{ReadOnlyHint: Bool(true)}, Icons: []Icon{{Src: "https://x/i.png"}}, Meta: map[string]any{"a": 1}}
+	old := ToolFor(Rev20241105, full)
+	if old.Title != "" || old.OutputSchema != nil || old.Annotations != nil || old.Icons != nil || old.Meta != nil || old.Name != "x" {
+		t.Errorf("2024-11-05: %+v", old)
+	}
+	if got := ToolFor(Rev20250326, full); got.Annotations == nil || got.Title != "" {
+		t.Errorf("2025-03-26: %+v", got)
+	}
+	if got := ToolFor(Rev20250618, full); got.Title != "X" || got.OutputSchema == nil || got.Icons != nil {
+		t.Errorf("2025-06-18: %+v", got)
+	}
+	if got := ToolFor(Rev20260728, full); !reflect.DeepEqual(got, full) {
+		t.Errorf("2026-07-28 changed the tool")
+	}
+}
+
+func TestCallToolResultFor(t *testing.T) {
+	r := &CallToolResult{Content: []Content{TextContent("a"), AudioContent("AAAA", "audio/wav"), ResourceLinkContent("file:///x", "x")}}
+	old := CallToolResultFor(Rev20241105, r)
+	if got := old.ContentTypes(); !reflect.DeepEqual(got, []string{"text", "text", "text"}) {
+		t.Errorf("2024-11-05: %v", got)
+	}
+	if !strings.Contains(old.Text(), "file:///x") {
+		t.Errorf("the link was lost: %q", old.Text())
+	}
+	if got := CallToolResultFor(Rev20250326, r).ContentTypes(); !reflect.DeepEqual(got, []string{"text", "audio", "text"}) {
+		t.Errorf("2025-03-26: %v", got)
+	}
+	if got := CallToolResultFor(Rev20260728, r).ContentTypes(); !reflect.DeepEqual(got, []string{"text", "audio", "resource_link"}) {
+		t.Errorf("2026-07-28: %v", got)
+	}
+	if r.Content[1].Type != ContentAudio {
+		t.Error("CallToolResultFor modified its argument")
+	}
+}
+
+func TestCallToolParamsProgressToken(t *testing.T) {
+	var p CallToolParams
+	_ = json.Unmarshal([]byte(`{"name":"x","_meta":{"progressToken":"abc"}}`), &p)
+	if tok, ok := p.ProgressToken(); !ok || string(tok) != `"abc"` {
+		t.Errorf("token %s %v", tok, ok)
+	}
+	p = CallToolParams{}
+	if _, ok := p.ProgressToken(); ok {
+		t.Error("token without _meta")
+	}
+	_ = json.Unmarshal([]byte(`{"name":"x","_meta":{"progressToken":null}}`), &p)
+	if _, ok := p.ProgressToken(); ok {
+		t.Error("null token")
+	}
+}
