@@ -167,6 +167,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logw = f
 	}
 	logger := log.New(logw, prog+": ", log.LstdFlags|log.Lmicroseconds)
+	// One line per event, whatever a tool put in its stderr or name.
+	logf := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		logger.Print(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg))
+	}
 
 	rootDir := *root
 	if rootDir == "" {
@@ -202,20 +207,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		dirs = append(dirs, d)
 	}
 	if len(dirs) == 0 {
-		logger.Printf("no --tools directory: serving no tools")
+		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
 		Dirs:        dirs,
 		ReadOnly:    *readonly,
 		DescribeEnv: append(env, "MCP_ROOT="+rootDir),
 		DescribeDir: rootDir,
-		Logf:        logger.Printf,
+		Logf:        logf,
 	})
 	pollEvery := *poll
 	if pollEvery == 0 {
 		pollEvery = -1 // router: < 0 disables
 	}
-	logger.Printf("%s %s serving %d tool dirs, root %s", prog, version, len(dirs), rootDir)
+	logf("%s %s serving %d tool dirs, root %s", prog, version, len(dirs), rootDir)
 	err = router.Serve(ctx, stdin, stdout, router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version},
@@ -229,13 +234,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		MaxFrame:   *maxFrame,
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
-		Logf:       logger.Printf,
+		Logf:       logf,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
-	logger.Printf("exit")
+	logf("exit")
 	return 0
 }
 

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+// BenchmarkRoute measures, in one run of the built binary, what the issue
+// asks for: the p50/p99 latency of a tools/call to a trivial exec'd tool as
+// a ratio to the bare fork/exec+wait of the same tool, the cold-start time to
+// the first response, and calls/s with 16 calls in flight. Run it once:
+//
+//	go test -run '^$' -bench Route -benchtime 1x ./mcp-route
+func BenchmarkRoute(b *testing.B) {
+	bin := testbin.Path(b, "MCP_ROUTE_BIN", "mcp-route")
+	dir := b.TempDir()
+	toolPath := filepath.Join(dir, "ok")
+	if err := os.WriteFile(toolPath, []byte("#!/bin/sh\necho ok\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	os.WriteFile(toolPath+".json", []byte(`{"description":"prints ok"}`), 0o644)
+	const calls = 300
+	for range b.N {
+		bare := make([]time.Duration, calls)
+		for i := range bare {
+			cmd := exec.Command(toolPath)
+			cmd.Stdin = strings.NewReader("{}")
+			start := time.Now()
+			if out, err := cmd.Output(); err != nil || string(out) != "ok\n" {
+				b.Fatalf("bare exec: %v %q", err, out)
+			}
+			bare[i] = time.Since(start)
+		}
+
+		var cold []time.Duration
+		for range 5 {
+			s := startServer(b, bin, dir)
+			start := time.Now()
+			s.send(initLine)
+			s.recv()
+			cold = append(cold, time.Since(start))
+			s.stop()
+		}
+
+		s := startServer(b, bin, dir)
+		s.send(initLine)
+		s.recv()
+		lat := make([]time.Duration, calls)
+		for i := range lat {
+			start := time.Now()
+			s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ok","arguments":{}}}`, i))
+			if l := s.recv(); !strings.Contains(string(l), `"ok\n"`) {
+				b.Fatalf("call: %s", l)
+			}
+			lat[i] = time.Since(start)
+		}
+
+		const inFlight, total = 16, 800
+		start := time.Now()
+		sent := 0
+		for ; sent < inFlight; sent++ {
+			s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ok"}}`, sent))
+		}
+		for done := 0; done < total; done++ {
+			s.recv()
+			if sent < total {
+				s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ok"}}`, sent))
+				sent++
+			}
+		}
+		rate := float64(total) / time.Since(start).Seconds()
+		s.stop()
+
+		bp50 := pct(bare, 50)
+		b.ReportMetric(float64(pct(lat, 50))/float64(bp50), "p50/bare")
+		b.ReportMetric(float64(pct(lat, 99))/float64(bp50), "p99/bare")
+		b.ReportMetric(float64(bp50.Microseconds()), "bare-p50-µs")
+		b.ReportMetric(float64(pct(lat, 50).Microseconds()), "call-p50-µs")
+		b.ReportMetric(float64(pct(cold, 50).Microseconds())/1000, "cold-start-ms")
+		b.ReportMetric(rate, "calls/s@16")
+	}
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+type server struct {
+	b     *testing.B
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	r     *codec.Reader
+	ctx   context.Context
+	close context.CancelFunc
+}
+
+func startServer(b *testing.B, bin, dir string) *server {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, bin, "--tools", dir, "--log", filepath.Join(b.TempDir(), "log"), "--max-procs", "16")
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return &server{b: b, cmd: cmd, in: in, r: codec.NewReader(out, 0), ctx: ctx, close: cancel}
+}
+
+func (s *server) send(line string) {
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.b.Fatal(err)
+	}
+}
+
+func (s *server) recv() []byte {
+	l, err := s.r.ReadFrame()
+	if err != nil {
+		s.b.Fatalf("read: %v", err)
+	}
+	return l
+}
+
+func (s *server) stop() {
+	s.in.Close()
+	s.cmd.Wait()
+	s.close()
+}
