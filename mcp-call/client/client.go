@@ -332,16 +332,12 @@ func (c *Client) Request(ctx context.Context, method string, params any) (json.R
 }
 
 // modernMeta is the _meta every 2026-07-28 request carries.
-func (c *Client) modernMeta(version string) map[string]any {
-	return map[string]any{
-		codec.MetaProtocolVersion:    version,
-		codec.MetaClientInfo:         c.opts.ClientInfo,
-		codec.MetaClientCapabilities: struct{}{},
-	}
+func (c *Client) modernMeta(version string) map[string]json.RawMessage {
+	return codec.ModernRequestMeta(version, c.opts.ClientInfo, nil)
 }
 
 // withMeta merges meta into params._meta (params' own keys win).
-func withMeta(params any, meta map[string]any) (json.RawMessage, error) {
+func withMeta(params any, meta map[string]json.RawMessage) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if params != nil {
 		raw, err := codec.Marshal(params)
@@ -361,14 +357,9 @@ func withMeta(params any, meta map[string]any) (json.RawMessage, error) {
 		}
 	}
 	for k, v := range meta {
-		if _, ok := merged[k]; ok {
-			continue
+		if _, ok := merged[k]; !ok {
+			merged[k] = v
 		}
-		b, err := codec.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		merged[k] = b
 	}
 	mb, err := codec.Marshal(merged)
 	if err != nil {

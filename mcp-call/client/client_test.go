@@ -289,7 +289,7 @@ func TestContextCancelSendsCancelled(t *testing.T) {
 
 func TestWithMeta(t *testing.T) {
 	raw, err := withMeta(codec.CallToolParams{Name: "x", Meta: map[string]json.RawMessage{"progressToken": json.RawMessage(`1`)}},
-		map[string]any{codec.MetaProtocolVersion: "2026-07-28"})
+		map[string]json.RawMessage{codec.MetaProtocolVersion: json.RawMessage(`"2026-07-28"`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -48,6 +49,7 @@ type Process struct {
 	grace  time.Duration
 	exited chan struct{}
 	err    error // from Wait; read after exited
+	stop   sync.Once
 }
 
 // Start starts the server. The pipes are os.Pipe pairs rather than
@@ -137,7 +139,9 @@ func (p *Process) State() string {
 // the server exits is killed too, so no child outlives mcp-call. Stop
 // returns when the server has been reaped; the result of the call it served
 // does not depend on how it ended, so Stop returns no error.
-func (p *Process) Stop() {
+func (p *Process) Stop() { p.stop.Do(p.doStop) }
+
+func (p *Process) doStop() {
 	p.stdin.Close()
 	pgid := p.cmd.Process.Pid
 	steps := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}

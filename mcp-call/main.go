@@ -1,0 +1,48 @@
+// mcp-call calls an MCP server over stdio, from the command line or a script.
+//
+// Synopsis:
+//
+//	mcp-call [flags] COMMAND [ARGS] [-- SERVER [SERVER ARGS]]
+//
+// The server is the command line after --, or $MCP_SERVER (split with shell
+// word rules; no shell runs). Commands: tools, describe TOOL, call TOOL
+// [ARGS], discover, ping, raw, script. Run `mcp-call --help` for the full
+// text (usage.go holds it), including the argument syntax (a JSON object,
+// key=value coerced by the tool's inputSchema, key:=json) and the flags.
+//
+// Exit status:
+//
+//	0  ok
+//	1  the tool returned isError (its text on stderr; script: some call did)
+//	2  usage error, arguments refused by the schema, or a protocol error: a
+//	   JSON-RPC error response, an invalid line from the server, a result of
+//	   the wrong shape
+//	3  the server could not be started or reached (it exited, closed its
+//	   stdout), or a timeout or interrupt
+//
+// script exits with the worst status of its calls.
+//
+// Eras: --era auto (the default) probes with server/discover as the
+// 2026-07-28 stdio binding says and falls back to the legacy initialize
+// handshake on any answer but a DiscoverResult or -32022, or on no answer
+// within 5s; a server that exits on the probe is restarted once for
+// initialize. --protocol-version pins a revision.
+//
+// The protocol work is in package mcp-call/client, argument coercion in
+// mcp-call/args; this package parses flags, prints, and maps errors to exit
+// statuses.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

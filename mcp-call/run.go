@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-shellwords"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-call/args"
+	"github.com/mcpipe/mcpipe/mcp-call/client"
+)
+
+const prog = "mcp-call"
+
+// Exit statuses (see usage).
+const (
+	exitOK       = 0
+	exitIsError  = 1
+	exitProtocol = 2
+	exitServer   = 3
+)
+
+// options are the parsed flags.
+type options struct {
+	json, structured, progress, failFast bool
+	showVersion                          bool
+	timeout                              time.Duration
+	era, version, serverStderr           string
+}
+
+// usageError is a mistake on the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// env is what run reads from the environment; tests replace it.
+type env struct {
+	getenv func(string) string
+}
+
+func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runEnv(ctx, argv, stdin, stdout, stderr, env{getenv: os.Getenv})
+}
+
+// lockedWriter serializes writes to stderr: progress and protocol reports
+// arrive on the client's read goroutine.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	errw := &lockedWriter{w: stderr}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(errw, "%s: %v\n", prog, err)
+		return code
+	}
+	opts, pos, serverArgv, err := parseArgs(argv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return fail(exitProtocol, err)
+	}
+	if opts.showVersion {
+		fmt.Fprintf(stdout, "%s %s\n", prog, version())
+		return exitOK
+	}
+	if len(pos) == 0 {
+		return fail(exitProtocol, usagef("no command (try --help)"))
+	}
+	cmdName, cmdArgs := pos[0], pos[1:]
+	if err := checkArity(cmdName, cmdArgs); err != nil {
+		return fail(exitProtocol, err)
+	}
+	if _, err := client.ResolveEra(opts.era, opts.version); err != nil {
+		return fail(exitProtocol, usagef("%v", err))
+	}
+	if len(serverArgv) == 0 {
+		line := e.getenv("MCP_SERVER")
+		if strings.TrimSpace(line) == "" {
+			return fail(exitProtocol, usagef("no server: give it after --, or set MCP_SERVER"))
+		}
+		serverArgv, err = shellwords.Parse(line)
+		if err != nil || len(serverArgv) == 0 {
+			return fail(exitProtocol, usagef("MCP_SERVER: cannot split %q: %v", line, err))
+		}
+	}
+	serverStderr, closeStderr, err := openServerStderr(opts.serverStderr, stderr, errw)
+	if err != nil {
+		return fail(exitProtocol, err)
+	}
+	defer closeStderr()
+
+	s := &session{opts: opts, stdin: stdin, stdout: stdout, stderr: errw}
+	cmd := client.Command{Argv: serverArgv, Stderr: serverStderr}
+	if cmdName == "raw" {
+		return s.raw(ctx, cmd)
+	}
+	return s.connected(ctx, cmd, cmdName, cmdArgs)
+}
+
+// parseArgs splits argv at the first "--" and parses flags anywhere before
+// it, so `mcp-call call echo text=hi --json -- server` works.
+func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string, err error) {
+	ours := argv
+	for i, a := range argv {
+		if a == "--" {
+			ours, server = argv[:i], argv[i+1:]
+			break
+		}
+	}
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.BoolVar(&o.structured, "structured", false, "")
+	fs.BoolVar(&o.progress, "progress", false, "")
+	fs.BoolVar(&o.failFast, "fail-fast", false, "")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "")
+	fs.StringVar(&o.era, "era", client.EraAuto, "")
+	fs.StringVar(&o.version, "protocol-version", "", "")
+	fs.StringVar(&o.serverStderr, "server-stderr", "inherit", "")
+	fs.BoolVar(&o.showVersion, "version", false, "")
+	help := fs.Bool("help", false, "")
+	fs.BoolVar(help, "h", false, "")
+	rest := ours
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, usage)
+			}
+			return o, nil, nil, err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		rest = rest[1:]
+	}
+	if *help {
+		fmt.Fprint(stdout, usage)
+		return o, nil, nil, flag.ErrHelp
+	}
+	if o.json && o.structured {
+		return o, nil, nil, usagef("--json and --structured exclude each other")
+	}
+	if o.timeout < 0 {
+		return o, nil, nil, usagef("--timeout must not be negative")
+	}
+	return o, pos, server, nil
+}
+
+func checkArity(name string, a []string) error {
+	switch name {
+	case "tools", "discover", "ping", "raw", "script":
+		if len(a) > 0 {
+			return usagef("%s takes no arguments (got %q)", name, a)
+		}
+	case "describe":
+		if len(a) != 1 {
+			return usagef("describe takes one TOOL")
+		}
+	case "call":
+		if len(a) < 1 {
+			return usagef("call needs a TOOL")
+		}
+	default:
+		return usagef("unknown command %q (try --help)", name)
+	}
+	return nil
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// openServerStderr resolves --server-stderr. An *os.File stderr goes to the
+// server as is, so its lines are not reordered through a copy goroutine.
+func openServerStderr(where string, stderr io.Writer, locked io.Writer) (io.Writer, func(), error) {
+	switch where {
+	case "inherit", "":
+		if f, ok := stderr.(*os.File); ok {
+			return f, func() {}, nil
+		}
+		return locked, func() {}, nil
+	case "discard":
+		return nil, func() {}, nil
+	}
+	f, err := os.OpenFile(where, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, usagef("--server-stderr: %v", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// exitCode maps an error to the exit status table.
+func exitCode(err error) int {
+	var ae *args.Error
+	var ue *usageError
+	var se *client.StartError
+	var rpc *codec.Error
+	var pe *client.ProtocolError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ae), errors.As(err, &ue):
+		return exitProtocol
+	case errors.As(err, &se), errors.Is(err, client.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return exitServer
+	case errors.As(err, &rpc), errors.As(err, &pe):
+		return exitProtocol
+	}
+	return exitProtocol
+}
+
+// describeErr words an error for the one stderr line.
+func describeErr(err error, timeout time.Duration) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%v (timed out after %v)", err, timeout)
+	case errors.Is(err, context.Canceled):
+		return fmt.Sprintf("%v (interrupted)", err)
+	}
+	return err.Error()
+}

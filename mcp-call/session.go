@@ -1,0 +1,482 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-call/args"
+	"github.com/mcpipe/mcpipe/mcp-call/client"
+)
+
+// session runs one command against one server.
+type session struct {
+	opts   options
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer // locked
+
+	conn  *client.Conn
+	tools []codec.Tool // cached tools/list
+}
+
+func (s *session) errorf(format string, a ...any) {
+	fmt.Fprintf(s.stderr, "%s: %s\n", prog, fmt.Sprintf(format, a...))
+}
+
+// fail prints err and returns its exit status.
+func (s *session) fail(err error) int {
+	s.errorf("%s", describeErr(err, s.opts.timeout))
+	return exitCode(err)
+}
+
+// reqCtx bounds one step by --timeout.
+func (s *session) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.opts.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.opts.timeout)
+}
+
+func (s *session) connected(ctx context.Context, cmd client.Command, name string, cmdArgs []string) int {
+	copts := client.Options{
+		Era:             s.opts.era,
+		ProtocolVersion: s.opts.version,
+		ClientInfo:      codec.Implementation{Name: prog, Version: version()},
+		OnProtocolError: func(err error) { s.errorf("%v", err) },
+		OnNotification:  s.notification,
+	}
+	if s.opts.timeout > 0 && s.opts.timeout < client.DefaultProbeTimeout {
+		copts.ProbeTimeout = s.opts.timeout
+	}
+	// Read a call's "-" arguments before starting the server: stdin is ours.
+	if name == "call" && len(cmdArgs) == 2 && cmdArgs[1] == "-" {
+		b, err := io.ReadAll(s.stdin)
+		if err != nil {
+			return s.fail(fmt.Errorf("reading arguments from stdin: %w", err))
+		}
+		cmdArgs = []string{cmdArgs[0], string(bytes.TrimSpace(b))}
+		if len(cmdArgs[1]) == 0 {
+			cmdArgs = cmdArgs[:1]
+		}
+	}
+	cctx, cancel := s.reqCtx(ctx)
+	conn, info, err := client.Dial(cctx, cmd, copts)
+	cancel()
+	if err != nil {
+		return s.fail(err)
+	}
+	s.conn = conn
+	defer conn.Close()
+
+	var code int
+	switch name {
+	case "tools":
+		code = s.cmdTools(ctx)
+	case "describe":
+		code = s.cmdDescribe(ctx, cmdArgs[0])
+	case "call":
+		code = s.cmdCall(ctx, cmdArgs[0], cmdArgs[1:])
+	case "discover":
+		code = s.cmdDiscover(info)
+	case "ping":
+		code = s.cmdPing(ctx)
+	case "script":
+		code = s.cmdScript(ctx)
+	}
+	if n := conn.ProtocolErrors(); n > 0 {
+		s.errorf("the server wrote %d invalid line(s) on stdout", n)
+		code = max(code, exitProtocol)
+	}
+	return code
+}
+
+func (s *session) notification(m *codec.Message) {
+	if !s.opts.progress || m.Method != codec.MethodProgress {
+		return
+	}
+	var p codec.ProgressParams
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		return
+	}
+	msg := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total != nil {
+		msg += fmt.Sprintf("/%g", *p.Total)
+	}
+	if p.Message != "" {
+		msg += ": " + p.Message
+	}
+	s.errorf("%s", msg)
+}
+
+// listTools fetches tools/list once per session.
+func (s *session) listTools(ctx context.Context) ([]codec.Tool, error) {
+	if s.tools != nil {
+		return s.tools, nil
+	}
+	rctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	t, err := s.conn.ListTools(rctx)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		t = []codec.Tool{}
+	}
+	s.tools = t
+	return t, nil
+}
+
+// findTool returns the named tool or a usage-class error listing the names.
+func (s *session) findTool(ctx context.Context, name string) (*codec.Tool, error) {
+	tools, err := s.listTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(tools))
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i], nil
+		}
+		names[i] = tools[i].Name
+	}
+	sort.Strings(names)
+	return nil, usagef("no tool named %q (the server has: %s)", name, strings.Join(names, ", "))
+}
+
+func (s *session) printJSON(v any) error {
+	var b []byte
+	var err error
+	if raw, ok := v.(json.RawMessage); ok {
+		var buf bytes.Buffer
+		err = json.Indent(&buf, raw, "", "  ")
+		b = buf.Bytes()
+	} else {
+		b, err = json.MarshalIndent(v, "", "  ")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(s.stdout, "%s\n", b)
+	return err
+}
+
+func (s *session) cmdTools(ctx context.Context) int {
+	tools, err := s.listTools(ctx)
+	if err != nil {
+		return s.fail(err)
+	}
+	if s.opts.json {
+		if err := s.printJSON(tools); err != nil {
+			return s.fail(err)
+		}
+		return exitOK
+	}
+	for _, t := range tools {
+		fmt.Fprintln(s.stdout, t.Name)
+	}
+	return exitOK
+}
+
+func (s *session) cmdDescribe(ctx context.Context, name string) int {
+	t, err := s.findTool(ctx, name)
+	if err != nil {
+		return s.fail(err)
+	}
+	if s.opts.json {
+		if err := s.printJSON(t); err != nil {
+			return s.fail(err)
+		}
+		return exitOK
+	}
+	io.WriteString(s.stdout, describeTool(t))
+	return exitOK
+}
+
+// prepareCall resolves the tool and builds its arguments.
+func (s *session) prepareCall(ctx context.Context, name string, words []string) (json.RawMessage, error) {
+	t, err := s.findTool(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	a, err := args.Build(words, t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return a, nil
+}
+
+func (s *session) callTool(ctx context.Context, name string, a json.RawMessage) (*codec.CallToolResult, json.RawMessage, error) {
+	var copts client.CallOptions
+	if s.opts.progress {
+		copts.ProgressToken = "mcp-call"
+	}
+	rctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	return s.conn.CallTool(rctx, name, a, copts)
+}
+
+func (s *session) cmdCall(ctx context.Context, name string, words []string) int {
+	a, err := s.prepareCall(ctx, name, words)
+	if err != nil {
+		return s.fail(err)
+	}
+	res, raw, err := s.callTool(ctx, name, a)
+	if err != nil {
+		return s.fail(err)
+	}
+	if s.opts.json {
+		if err := s.printJSON(raw); err != nil {
+			return s.fail(err)
+		}
+	}
+	if res.IsError {
+		writeText(s.stderr, res.ErrorMessage())
+		return exitIsError
+	}
+	switch {
+	case s.opts.json:
+	case s.opts.structured:
+		if len(res.StructuredContent) == 0 {
+			return s.fail(&client.ProtocolError{Msg: name + ": result has no structuredContent"})
+		}
+		if err := s.printJSON(res.StructuredContent); err != nil {
+			return s.fail(err)
+		}
+	default:
+		writeText(s.stdout, res.Text())
+		s.noteOtherBlocks(name, res)
+	}
+	return exitOK
+}
+
+// writeText prints text with exactly one trailing newline; nothing for "".
+func writeText(w io.Writer, text string) {
+	if text == "" {
+		return
+	}
+	io.WriteString(w, strings.TrimSuffix(text, "\n")+"\n")
+}
+
+// noteOtherBlocks says on stderr what the text output left out.
+func (s *session) noteOtherBlocks(name string, res *codec.CallToolResult) {
+	var other []string
+	for _, t := range res.ContentTypes() {
+		if t != codec.ContentText {
+			other = append(other, t)
+		}
+	}
+	if len(other) > 0 {
+		s.errorf("%s: result also has %s block(s); use --json to see them", name, strings.Join(slices.Compact(other), ", "))
+	}
+}
+
+func (s *session) cmdPing(ctx context.Context) int {
+	rctx, cancel := s.reqCtx(ctx)
+	defer cancel()
+	if err := s.conn.Ping(rctx); err != nil {
+		return s.fail(err)
+	}
+	fmt.Fprintln(s.stdout, "ok")
+	return exitOK
+}
+
+func (s *session) cmdDiscover(info *client.Info) int {
+	if s.opts.json {
+		out := struct {
+			Era             string          `json:"era"`
+			ProtocolVersion string          `json:"protocolVersion"`
+			Probe           string          `json:"probe"`
+			Result          json.RawMessage `json:"result"`
+		}{info.Era, info.ProtocolVersion, info.Probe, info.Result}
+		if err := s.printJSON(out); err != nil {
+			return s.fail(err)
+		}
+		return exitOK
+	}
+	var b strings.Builder
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "%-18s %s\n", k+":", v)
+		}
+	}
+	row("era", info.Era)
+	row("protocol version", info.ProtocolVersion)
+	if info.Era == client.EraModern {
+		row("supported", strings.Join(info.SupportedVersions, ", "))
+	}
+	srv := strings.TrimSpace(info.ServerInfo.Name + " " + info.ServerInfo.Version)
+	if info.ServerInfo.Title != "" {
+		srv += " (" + info.ServerInfo.Title + ")"
+	}
+	row("server", srv)
+	row("capabilities", capabilities(info.Result))
+	row("instructions", oneLine(info.Instructions))
+	row("probe", info.Probe)
+	io.WriteString(s.stdout, b.String())
+	return exitOK
+}
+
+// capabilities renders result.capabilities as "tools (listChanged), logging".
+func capabilities(result json.RawMessage) string {
+	var r struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(result, &r) != nil || len(r.Capabilities) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(r.Capabilities))
+	for k := range r.Capabilities {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		var sub map[string]any
+		_ = json.Unmarshal(r.Capabilities[k], &sub)
+		var flags []string
+		for f, v := range sub {
+			if v == true {
+				flags = append(flags, f)
+			}
+		}
+		sort.Strings(flags)
+		if len(flags) > 0 {
+			k += " (" + strings.Join(flags, ", ") + ")"
+		}
+		parts = append(parts, k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// describeTool renders a definition for people.
+func describeTool(t *codec.Tool) string {
+	var b strings.Builder
+	b.WriteString(t.Name)
+	if t.Title != "" {
+		b.WriteString(" — " + t.Title)
+	}
+	b.WriteString("\n")
+	if d := strings.TrimSpace(t.Description); d != "" {
+		for _, l := range strings.Split(d, "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	var sch struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+			Default     any    `json:"default"`
+			Enum        []any  `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &sch)
+	b.WriteString("\narguments:")
+	if len(sch.Properties) == 0 {
+		b.WriteString(" none\n")
+	} else {
+		b.WriteString("\n")
+		names := make([]string, 0, len(sch.Properties))
+		for n := range sch.Properties {
+			names = append(names, n)
+		}
+		// Required first, then alphabetical: what a caller must give leads.
+		sort.Slice(names, func(i, j int) bool {
+			ri, rj := slices.Contains(sch.Required, names[i]), slices.Contains(sch.Required, names[j])
+			if ri != rj {
+				return ri
+			}
+			return names[i] < names[j]
+		})
+		for _, n := range names {
+			p := sch.Properties[n]
+			var attrs []string
+			switch ty := p.Type.(type) {
+			case string:
+				attrs = append(attrs, ty)
+			case []any:
+				var ts []string
+				for _, x := range ty {
+					ts = append(ts, fmt.Sprint(x))
+				}
+				attrs = append(attrs, strings.Join(ts, "|"))
+			}
+			if slices.Contains(sch.Required, n) {
+				attrs = append(attrs, "required")
+			}
+			if p.Default != nil {
+				d, _ := json.Marshal(p.Default)
+				attrs = append(attrs, "default "+string(d))
+			}
+			if len(p.Enum) > 0 {
+				e, _ := json.Marshal(p.Enum)
+				attrs = append(attrs, "one of "+string(e))
+			}
+			fmt.Fprintf(&b, "  %s", n)
+			if len(attrs) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(attrs, ", "))
+			}
+			if p.Description != "" {
+				fmt.Fprintf(&b, "  %s", oneLine(p.Description))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+		fmt.Fprintf(&b, "\noutput: structured (outputSchema %s)\n", compact(t.OutputSchema))
+	}
+	if a := t.Annotations; a != nil {
+		var hints []string
+		add := func(p *bool, yes, no string) {
+			if p != nil {
+				hints = append(hints, map[bool]string{true: yes, false: no}[*p])
+			}
+		}
+		add(a.ReadOnlyHint, "read-only", "may write")
+		add(a.DestructiveHint, "destructive", "not destructive")
+		add(a.IdempotentHint, "idempotent", "not idempotent")
+		add(a.OpenWorldHint, "open world", "closed world")
+		if len(hints) > 0 {
+			fmt.Fprintf(&b, "\nhints: %s\n", strings.Join(hints, ", "))
+		}
+	}
+	return b.String()
+}
+
+func compact(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw)
+	}
+	s := buf.String()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// statusOf maps a call's outcome to its exit status.
+func statusOf(res *codec.CallToolResult, err error) int {
+	if err != nil {
+		return exitCode(err)
+	}
+	if res.IsError {
+		return exitIsError
+	}
+	return exitOK
+}
+
+// connectionGone reports whether err means no further request can work.
+func connectionGone(err error) bool {
+	return errors.Is(err, client.ErrClosed)
+}

@@ -1,0 +1,68 @@
+package main
+
+// usage is the --help text; the package doc (doc.go) and the README say the
+// same.
+const usage = `Usage: mcp-call [flags] COMMAND [ARGS] [-- SERVER [SERVER ARGS]]
+
+Call an MCP server over stdio from the command line or a script. The server
+is the command line after --, or the one in $MCP_SERVER (split like a shell
+would, without running one). mcp-call starts it, settles the protocol era,
+runs COMMAND, and stops it (close stdin, SIGTERM, SIGKILL to its process
+group).
+
+Commands:
+  tools              tool names, one per line (--json: the definitions)
+  describe TOOL      a tool's arguments, output and hints (--json: its definition)
+  call TOOL [ARGS]   call a tool and print the text of its result
+  discover           era, protocol version, supported versions, server identity,
+                     capabilities (legacy server: what initialize answered)
+  ping               check that the server answers; prints "ok" (2026-07-28 has
+                     no ping: a server/discover round trip stands in)
+  raw                send JSON-RPC lines from stdin as they are (no handshake,
+                     nothing answered for you), print every line the server
+                     writes; ends when every request has an answer
+  script             one call per stdin line, "TOOL ARGS...", over one
+                     connection; blank lines and # comments skipped
+
+Arguments (call, script):
+  '{"key": "value"}'  one JSON object
+  key=value           coerced by the tool's inputSchema: integer, number,
+                      boolean, null, array and object properties take the value
+                      as JSON text; string or undescribed properties keep it as
+                      a string
+  key:=json           raw JSON, e.g. tags:='["a","b"]'
+  -                   (call only) read the JSON object from stdin
+  Arguments are checked against the inputSchema before the call; a wrong key
+  or type stops mcp-call with the schema's words and exit status 2.
+
+Output:
+  call prints the text blocks of the result (other blocks are noted on
+  stderr). --json prints the whole result, --structured its
+  structuredContent. script prints each call's output in turn; with --json,
+  one line per call: the result, or {"error":{...}} when there is none.
+
+Flags:
+  --json                   JSON output (see above)
+  --structured             call: print structuredContent
+  --timeout DURATION       bound on starting and settling the era, and on each
+                           request (default 30s; 0 means none)
+  --era auto|legacy|modern auto (default) probes with server/discover and falls
+                           back to initialize when the server is legacy
+  --protocol-version REV   pin a revision (e.g. 2025-06-18, 2026-07-28)
+  --server-stderr WHERE    inherit (default: our stderr), discard, or a FILE
+                           (appended)
+  --progress               ask for progress and print it on stderr
+  --fail-fast              script: stop at the first call that fails
+  --help                   this text
+  --version                print the version
+
+Exit status:
+  0  ok
+  1  the tool returned isError (its text on stderr; script: some call did)
+  2  usage error, arguments refused by the schema, or a protocol error: a
+     JSON-RPC error response, an invalid line from the server, a result of
+     the wrong shape
+  3  the server could not be started or reached (it exited, closed its
+     stdout), or a timeout or interrupt
+  script: the worst status of its calls.
+`
