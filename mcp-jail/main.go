@@ -46,8 +46,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 )
@@ -81,13 +79,14 @@ Exit status:
   2  usage error
 `
 
+// main leaves SIGINT and SIGTERM at their default: a filter blocked on its
+// input must die at once, as cat or grep would.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run is the whole program; ctx is there for the common signature of our
+// binaries (a filter has nothing to cancel: EOF or a signal ends it).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
@@ -136,14 +135,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			o.Rel = r.Rel
 		}
 	}
-	var in io.Reader = stdin
 	var names []string
 	if fl.NArg() > 0 {
 		names = fl.Args()
-	} else {
-		in = ctxReader{ctx, stdin}
 	}
-	refused, err := jail.Filter(in, names, stdout, stderr, o)
+	refused, err := jail.Filter(stdin, names, stdout, stderr, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
@@ -164,18 +160,4 @@ func relTo(root, p string) string {
 	default:
 		return p[len(root)+1:]
 	}
-}
-
-// ctxReader stops reading once ctx is done (SIGINT, SIGTERM), so the
-// paths already resolved are still flushed.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

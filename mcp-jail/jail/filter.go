@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -82,7 +83,7 @@ func Filter(in io.Reader, names []string, out, errw io.Writer, o FilterOptions) 
 			for rerr == bufio.ErrBufferFull {
 				_, rerr = br.ReadSlice(sep)
 			}
-			tooLong = invalid(string(rec)+"...", "longer than 4095 bytes")
+			tooLong = invalid(string(rec)+"...", fmt.Sprintf("longer than %d bytes", MaxPathLen))
 		}
 		if rerr != nil && rerr != io.EOF {
 			bw.Flush()

@@ -61,6 +61,8 @@ func tree(t testing.TB) (base string) {
 		"data/loop1":         "loop2",
 		"data/loop2":         "loop1",
 		"data/sub/up":        "..",
+		"data/dangling-out":  "../outside/new.txt",
+		"data/dangling-abs":  filepath.Join(base, "outside/new.txt"),
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
@@ -140,6 +142,7 @@ func escapeNames(base string) []string {
 		"sub/up/..", "link-in/up/../..",
 		"evil-sib/secret.txt", "abs-in", "abs-in/g.txt",
 		"magic-root", "magic-cwd", "magic-cwd/x", "magic-fd", "devzero",
+		"dangling-out", "dangling-abs",
 	}
 }
 
@@ -346,6 +349,7 @@ func testOpsRefuseEscapes(t *testing.T) {
 		}
 		if !strings.HasPrefix(name, "out-") && !strings.HasPrefix(name, "chain") && !strings.HasPrefix(name, "magic") &&
 			!strings.HasPrefix(name, "parent") && !strings.HasPrefix(name, "evil") && !strings.HasPrefix(name, "abs") &&
+			!strings.HasPrefix(name, "dangling") &&
 			name != "devzero" {
 			// Removing a link that points out is legitimate: the link is
 			// inside. Everything else must be refused.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,9 +27,23 @@ func (r *Root) openDirFD(held fs.FileInfo) error {
 		d.Close()
 		return errors.Join(err, errors.New("root changed while it was opened"))
 	}
-	r.dir = d
-	r.dirfd = int(d.Fd())
+	rc, err := d.SyscallConn()
+	if err != nil {
+		d.Close()
+		return err
+	}
+	r.dir, r.dirConn = d, rc
 	return nil
+}
+
+// withDirFD calls f with the root's descriptor, which stays valid (not
+// closed and reused by a concurrent Close) while f runs. It reports false
+// when there is no descriptor or the Root is closed.
+func (r *Root) withDirFD(f func(dirfd int)) bool {
+	if r.dirConn == nil || noOpenat2.Load() {
+		return false
+	}
+	return r.dirConn.Control(func(fd uintptr) { f(int(fd)) }) == nil
 }
 
 // openat2 opens rel under the root in one system call: the kernel resolves
@@ -40,9 +53,6 @@ func (r *Root) openDirFD(held fs.FileInfo) error {
 // which is always safe: openat2 is missing, or it answered something
 // os.Root can explain better (ELOOP: a loop or a magic link) or retry.
 func (r *Root) openat2(name, rel string, flag int, perm fs.FileMode) (f *os.File, handled bool, err error) {
-	if r.dirfd < 0 || noOpenat2.Load() {
-		return nil, false, nil
-	}
 	how := unix.OpenHow{
 		Flags:   uint64(flag) | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
@@ -51,9 +61,10 @@ func (r *Root) openat2(name, rel string, flag int, perm fs.FileMode) (f *os.File
 		how.Mode = uint64(perm.Perm())
 	}
 	for try := 0; try < 4; try++ {
-		fd, err := unix.Openat2(r.dirfd, rel, &how)
-		// Keep the root's descriptor open until the call returned.
-		runtime.KeepAlive(r.dir)
+		fd, err := -1, error(unix.EBADF)
+		if !r.withDirFD(func(dirfd int) { fd, err = unix.Openat2(dirfd, rel, &how) }) {
+			return nil, false, nil
+		}
 		switch err {
 		case nil:
 			// Regular files ignore O_NONBLOCK, but a File that is not
@@ -88,15 +99,17 @@ var noFastResolve atomic.Bool
 // say which link), no openat2, no /proc, or a path that does not start
 // with the root's (the root was moved).
 func (r *Root) resolveFast(rel string) (parts []string, ok bool) {
-	if r.dirfd < 0 || noOpenat2.Load() || noFastResolve.Load() {
+	if noFastResolve.Load() {
 		return nil, false
 	}
 	how := unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	fd, err := unix.Openat2(r.dirfd, rel, &how)
-	runtime.KeepAlive(r.dir)
+	fd, err := -1, error(unix.EBADF)
+	if !r.withDirFD(func(dirfd int) { fd, err = unix.Openat2(dirfd, rel, &how) }) {
+		return nil, false
+	}
 	if err != nil {
 		if err == unix.ENOSYS {
 			noOpenat2.Store(true)

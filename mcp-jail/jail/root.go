@@ -23,8 +23,9 @@ type Root struct {
 	given string     // absolute, clean, as given to Open
 	roots [][]string // path and given, split, for absolute names
 	root  *os.Root
-	dir   *os.File // the same directory, for openat2; nil where unused
-	dirfd int      // dir's descriptor, or -1
+	// The same directory again, for openat2 (Linux); nil where unused.
+	dir     *os.File
+	dirConn syscall.RawConn
 }
 
 // Open opens the directory dir as a Root. dir may be relative (to the
@@ -43,7 +44,7 @@ func Open(dir string) (*Root, error) {
 	if err != nil {
 		return nil, wrapOS(dir, err)
 	}
-	r := &Root{path: real, given: given, root: osr, dirfd: -1}
+	r := &Root{path: real, given: given, root: osr}
 	r.roots = [][]string{splitName(real)}
 	if given != real {
 		r.roots = append(r.roots, splitName(given))
