@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test.sh: every test of the repository, as CI runs them.
+#
+#   ./test.sh
+#
+# 1. `./bazelw test //...`: unit, binary and end-to-end tests under Bazel
+#    (bootstraps Bazel on a fresh machine; see BAZEL notes in the README).
+# 2. `go test -race ./...`: the same tests under the race detector, plus the
+#    fuzz seed corpora (Bazel 4 with rules_go 0.34 runs neither).
+#
+# Schema-conformance tests read the official MCP schemas from $MCP_SPEC_DIR,
+# which defaults to ../shared/mcp-spec beside the checkout; they skip, saying
+# so, when it does not exist.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$root"
+
+if [[ -z ${MCP_SPEC_DIR:-} && -d $root/../shared/mcp-spec ]]; then
+  MCP_SPEC_DIR="$(cd "$root/../shared/mcp-spec" && pwd)"
+fi
+export MCP_SPEC_DIR="${MCP_SPEC_DIR:-}"
+export GOTOOLCHAIN=local
+
+echo "== bazel test //... (MCP_SPEC_DIR=${MCP_SPEC_DIR:-unset})"
+./bazelw test //... --test_env=MCP_SPEC_DIR
+
+echo "== go test -race ./..."
+go test -race -count=1 ./...
