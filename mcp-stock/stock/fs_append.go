@@ -1,0 +1,79 @@
+package stock
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindMutating,
+		Def: tool.Definition{
+			Name:  "fs_append",
+			Title: "Append to a file",
+			Description: "Append text to the end of a file under the root, in one write to a file opened for appending (O_APPEND): the existing contents are never rewritten, and concurrent appends do not interleave within one call's text. " +
+				"Creates the file when missing (mode 0644) unless create is false. No newline is added: end content with \"\\n\" to append whole lines. " +
+				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propPath + `,
+					"content": {"type": "string", "minLength": 1, "maxLength": 8388608,
+						"description": "The text to append (UTF-8)."},
+					"create": {"type": "boolean", "default": true,
+						"description": "Create the file when it does not exist (default). false: fail instead."}
+				},
+				"required": ["path", "content"],
+				"additionalProperties": false
+			}`),
+			Annotations: mutatingHints("Append to a file", false, false),
+		},
+		Handler: fsAppend,
+	})
+}
+
+func fsAppend(c *tool.Call) error {
+	args := struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+		Create  *bool  `json:"create"`
+	}{}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	if args.Path == "" || args.Content == "" {
+		return fmt.Errorf("invalid arguments: path and a non-empty content are required")
+	}
+	if len(args.Content) > MaxWriteBytes {
+		return fmt.Errorf("content is %d bytes, more than the %d a call may write", len(args.Content), MaxWriteBytes)
+	}
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	flag := os.O_WRONLY | os.O_APPEND
+	if args.Create == nil || *args.Create {
+		flag |= os.O_CREATE
+	}
+	f, err := r.OpenFile(args.Path, flag, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(args.Content); err != nil {
+		return &jail.PathError{Path: args.Path, Err: err}
+	}
+	if err := f.Sync(); err != nil {
+		return &jail.PathError{Path: args.Path, Err: err}
+	}
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	c.Textf("appended %s to %s (now %s)\n", plural(int64(len(args.Content)), "byte", "bytes"), args.Path, plural(size, "byte", "bytes"))
+	return nil
+}

@@ -1,0 +1,64 @@
+package stock
+
+import (
+	"fmt"
+	"io/fs"
+	"strconv"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindMutating,
+		Def: tool.Definition{
+			Name:  "fs_chmod",
+			Title: "Change permissions",
+			Description: "Set the permission bits of a file or directory under the root to an octal mode such as \"644\" or \"0755\" (a symlink inside the root is followed; its target's mode changes). " +
+				"Only the nine rwx bits: setuid, setgid and sticky bits are refused, and so are paths that leave the root. Reports the old and new mode.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propPath + `,
+					"mode": {"type": "string", "pattern": "^0?[0-7]{3}$",
+						"description": "Permission bits in octal: three digits, optionally with a leading 0, e.g. \"644\", \"0755\"."}
+				},
+				"required": ["path", "mode"],
+				"additionalProperties": false
+			}`),
+			Annotations: mutatingHints("Change permissions", false, true),
+		},
+		Handler: fsChmod,
+	})
+}
+
+func fsChmod(c *tool.Call) error {
+	var args struct {
+		Path string `json:"path"`
+		Mode string `json:"mode"`
+	}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	m, err := strconv.ParseUint(args.Mode, 8, 32)
+	if err != nil || len(args.Mode) < 3 || len(args.Mode) > 4 || m > 0o777 || (len(args.Mode) == 4 && args.Mode[0] != '0') {
+		return fmt.Errorf("mode %q: want three octal digits such as \"644\" (setuid, setgid and sticky bits are refused)", args.Mode)
+	}
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fi, err := r.Stat(args.Path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return fmt.Errorf("%s: not a regular file or directory", args.Path)
+	}
+	if err := r.Chmod(args.Path, fs.FileMode(m)); err != nil {
+		return err
+	}
+	c.Textf("mode of %s: %04o -> %04o\n", args.Path, fi.Mode().Perm(), m)
+	return nil
+}

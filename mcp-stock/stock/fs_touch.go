@@ -1,0 +1,81 @@
+package stock
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindMutating,
+		Def: tool.Definition{
+			Name:  "fs_touch",
+			Title: "Touch a file",
+			Description: "Set the modification and access times of a file or directory under the root to now (or to time, RFC 3339), creating an empty file (mode 0644) when nothing exists there, like touch. " +
+				"Never changes contents. A symlink inside the root is followed. Refuses FIFOs, devices and paths that leave the root.",
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					` + propPath + `,
+					"time": {"type": "string", "format": "date-time", "maxLength": 64,
+						"description": "The time to set, RFC 3339 (e.g. \"2024-05-01T12:00:00Z\"). Default: now."}
+				},
+				"required": ["path"],
+				"additionalProperties": false
+			}`),
+			Annotations: mutatingHints("Touch a file", false, true),
+		},
+		Handler: fsTouch,
+	})
+}
+
+func fsTouch(c *tool.Call) error {
+	var args struct {
+		Path string `json:"path"`
+		Time string `json:"time"`
+	}
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	t := time.Now()
+	if args.Time != "" {
+		var err error
+		if t, err = time.Parse(time.RFC3339Nano, args.Time); err != nil {
+			return fmt.Errorf("time %q: want RFC 3339, e.g. 2024-05-01T12:00:00Z", args.Time)
+		}
+	}
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	created := false
+	fi, err := r.Stat(args.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f, err := r.OpenFile(args.Path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		created = true
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular() && !fi.IsDir():
+		return fmt.Errorf("%s: not a regular file or directory", args.Path)
+	}
+	if err := r.Chtimes(args.Path, t, t); err != nil {
+		return err
+	}
+	if created {
+		c.Textf("created %s (empty), time %s\n", args.Path, timeString(t))
+	} else {
+		c.Textf("set the time of %s to %s\n", args.Path, timeString(t))
+	}
+	return nil
+}

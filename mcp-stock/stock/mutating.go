@@ -1,0 +1,144 @@
+package stock
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
+)
+
+// Helpers of the mutating tools (fs_write ... fs_move).
+
+// MaxWriteBytes bounds the content one fs_write or fs_append call carries,
+// and the size of a file fs_replace rewrites: a call is one JSON-RPC frame
+// (16 MiB by default), and fs_replace holds the file in memory.
+const MaxWriteBytes = 8 << 20
+
+// Shared argument snippets of the mutating tools.
+const (
+	propSource = `"source": {"type": "string", "minLength": 1, "maxLength": 4095,
+		"description": "Existing file or directory, relative to the root (an absolute path must lie inside the root). Paths that leave the root are refused."}`
+	propDestination = `"destination": {"type": "string", "minLength": 1, "maxLength": 4095,
+		"description": "New path, relative to the root, including the new name (not just a directory to put it in). Paths that leave the root are refused."}`
+	propOverwrite = `"overwrite": {"type": "boolean", "default": false,
+		"description": "Replace the destination when it exists (a file; a directory is never replaced). Default false: an existing destination is an error."}`
+)
+
+// parentDir returns the directory that name, resolved under r with its
+// symlinks followed, is created in, relative to the root ("." for the
+// root). It is how fs_write's createDirs and fs_copy's temporary files know
+// where they are, ".." and symlinks included.
+func parentDir(r *jail.Root, name string) (string, error) {
+	rel, err := r.ResolveRel(name)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", &jail.PathError{Path: name, Err: jail.ErrIsRoot}
+	}
+	return path.Dir(rel), nil
+}
+
+// exists reports whether name exists (without following a final symlink:
+// a dangling link exists).
+func exists(r *jail.Root, name string) (bool, error) {
+	_, err := r.Lstat(name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, err
+}
+
+// errExists is the refusal of a destination that exists when the call did
+// not ask to overwrite it.
+func errExists(name string) error {
+	return fmt.Errorf("%s: already exists (set overwrite: true to replace it)", name)
+}
+
+// copyFile copies the regular file src to dst, both under r, atomically:
+// the copy is written to a hidden temporary file beside dst, synced and
+// renamed over dst, so dst is never seen half-written. The copy gets src's
+// permission bits. It returns the bytes copied.
+func copyFile(r *jail.Root, src, dst string) (int64, error) {
+	in, fi, err := openRegular(r, src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	dir, err := parentDir(r, dst)
+	if err != nil {
+		return 0, err
+	}
+	tmp, out, err := createTempIn(r, dir, path.Base(dst), fi.Mode().Perm())
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(fi.Mode().Perm()) // the umask may have cut bits off
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.Rename(tmp, dst)
+	}
+	if err != nil {
+		r.Remove(tmp)
+		var pe *jail.PathError
+		if !errors.As(err, &pe) {
+			err = &jail.PathError{Path: dst, Err: err}
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+// createTempIn creates a new hidden file in dir (relative to the root)
+// named after base, exclusively, and returns its name under the root.
+func createTempIn(r *jail.Root, dir, base string, perm fs.FileMode) (string, *os.File, error) {
+	const maxName = 255
+	for try := 0; ; try++ {
+		var b [6]byte
+		rand.Read(b[:])
+		suffix := ".tmp-" + hex.EncodeToString(b[:])
+		stem := "." + base
+		if len(stem)+len(suffix) > maxName {
+			stem = stem[:maxName-len(suffix)]
+		}
+		name := stem + suffix
+		if dir != "." {
+			name = dir + "/" + name
+		}
+		f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 10 {
+			return name, f, err
+		}
+	}
+}
+
+// plural returns "1 file" or "3 files".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// inside reports whether the relative path p is dir or lies below it.
+func inside(p, dir string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
