@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/bazelbuild/buildtools v0.0.0-20260904073137-eaa4d125b423 // indirect
+	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mattn/go-shellwords v1.0.16 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect

@@ -569,12 +569,12 @@ func DeclaredRevision(m *Message, method string) (rev string, ok bool) {
 
 // scanMembers splits a JSON object into its members, in order.
 func scanMembers(raw []byte) (map[string]json.RawMessage, bool) {
-	i := skipWS(raw, 0)
+	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
 	m := map[string]json.RawMessage{}
-	i = skipWS(raw, i+1)
+	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return m, true
 	}
@@ -595,23 +595,23 @@ func scanMembers(raw []byte) (map[string]json.RawMessage, bool) {
 		} else {
 			name = string(key)
 		}
-		i = skipWS(raw, end)
+		i = skipSpace(raw, end)
 		if i >= len(raw) || raw[i] != ':' {
 			return nil, false
 		}
-		i = skipWS(raw, i+1)
+		i = skipSpace(raw, i+1)
 		vend := skipValue(raw, i)
 		if vend < 0 {
 			return nil, false
 		}
 		m[name] = raw[i:vend]
-		i = skipWS(raw, vend)
+		i = skipSpace(raw, vend)
 		if i >= len(raw) {
 			return nil, false
 		}
 		switch raw[i] {
 		case ',':
-			i = skipWS(raw, i+1)
+			i = skipSpace(raw, i+1)
 		case '}':
 			return m, true
 		default:
@@ -623,12 +623,12 @@ func scanMembers(raw []byte) (map[string]json.RawMessage, bool) {
 
 // scanElements splits a JSON array into its elements.
 func scanElements(raw []byte) ([]json.RawMessage, bool) {
-	i := skipWS(raw, 0)
+	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
 	var out []json.RawMessage
-	i = skipWS(raw, i+1)
+	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
 		return out, true
 	}
@@ -638,13 +638,13 @@ func scanElements(raw []byte) ([]json.RawMessage, bool) {
 			return nil, false
 		}
 		out = append(out, raw[i:end])
-		i = skipWS(raw, end)
+		i = skipSpace(raw, end)
 		if i >= len(raw) {
 			return nil, false
 		}
 		switch raw[i] {
 		case ',':
-			i = skipWS(raw, i+1)
+			i = skipSpace(raw, i+1)
 		case ']':
 			return out, true
 		default:
@@ -654,7 +654,7 @@ func scanElements(raw []byte) ([]json.RawMessage, bool) {
 	return nil, false
 }
 
-func skipWS(b []byte, i int) int {
+func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
@@ -664,21 +664,15 @@ func skipWS(b []byte, i int) int {
 // skipString returns the index just past the string starting at b[i] ('"'),
 // or -1.
 func skipString(b []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexAny(b[i:], `"\`)
-		if j < 0 {
-			return -1
-		}
-		i += j
-		if b[i] == '"' {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++ // skip the escaped byte
+		case '"':
 			return i + 1
 		}
-		i += 2 // a backslash and the byte it escapes
-		if i > len(b) {
-			return -1
-		}
 	}
+	return -1
 }
 
 // skipValue returns the index just past the value starting at b[i], or -1.

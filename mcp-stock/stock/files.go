@@ -117,7 +117,8 @@ var errWalkLimit = errors.New("walk limit reached")
 type walker struct {
 	c        *tool.Call
 	r        *jail.Root
-	maxDepth int // 0: unlimited; 1: the start's entries only
+	maxDepth int  // 0: unlimited; 1: the start's entries only
+	keepGit  bool // enter directories named .git
 
 	visited    int
 	limitHit   bool
@@ -154,7 +155,7 @@ func (w *walker) walk(start string, fn func(path string, d fs.DirEntry) error) e
 			return errWalkLimit
 		}
 		rel := depth(path) - startDepth
-		if d.IsDir() && rel > 0 && d.Name() == ".git" {
+		if d.IsDir() && rel > 0 && d.Name() == ".git" && !w.keepGit {
 			return fs.SkipDir
 		}
 		if err := fn(path, d); err != nil {
@@ -215,17 +216,18 @@ func readAt(f *os.File, buf []byte, off int64) (int, error) {
 // than MaxLineBytes is kept only up to that length (the rest is read and
 // dropped), so a file with no newlines cannot make a tool load it whole.
 type lineReader struct {
-	br   *bufio.Reader
-	keep []byte
-	n    int64 // bytes consumed so far
+	br      *bufio.Reader
+	keep    []byte
+	maxKeep int   // bytes of a line kept
+	n       int64 // bytes consumed so far
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), maxKeep: MaxLineBytes + utf8.UTFMax}
 }
 
-// next returns the next line without its newline, cut to MaxLineBytes,
-// and its full length. It returns io.EOF when no bytes are left; a last
+// next returns the next line without its newline, cut to maxKeep bytes
+// (MaxLineBytes and a little more, unless set), and its full length. It returns io.EOF when no bytes are left; a last
 // line without a newline is returned as a line.
 func (l *lineReader) next() (line []byte, full int, err error) {
 	l.keep = l.keep[:0]
@@ -233,7 +235,7 @@ func (l *lineReader) next() (line []byte, full int, err error) {
 		chunk, err := l.br.ReadSlice('\n')
 		l.n += int64(len(chunk))
 		full += len(chunk)
-		if room := MaxLineBytes + utf8.UTFMax - len(l.keep); room > 0 {
+		if room := l.maxKeep - len(l.keep); room > 0 {
 			l.keep = append(l.keep, chunk[:min(len(chunk), room)]...)
 		}
 		switch {

@@ -1,0 +1,73 @@
+package stock
+
+import (
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+func init() {
+	register(Tool{
+		Kind: KindRead,
+		Def: tool.Definition{
+			Name:  "fs_first_match",
+			Title: "Find the first matching line",
+			Description: "Find the first line matching a regular expression in a file, or in the files under a directory taken in name order, and stop there: returns whether one was found and its path (relative to the root), line number and text (cut at 4096 bytes). " +
+				searchDoc,
+			InputSchema: schema(`{
+				"type": "object",
+				"properties": {` + searchProps + `},
+				"required": ["pattern"],
+				"additionalProperties": false
+			}`),
+			OutputSchema: schema(`{
+				"type": "object",
+				"properties": {
+					"found": {"type": "boolean"},
+					"path": {"type": "string", "description": "File of the match, relative to the root."},
+					"line": {"type": "integer", "description": "Line number, from 1."},
+					"text": {"type": "string", "description": "The matching line."},
+					"complete": {"type": "boolean", "description": "When nothing was found: false if a walk or read limit stopped the search early."}
+				},
+				"required": ["found"],
+				"additionalProperties": false
+			}`),
+			Annotations: readOnlyHints("Find the first matching line"),
+			Run:         jsonResult(),
+		},
+		Handler: fsFirstMatch,
+	})
+}
+
+func fsFirstMatch(c *tool.Call) error {
+	var args searchArgs
+	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	r, err := openRoot(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	s, err := newSearcher(c, r, &args)
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Found    bool    `json:"found"`
+		Path     string  `json:"path,omitempty"`
+		Line     int     `json:"line,omitempty"`
+		Text     *string `json:"text,omitempty"`
+		Complete *bool   `json:"complete,omitempty"`
+	}
+	err = s.search(args.Path, func(p string, n int, line string) bool {
+		res.Found, res.Path, res.Line, res.Text = true, p, n, &line
+		return false
+	})
+	if err != nil {
+		return err
+	}
+	if !res.Found {
+		complete := s.complete()
+		res.Complete = &complete
+	}
+	return c.JSON(res)
+}
