@@ -295,6 +295,59 @@ func TestCallFailures(t *testing.T) {
 			t.Errorf("%s: isError=%v text=%q; want isError=%v containing %q", c.tool, r.IsError, r.Text(), c.isError, c.text)
 		}
 	}
+	h.closeAndDrain()
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("child processes left behind (zombies or alive): %v", kids)
+	}
+}
+
+func TestNoDescriptorLeak(t *testing.T) {
+	dir := t.TempDir()
+	tool(t, dir, "bg", `cat >/dev/null; sleep 30 & echo x; echo err >&2; exit 1`, simpleDef(""))
+	tool(t, dir, "ok", `echo ok`, simpleDef(""))
+	before := countFDs(t)
+	h := newHarness(t, dir, nil)
+	h.initialize(codec.Rev20250618)
+	for i := range 6 {
+		h.send(callLine(strconv.Itoa(i), []string{"bg", "ok"}[i%2], `{}`))
+	}
+	for range 6 {
+		h.recvMsg("tools/call")
+	}
+	h.closeAndDrain()
+	<-h.done
+	h.done <- nil // for the cleanup
+	if after := countFDs(t); after != before {
+		t.Errorf("open fds: %d before, %d after", before, after)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	return len(ents)
+}
+
+// children lists the pids of this process's children, from every thread
+// (tests here are not parallel, so any child is a tool we failed to reap).
+func children(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []string
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
 }
 
 func TestResultModes(t *testing.T) {
