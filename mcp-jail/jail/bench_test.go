@@ -74,3 +74,11 @@ func BenchmarkResolvePhysical(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "paths/s")
 }
+
+// BenchmarkResolveWalker is BenchmarkResolvePhysical without openat2: the
+// walker alone, as on kernels before 5.6.
+func BenchmarkResolveWalker(b *testing.B) {
+	noOpenat2.Store(true)
+	defer noOpenat2.Store(false)
+	BenchmarkResolvePhysical(b)
+}

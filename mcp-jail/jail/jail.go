@@ -44,7 +44,18 @@
 // O_NONBLOCK|O_NOCTTY and checked with fstat, and anything that is not a
 // regular file (or, for read-only opens, a directory) is closed again and
 // refused with [ErrNotRegular]. FIFOs, sockets and device nodes are refused;
-// a symlink to /dev/zero is refused earlier, as an escape.
+// a symlink to /dev/zero is refused earlier, as an escape. The open(2) of a
+// device node inside the root does happen before the check; O_NOCTTY keeps
+// a terminal from becoming the controlling one. [Root.WriteFileAtomic]
+// never replaces a special file.
+//
+// # Platforms
+//
+// Unix. On Linux 5.6 and later, opens and [Root.Resolve] of an existing
+// path use openat2; on older kernels, under a seccomp filter that refuses
+// it, and elsewhere, os.Root and the package's own walker (lstat, readlink
+// and open of one component at a time, relative to held directory handles)
+// do the same job with the same answers.
 //
 // # Errors
 //
@@ -74,9 +85,10 @@ const (
 	// less the terminating NUL the kernel counts.
 	MaxPathLen = 4095
 
-	// MaxSymlinks is how many symbolic links one name may pass through.
-	// It is os.Root's limit, so that what Resolve accepts the operations
-	// accept too (the kernel's openat2 would allow 40).
+	// MaxSymlinks is how many symbolic links one name may pass through
+	// where this package or os.Root follows them: os.Root's limit. Where
+	// the kernel resolves a name in one openat2 call (opens, and Resolve
+	// of an existing path, on Linux) its own limit, 40, applies instead.
 	MaxSymlinks = 8
 )
 
