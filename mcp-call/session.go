@@ -371,69 +371,11 @@ func describeTool(t *codec.Tool) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
-	var sch struct {
-		Properties map[string]struct {
-			Type        any    `json:"type"`
-			Description string `json:"description"`
-			Default     any    `json:"default"`
-			Enum        []any  `json:"enum"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	_ = json.Unmarshal(t.InputSchema, &sch)
 	b.WriteString("\narguments:")
-	if len(sch.Properties) == 0 {
-		b.WriteString(" none\n")
-	} else {
-		b.WriteString("\n")
-		names := make([]string, 0, len(sch.Properties))
-		for n := range sch.Properties {
-			names = append(names, n)
-		}
-		// Required first, then alphabetical: what a caller must give leads.
-		sort.Slice(names, func(i, j int) bool {
-			ri, rj := slices.Contains(sch.Required, names[i]), slices.Contains(sch.Required, names[j])
-			if ri != rj {
-				return ri
-			}
-			return names[i] < names[j]
-		})
-		for _, n := range names {
-			p := sch.Properties[n]
-			var attrs []string
-			switch ty := p.Type.(type) {
-			case string:
-				attrs = append(attrs, ty)
-			case []any:
-				var ts []string
-				for _, x := range ty {
-					ts = append(ts, fmt.Sprint(x))
-				}
-				attrs = append(attrs, strings.Join(ts, "|"))
-			}
-			if slices.Contains(sch.Required, n) {
-				attrs = append(attrs, "required")
-			}
-			if p.Default != nil {
-				d, _ := json.Marshal(p.Default)
-				attrs = append(attrs, "default "+string(d))
-			}
-			if len(p.Enum) > 0 {
-				e, _ := json.Marshal(p.Enum)
-				attrs = append(attrs, "one of "+string(e))
-			}
-			fmt.Fprintf(&b, "  %s", n)
-			if len(attrs) > 0 {
-				fmt.Fprintf(&b, " (%s)", strings.Join(attrs, ", "))
-			}
-			if p.Description != "" {
-				fmt.Fprintf(&b, "  %s", oneLine(p.Description))
-			}
-			b.WriteString("\n")
-		}
-	}
+	b.WriteString(renderProps(t.InputSchema))
 	if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
-		fmt.Fprintf(&b, "\noutput: structured (outputSchema %s)\n", compact(t.OutputSchema))
+		b.WriteString("\noutput (structuredContent):")
+		b.WriteString(renderProps(t.OutputSchema))
 	}
 	if a := t.Annotations; a != nil {
 		var hints []string
@@ -449,6 +391,74 @@ func describeTool(t *codec.Tool) string {
 		if len(hints) > 0 {
 			fmt.Fprintf(&b, "\nhints: %s\n", strings.Join(hints, ", "))
 		}
+	}
+	return b.String()
+}
+
+// renderProps lists an object schema's properties, one per line, required
+// ones first: "  name (type, required, default 3)  description".
+func renderProps(schema json.RawMessage) string {
+	var sch struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+			Default     any    `json:"default"`
+			Enum        []any  `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &sch); err != nil {
+		return " " + compact(schema) + "\n"
+	}
+	if len(sch.Properties) == 0 {
+		return " none\n"
+	}
+	var b strings.Builder
+	b.WriteString("\n")
+	names := make([]string, 0, len(sch.Properties))
+	for n := range sch.Properties {
+		names = append(names, n)
+	}
+	// Required first, then alphabetical: what a caller must give leads.
+	sort.Slice(names, func(i, j int) bool {
+		ri, rj := slices.Contains(sch.Required, names[i]), slices.Contains(sch.Required, names[j])
+		if ri != rj {
+			return ri
+		}
+		return names[i] < names[j]
+	})
+	for _, n := range names {
+		p := sch.Properties[n]
+		var attrs []string
+		switch ty := p.Type.(type) {
+		case string:
+			attrs = append(attrs, ty)
+		case []any:
+			var ts []string
+			for _, x := range ty {
+				ts = append(ts, fmt.Sprint(x))
+			}
+			attrs = append(attrs, strings.Join(ts, "|"))
+		}
+		if slices.Contains(sch.Required, n) {
+			attrs = append(attrs, "required")
+		}
+		if p.Default != nil {
+			d, _ := json.Marshal(p.Default)
+			attrs = append(attrs, "default "+string(d))
+		}
+		if len(p.Enum) > 0 {
+			e, _ := json.Marshal(p.Enum)
+			attrs = append(attrs, "one of "+string(e))
+		}
+		fmt.Fprintf(&b, "  %s", n)
+		if len(attrs) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(attrs, ", "))
+		}
+		if p.Description != "" {
+			fmt.Fprintf(&b, "  %s", oneLine(p.Description))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
