@@ -450,7 +450,7 @@ func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec
 			CacheScope:        codec.CacheScopePublic,
 		})
 	case codec.MethodToolsList:
-		res, err := s.list(ctx, m.Params)
+		res, err := s.list(ctx, rev, m.Params)
 		if err != nil {
 			fail(err)
 			return
@@ -498,7 +498,7 @@ func (s *server) notification(m *codec.Message, cerr *codec.Error) {
 }
 
 // list answers tools/list: one page, after a reload check.
-func (s *server) list(ctx context.Context, params json.RawMessage) (any, *codec.Error) {
+func (s *server) list(ctx context.Context, rev string, params json.RawMessage) (any, *codec.Error) {
 	var p codec.ListToolsParams
 	if len(params) > 0 && string(params) != "null" {
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -529,7 +529,8 @@ func (s *server) list(ctx context.Context, params json.RawMessage) (any, *codec.
 	end := min(start+s.opts.PageSize, len(all))
 	res := codec.ListToolsResult{Tools: make([]codec.Tool, 0, end-start)}
 	for _, t := range all[start:end] {
-		res.Tools = append(res.Tools, t.Def)
+		// Older revisions get only the members they define.
+		res.Tools = append(res.Tools, codec.ToolFor(rev, t.Def))
 	}
 	if end < len(all) {
 		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + all[end-1].Def.Name))
