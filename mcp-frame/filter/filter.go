@@ -70,6 +70,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/mcpipe/mcpipe/codec"
 )
@@ -220,36 +222,44 @@ func (f *filter) messageRev(m *codec.Message, method string) string {
 // frame handles one frame; its error is an I/O error.
 func (f *filter) frame(line int, data []byte) error {
 	msgs, batch, err := codec.DecodeFrame(data, codec.BatchesAllowed(f.sessionRev()))
-	if err != nil {
-		var be *codec.BatchError
-		if errors.As(err, &be) {
-			for _, e := range be.Errs {
-				f.bad(line, e.Error())
-			}
-		} else {
-			f.bad(line, err.Error())
-		}
+	var be *codec.BatchError
+	if err != nil && !errors.As(err, &be) {
+		f.bad(line, err.Error())
 		f.stats.Bad++
 		return nil
 	}
+	// Problems by batch position: the elements DecodeFrame refused, then
+	// the MCP checks of the ones it decoded (msgs holds those, in order).
+	problems := map[int]string{}
+	if be != nil {
+		for _, e := range be.Errs {
+			problems[e.Index] = e.Err.Message
+		}
+	}
 	methods := make([]string, len(msgs))
 	revs := make([]string, len(msgs))
-	ok := true
+	pos := 0
 	for i, m := range msgs {
+		for problems[pos] != "" {
+			pos++
+		}
 		if m.IsResponse() && m.ID != nil && f.opts.From == codec.FromAny {
 			methods[i] = f.pending[m.ID.Key()].method
 		}
 		revs[i] = f.messageRev(m, methods[i])
 		if err := codec.CheckMessage(revs[i], f.opts.From, m, methods[i]); err != nil {
-			reason := codec.AsError(err).Message
-			if batch {
-				reason = fmt.Sprintf("batch element %d: %s", i, reason)
-			}
-			f.bad(line, reason)
-			ok = false
+			problems[pos] = codec.AsError(err).Message
 		}
+		pos++
 	}
-	if !ok {
+	if len(problems) > 0 {
+		for _, i := range slices.Sorted(maps.Keys(problems)) {
+			p := problems[i]
+			if batch {
+				p = fmt.Sprintf("batch element %d: %s", i, p)
+			}
+			f.bad(line, p)
+		}
 		// A bad answer still answers its request: forget the request, so
 		// a second answer is not checked as the first one.
 		for _, m := range msgs {
