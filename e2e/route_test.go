@@ -697,3 +697,88 @@ func TestScaffoldedTools(t *testing.T) {
 		wantOK(t, s.callTool(name, nil), "Hello, world!")
 	}
 }
+
+func TestPagination(t *testing.T) {
+	f := newFixture(t)
+	var want []string
+	for _, n := range []string{"e", "d", "c", "b", "a"} {
+		f.tool(n, def(n, "", ""), "echo "+n)
+		want = append([]string{n}, want...)
+	}
+	s := f.start("--page-size", "2")
+	s.initialize(codec.LatestLegacyRevision)
+	if got := names(s.listTools()); !slices.Equal(got, want) {
+		t.Errorf("paged tools %q, want %q", got, want)
+	}
+	e := s.rpcError(s.request(s.rev, codec.MethodToolsList, map[string]any{"cursor": "not-a-cursor"}))
+	if e.Code != codec.CodeInvalidParams {
+		t.Errorf("invalid cursor: error %d %s, want %d", e.Code, e.Message, codec.CodeInvalidParams)
+	}
+	s.rev = modern
+	if got := names(s.listTools()); !slices.Equal(got, want) {
+		t.Errorf("modern paged tools %q, want %q", got, want)
+	}
+}
+
+func TestMultipleToolDirs(t *testing.T) {
+	f := newFixture(t)
+	other, third := filepath.Join(t.TempDir(), "other"), filepath.Join(t.TempDir(), "third")
+	f.tool("one", def("one", "", ""), "echo one")
+	f.tool("same", def("same", "", ""), "echo first-dir")
+	g := &fixture{t: t, tools: other, root: f.root}
+	h := &fixture{t: t, tools: third, root: f.root}
+	for _, d := range []string{other, third} {
+		os.Mkdir(d, 0o755)
+	}
+	g.tool("two", def("two", "", ""), "echo two")
+	g.tool("same", def("same", "", ""), "echo second-dir")
+	h.tool("three", def("three", "", ""), "echo three")
+	// ':'-separated and repeated.
+	s := startServer(t, f.root, nil, "--tools", f.tools+":"+other, "--tools", third, "--root", f.root)
+	s.initialize(codec.LatestLegacyRevision)
+	got := names(s.listTools())
+	if !slices.Equal(got, []string{"one", "same", "three", "two"}) {
+		t.Errorf("tools from three dirs: %q, want [one same three two] (sorted, each name once)", got)
+	}
+	wantOK(t, s.callTool("three", nil), "three")
+	r := s.callTool("same", nil)
+	t.Logf("a name in two directories is served from: %q", text(r))
+}
+
+func TestLogFile(t *testing.T) {
+	f := newFixture(t)
+	logFile := filepath.Join(t.TempDir(), "route.log")
+	s := f.start("--log", logFile)
+	s.initialize(codec.LatestLegacyRevision)
+	s.closeStdin()
+	s.drain()
+	if code := s.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), "initialize") {
+		t.Errorf("--log file: %v %q", err, b)
+	}
+	if e := s.stderr.String(); e != "" {
+		t.Errorf("with --log, stderr still got %q", e)
+	}
+}
+
+// Request ids come back byte for byte, in both eras.
+func TestIDsEchoed(t *testing.T) {
+	f := newFixture(t)
+	s := f.start()
+	s.initialize(codec.LatestLegacyRevision)
+	for _, id := range []string{`9007199254740993`, `-7`, `0`, `"a\u0062c"`, `"é ☃"`, `""`} {
+		key := codec.ID{}
+		if err := json.Unmarshal([]byte(id), &key); err != nil {
+			t.Fatalf("id %s: %v", id, err)
+		}
+		s.sent[key.Key()] = sentAt{codec.MethodPing, s.rev}
+		s.raw(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		line := s.nextLine()
+		if !strings.Contains(string(line), `"id":`+id) {
+			t.Errorf("id %s came back as %s", id, line)
+		}
+	}
+}
