@@ -40,6 +40,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -212,7 +213,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	reg := registry.New(registry.Options{
 		Dirs:        dirs,
 		ReadOnly:    *readonly,
-		DescribeEnv: append(env, "MCP_ROOT="+rootDir),
+		DescribeEnv: slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
 		DescribeDir: rootDir,
 		Logf:        logf,
 	})

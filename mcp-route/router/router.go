@@ -272,8 +272,11 @@ func (s *server) write(m *codec.Message) {
 
 // listChanged tells a legacy session that the tool list changed.
 func (s *server) listChanged() {
-	if s.sess.Revision() == "" {
-		return // no legacy session: modern clients re-list on their own
+	if !s.sess.Initialized() {
+		// No legacy session, or one not yet past notifications/initialized
+		// (before which a server sends no notifications); modern clients
+		// re-list on their own.
+		return
 	}
 	m, err := codec.NewNotification(codec.MethodToolsListChanged, nil)
 	if err == nil {
