@@ -159,7 +159,7 @@ func TestCallRawRoute(t *testing.T) {
 `
 	r := mcpCall(t, in, append([]string{"--server-stderr", "discard", "raw"}, server...)...)
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != 0 || len(lines) != 2 || !strings.Contains(r.stdout, `"supportedVersions"`) || !strings.Contains(r.stdout, `"text":"raw"`) {
+	if r.code != 0 || len(lines) != 2 || !strings.Contains(r.stdout, `"supportedVersions"`) || !strings.Contains(r.stdout, `"text":"raw`) {
 		t.Errorf("raw: %+v", r)
 	}
 }
