@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unicode/utf8"
 )
 
 // DefaultMaxFrame is the frame size cap a Reader uses when given 0: 16 MiB.
@@ -277,49 +276,45 @@ func ErrorID(err error) *ID {
 //     err is a *BatchError with one *DecodeError per bad element (Index says
 //     where). JSON-RPC wants one error response per bad element.
 func DecodeFrame(data []byte, allowBatch bool) (msgs []*Message, batch bool, err error) {
-	data = bytes.TrimSpace(data)
-	if !utf8.Valid(data) {
-		return nil, false, &DecodeError{Index: -1, Err: Errorf(CodeParseError, "parse error: invalid UTF-8")}
+	members, elems, isObj, isArr, serr := jsTop(data)
+	if serr != nil {
+		return nil, isArr, &DecodeError{Index: -1, Err: parseError(serr)}
 	}
-	if len(data) > 0 && data[0] == '[' {
-		var elems []json.RawMessage
-		if err := json.Unmarshal(data, &elems); err != nil {
-			return nil, true, &DecodeError{Index: -1, Err: parseError(err)}
+	switch {
+	case isObj:
+		m, derr := decodeMembers(members)
+		if derr != nil {
+			return nil, false, derr
 		}
-		if !allowBatch {
-			return nil, true, &DecodeError{Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not allowed in this protocol revision")}
-		}
-		if len(elems) == 0 {
-			return nil, true, &DecodeError{Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: empty batch")}
-		}
-		var bad []*DecodeError
-		for i, e := range elems {
-			m, err := decodeMessage(e)
-			if err != nil {
-				err.Index = i
-				bad = append(bad, err)
-				continue
-			}
-			msgs = append(msgs, m)
-		}
-		if bad != nil {
-			return msgs, true, &BatchError{Errs: bad}
-		}
-		return msgs, true, nil
+		return []*Message{m}, false, nil
+	case !isArr:
+		return nil, false, invalid(nil, "a message must be a JSON object, not %s", jsonKind(bytes.TrimSpace(data)))
 	}
-	m, derr := decodeMessage(data)
-	if derr != nil {
-		return nil, false, derr
+	if !allowBatch {
+		return nil, true, &DecodeError{Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are not allowed in this protocol revision")}
 	}
-	return []*Message{m}, false, nil
+	if len(elems) == 0 {
+		return nil, true, &DecodeError{Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: empty batch")}
+	}
+	var bad []*DecodeError
+	for i, e := range elems {
+		m, derr := decodeMessage(e)
+		if derr != nil {
+			derr.Index = i
+			bad = append(bad, derr)
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	if bad != nil {
+		return msgs, true, &BatchError{Errs: bad}
+	}
+	return msgs, true, nil
 }
 
 // DecodeMessage decodes and checks one JSON-RPC message object. Its error is a
 // *DecodeError (see DecodeFrame).
 func DecodeMessage(data []byte) (*Message, error) {
-	if !utf8.Valid(data) {
-		return nil, &DecodeError{Index: -1, Err: Errorf(CodeParseError, "parse error: invalid UTF-8")}
-	}
 	m, err := decodeMessage(data)
 	if err != nil {
 		return nil, err
@@ -328,10 +323,6 @@ func DecodeMessage(data []byte) (*Message, error) {
 }
 
 func parseError(err error) *Error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return Errorf(CodeParseError, "parse error: %s at offset %d", se.Error(), se.Offset)
-	}
 	return Errorf(CodeParseError, "parse error: %s", err.Error())
 }
 
@@ -340,20 +331,20 @@ func invalid(id *ID, format string, args ...any) *DecodeError {
 }
 
 func decodeMessage(data []byte) (*Message, *DecodeError) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		if !json.Valid(data) {
-			if len(data) == 0 {
-				return nil, &DecodeError{Index: -1, Err: Errorf(CodeParseError, "parse error: empty frame")}
-			}
-			return nil, &DecodeError{Index: -1, Err: parseError(json.Unmarshal(data, new(any)))}
-		}
-		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(data))
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
+	members, _, isObj, _, err := jsTop(data)
+	if err != nil {
 		return nil, &DecodeError{Index: -1, Err: parseError(err)}
 	}
+	if !isObj {
+		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(bytes.TrimSpace(data)))
+	}
+	return decodeMembers(members)
+}
+
+// decodeMembers checks the envelope. The member values are valid JSON (the
+// scanner checked them); Params and Result are copied so that a Message never
+// aliases the caller's frame.
+func decodeMembers(obj map[string][]byte) (*Message, *DecodeError) {
 	m := &Message{}
 	// The id first, so later errors can carry it.
 	if raw, ok := obj["id"]; ok {
@@ -375,17 +366,15 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 	if !ok {
 		return nil, invalid(m.ID, `missing "jsonrpc": "2.0"`)
 	}
-	if string(rawV) != `"2.0"` {
-		var v string
-		if json.Unmarshal(rawV, &v) != nil || v != "2.0" {
-			return nil, invalid(m.ID, `"jsonrpc" must be "2.0", got %s`, truncate(rawV, 40))
-		}
+	if string(rawV) != `"2.0"` && (rawV[0] != '"' || jsKey(rawV) != "2.0") {
+		return nil, invalid(m.ID, `"jsonrpc" must be "2.0", got %s`, truncate(rawV, 40))
 	}
 	m.JSONRPC = "2.0"
 	if raw, ok := obj["method"]; ok {
-		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &m.Method) != nil {
+		if raw[0] != '"' {
 			return nil, invalid(m.ID, "method must be a string, not %s", jsonKind(raw))
 		}
+		m.Method = jsKey(raw)
 		if m.Method == "" {
 			return nil, invalid(m.ID, "method must not be empty")
 		}
@@ -396,10 +385,10 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 			return nil, invalid(m.ID, `a request must not carry "error"`)
 		}
 		if raw, ok := obj["params"]; ok {
-			if len(raw) == 0 || raw[0] != '{' {
+			if raw[0] != '{' {
 				return nil, invalid(m.ID, "params must be an object, not %s", jsonKind(raw))
 			}
-			m.Params = raw
+			m.Params = bytes.Clone(raw)
 		}
 		return m, nil
 	}
@@ -417,10 +406,10 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 		if m.ID == nil {
 			return nil, invalid(nil, "a result response needs an id")
 		}
-		if len(res) == 0 || res[0] != '{' {
+		if res[0] != '{' {
 			return nil, invalid(m.ID, "result must be an object, not %s", jsonKind(res))
 		}
-		m.Result = res
+		m.Result = bytes.Clone(res)
 	default:
 		e, err := decodeErrorObject(errRaw)
 		if err != "" {
@@ -452,7 +441,7 @@ func decodeErrorObject(raw json.RawMessage) (*Error, string) {
 		return nil, "error.message must be a string"
 	}
 	if d, ok := obj["data"]; ok {
-		e.Data = d
+		e.Data = bytes.Clone(d)
 	}
 	return e, ""
 }

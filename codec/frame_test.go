@@ -434,3 +434,23 @@ func TestWriterNoRawNewline(t *testing.T) {
 		t.Errorf("got %q", buf.String())
 	}
 }
+
+func TestDecodeFrameKeys(t *testing.T) {
+	// An escaped member name means the same name, as in encoding/json.
+	msgs, _, err := DecodeFrame([]byte(`{"jsonrpc":"2.0","\u006dethod":"x\u0079"}`), false)
+	if err != nil || msgs[0].Method != "xy" {
+		t.Fatalf("escaped key: %v %v", msgs, err)
+	}
+	// Duplicate members: the last one wins.
+	msgs, _, err = DecodeFrame([]byte(`{"jsonrpc":"2.0","id":1,"id":"b","method":"ping"}`), false)
+	if err != nil || msgs[0].ID.String() != `"b"` {
+		t.Fatalf("duplicate id: %v %v", msgs, err)
+	}
+	// Params never alias the frame.
+	frame := []byte(`{"jsonrpc":"2.0","method":"x","params":{"a":1}}`)
+	msgs, _, _ = DecodeFrame(frame, false)
+	copy(frame, bytes.Repeat([]byte{' '}, len(frame)))
+	if string(msgs[0].Params) != `{"a":1}` {
+		t.Errorf("params alias the frame: %s", msgs[0].Params)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"unicode/utf8"
 )
 
 // Seeds live in testdata/fuzz/<Target>/; plain `go test` runs them.
@@ -103,6 +104,18 @@ func FuzzValidateTool(f *testing.F) {
 			if !errors.As(err, &ve) || len(ve.Problems) == 0 {
 				t.Fatalf("Validate error %T %v", err, err)
 			}
+		}
+	})
+}
+
+// FuzzScanJSON checks the frame scanner against encoding/json and utf8.
+func FuzzScanJSON(f *testing.F) {
+	f.Add([]byte(`{"a":[1,-0.5e+3,"\u00e9\n",true,false,null,{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := jsValid(data) == nil
+		want := json.Valid(data) && utf8.Valid(data)
+		if got != want {
+			t.Fatalf("jsValid(%q) = %v, json.Valid && utf8.Valid = %v", data, got, want)
 		}
 	})
 }
