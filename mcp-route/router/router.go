@@ -88,7 +88,7 @@ const (
 
 // Options configure Serve. Fields marked optional have a default.
 type Options struct {
-	Registry   *registry.Registry               // required; Serve calls Reload before reading
+	Registry   *registry.Registry               // required; Serve loads it (Reload) in the background
 	ServerInfo codec.Implementation             // required: name and version
 	Root       string                           // required: cwd of every tool, MCP_ROOT
 	Env        []string                         // required: the base environment of every tool ("NAME=value")
@@ -137,6 +137,8 @@ type server struct {
 	sess *codec.Session
 	sem  chan struct{} // MaxProcs slots
 
+	loaded chan struct{} // closed after the first Registry.Reload
+
 	callsCtx     context.Context // canceled when shutdown gives up waiting
 	killCalls    context.CancelFunc
 	calls        sync.WaitGroup
@@ -170,17 +172,21 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	s.callsCtx, s.killCalls = context.WithCancel(context.Background())
 	defer s.killCalls()
 
-	opts.Registry.Reload(ctx)
-
+	// The first load may run --mcp-describe for every tool; requests that
+	// do not need the tools (server/discover, initialize, ping) are served
+	// meanwhile, and tools/list and tools/call wait for it (s.loaded).
+	s.loaded = make(chan struct{})
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var watch sync.WaitGroup
-	if opts.Poll > 0 {
-		watch.Add(1)
-		go func() {
-			defer watch.Done()
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		opts.Registry.Reload(watchCtx)
+		close(s.loaded)
+		if opts.Poll > 0 {
 			opts.Registry.Watch(watchCtx, opts.Poll, s.listChanged)
-		}()
-	}
+		}
+	}()
 
 	type frame struct {
 		data []byte
@@ -453,6 +459,7 @@ func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec
 			CacheScope:        codec.CacheScopePublic,
 		})
 	case codec.MethodToolsList:
+		<-s.loaded
 		res, err := s.list(ctx, rev, m.Params)
 		if err != nil {
 			fail(err)
@@ -460,6 +467,7 @@ func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec
 		}
 		ok(res)
 	case codec.MethodToolsCall:
+		<-s.loaded
 		s.call(rev, id, m.Params, ok, fail, reply)
 	}
 }

@@ -664,3 +664,26 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestDiscoverDoesNotWaitForToolLoading(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(t.TempDir(), "go")
+	// --mcp-describe blocks until the test creates the flag file.
+	tool(t, dir, "slowdesc", `if [ "$1" = --mcp-describe ]; then
+while [ ! -e `+flag+` ]; do sleep 0.01; done
+echo '{"description":"described late"}'
+fi`, "")
+	h := newHarness(t, dir, nil)
+	h.rev = codec.Rev20260728
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta() + `}}`)
+	if m := h.recvMsg("server/discover"); m.Error != nil {
+		t.Fatalf("discover: %v", m.Error)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta() + `}}`)
+	os.WriteFile(flag, nil, 0o644)
+	var lr codec.ListToolsResult
+	json.Unmarshal(h.recvMsg("tools/list").Result, &lr)
+	if len(lr.Tools) != 1 || lr.Tools[0].Description != "described late" {
+		t.Errorf("tools %+v", lr.Tools)
+	}
+}
