@@ -229,7 +229,7 @@ func TestStockReadTools(t *testing.T) {
 		{"fs_hash", map[string]any{"path": "dir/b.txt", "algorithm": "md5"}, []check{field("hash", "3b5d5c3712955042212316173ccf37be")}},
 		{"fs_count", map[string]any{"path": "lines.txt"}, []check{field("lines", 100)}},
 		{"fs_list", map[string]any{"path": "dir"}, []check{field("total", 2)}},
-		{"fs_du", map[string]any{"path": "dir"}, []check{field("files", 2), field("bytes", 25)}},
+		{"fs_du", map[string]any{"path": "dir"}, []check{field("files", 2), field("bytes", 26)}},
 		{"fs_glob", map[string]any{"pattern": "**/*.go"}, []check{textIs("dir/a.go\n")}},
 		{"fs_find", map[string]any{"name": "*.txt", "type": "file"}, []check{textIs("dir/b.txt\nhello.txt\nlines.txt\n")}},
 		{"fs_grep", map[string]any{"pattern": "TODO"}, []check{textIs("dir/a.go:2:// TODO first\n")}},
