@@ -664,15 +664,24 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the index just past the string starting at b[i] ('"'),
 // or -1.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++ // skip the escaped byte
-		case '"':
+	i++
+	for {
+		// The closing quote is the first one not escaped: find quotes with
+		// IndexByte (vectorised) and count the backslashes before each.
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		n := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
 			return i + 1
 		}
+		i++
 	}
-	return -1
 }
 
 // skipValue returns the index just past the value starting at b[i], or -1.

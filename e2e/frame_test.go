@@ -1,0 +1,232 @@
+package e2e
+
+// mcp-frame end to end: policing a server's stdout (`SERVER < requests |
+// mcp-frame --check --from server`) and guarding its stdin (`requests |
+// mcp-frame --from client | SERVER`), through real pipes between real
+// processes. Binaries: MCP_FRAME_BIN and MCP_ROUTE_BIN under Bazel.
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+func frameBin(t *testing.T) string { return testbin.Path(t, "MCP_FRAME_BIN", "mcp-frame") }
+
+type pipeResult struct {
+	out, frameErr, serverErr string
+	frameCode, serverCode    int
+}
+
+// serverThenFrame runs `server < requests | mcp-frame frameArgs...`.
+func serverThenFrame(t *testing.T, server []string, dir, requests string, frameArgs ...string) pipeResult {
+	t.Helper()
+	ctx := ctxTimeout(t)
+	srv := exec.CommandContext(ctx, server[0], server[1:]...)
+	srv.Dir, srv.Env = dir, baseEnv()
+	srv.Stdin = strings.NewReader(requests)
+	fr := exec.CommandContext(ctx, frameBin(t), frameArgs...)
+	fr.Env = baseEnv()
+	return runPipe(t, srv, fr, func(r pipeResult) pipeResult { return r })
+}
+
+// frameThenServer runs `requests | mcp-frame frameArgs... | server`; out is
+// the server's stdout.
+func frameThenServer(t *testing.T, server []string, dir, requests string, frameArgs ...string) pipeResult {
+	t.Helper()
+	ctx := ctxTimeout(t)
+	fr := exec.CommandContext(ctx, frameBin(t), frameArgs...)
+	fr.Env = baseEnv()
+	fr.Stdin = strings.NewReader(requests)
+	srv := exec.CommandContext(ctx, server[0], server[1:]...)
+	srv.Dir, srv.Env = dir, baseEnv()
+	// runPipe names the first process the "server"; swap the fields back.
+	return runPipe(t, fr, srv, func(r pipeResult) pipeResult {
+		r.frameErr, r.serverErr = r.serverErr, r.frameErr
+		r.frameCode, r.serverCode = r.serverCode, r.frameCode
+		return r
+	})
+}
+
+// runPipe connects first's stdout to second's stdin with a pipe, runs both
+// to the end and returns second's stdout.
+func runPipe(t *testing.T, first, second *exec.Cmd, fix func(pipeResult) pipeResult) pipeResult {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errFirst, errSecond bytes.Buffer
+	first.Stdout, first.Stderr = w, &errFirst
+	second.Stdin, second.Stdout, second.Stderr = r, &out, &errSecond
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(); err != nil {
+		first.Process.Kill()
+		first.Wait()
+		t.Fatal(err)
+	}
+	// Only the children hold the pipe now, so each sees EOF when the other ends.
+	w.Close()
+	r.Close()
+	err1 := first.Wait()
+	err2 := second.Wait()
+	res := pipeResult{
+		out:        out.String(),
+		serverErr:  errFirst.String(),
+		frameErr:   errSecond.String(),
+		serverCode: exitStatus(first.ProcessState, err1),
+		frameCode:  exitStatus(second.ProcessState, err2),
+	}
+	if res.serverCode < 0 || res.frameCode < 0 {
+		t.Fatalf("a process did not run to its end (timeout?): %+v", res)
+	}
+	return fix(res)
+}
+
+func jsonLines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+const (
+	frameInit       = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+	frameInited     = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	frameListTools  = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	frameCallEcho   = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+	frameModernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+)
+
+// A server that writes a log line on stdout is caught: exit 1, the line
+// number on stderr, nothing on stdout.
+func TestFramePolicesLoggingServer(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server")
+	body := `#!/bin/sh
+read -r line
+echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"chatty","version":"1"}}}'
+echo 'INFO chatty server ready (1 tool)'
+read -r line
+read -r line
+echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'
+cat >/dev/null
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := serverThenFrame(t, []string{script}, dir, jsonLines(frameInit, frameInited, frameListTools), "--check", "--from", "server")
+	if r.frameCode != 1 {
+		t.Errorf("mcp-frame exit %d, want 1; stderr:\n%s", r.frameCode, r.frameErr)
+	}
+	if !strings.HasPrefix(r.frameErr, "mcp-frame: line 2: ") {
+		t.Errorf("stderr %q, want the report for line 2 first", r.frameErr)
+	}
+	if strings.Count(r.frameErr, "mcp-frame: line ") != 1 {
+		t.Errorf("stderr %q, want exactly one bad line", r.frameErr)
+	}
+	if r.out != "" {
+		t.Errorf("--check wrote on stdout: %q", r.out)
+	}
+}
+
+// mcp-route writes nothing but protocol, in both eras: mcp-frame --check
+// --from server passes it, followed or pinned to the revision.
+func TestFramePolicesRoute(t *testing.T) {
+	f := newFixture(t)
+	f.tool("echo", def("echo", "", ""), `cat`)
+	route := []string{routeBin(t), "--tools", f.tools, "--root", f.root}
+	for _, c := range []struct {
+		name     string
+		rev      string
+		requests string
+		answers  int
+	}{
+		{"legacy", codec.Rev20250618, jsonLines(frameInit, frameInited, frameListTools, frameCallEcho,
+			`{"jsonrpc":"2.0","id":"p","method":"ping"}`), 4},
+		{"modern", codec.Rev20260728, jsonLines(
+			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+frameModernMeta+`}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+frameModernMeta+`}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{`+frameModernMeta+`,"name":"echo","arguments":{"text":"hi"}}}`), 3},
+	} {
+		for _, pin := range []bool{false, true} {
+			args := []string{"--check", "--from", "server"}
+			if pin {
+				args = append(args, "--revision", c.rev)
+			}
+			t.Run(strings.Join(append([]string{c.name}, args...), " "), func(t *testing.T) {
+				r := serverThenFrame(t, route, f.root, c.requests, args...)
+				if r.frameCode != 0 || r.frameErr != "" || r.out != "" {
+					t.Errorf("mcp-frame: exit %d, stdout %q, stderr:\n%s\nserver stderr:\n%s", r.frameCode, r.out, r.frameErr, r.serverErr)
+				}
+				if r.serverCode != 0 {
+					t.Errorf("mcp-route exit %d; stderr:\n%s", r.serverCode, r.serverErr)
+				}
+			})
+		}
+		t.Run(c.name+" filter", func(t *testing.T) {
+			r := serverThenFrame(t, route, f.root, c.requests, "--from", "server")
+			if r.frameCode != 0 {
+				t.Fatalf("mcp-frame exit %d; stderr:\n%s", r.frameCode, r.frameErr)
+			}
+			ids := map[string]bool{}
+			for _, l := range strings.Split(strings.TrimSuffix(r.out, "\n"), "\n") {
+				m, err := codec.DecodeMessage([]byte(l))
+				if err != nil {
+					t.Fatalf("output line %q: %v", l, err)
+				}
+				if m.IsResponse() {
+					ids[m.ID.Key()] = true
+				}
+			}
+			if len(ids) != c.answers {
+				t.Errorf("%d answers through mcp-frame, want %d:\n%s", len(ids), c.answers, r.out)
+			}
+		})
+	}
+}
+
+// Guarding a server's stdin: the bad lines a client writes are dropped and
+// reported by mcp-frame; the server answers every good request and never
+// sees the junk (so it sends no parse-error response).
+func TestFrameGuardsServerStdin(t *testing.T) {
+	f := newFixture(t)
+	f.tool("echo", def("echo", "", ""), `cat`)
+	route := []string{routeBin(t), "--tools", f.tools, "--root", f.root}
+	requests := jsonLines(frameInit, frameInited,
+		`this is not JSON`,
+		frameListTools,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}}`,
+		frameCallEcho)
+	r := frameThenServer(t, route, f.root, requests, "--from", "client")
+	if r.frameCode != 1 || !strings.Contains(r.frameErr, "mcp-frame: line 3: ") || !strings.Contains(r.frameErr, "mcp-frame: line 5: ") {
+		t.Errorf("mcp-frame exit %d, stderr:\n%s", r.frameCode, r.frameErr)
+	}
+	if r.serverCode != 0 {
+		t.Errorf("mcp-route exit %d; stderr:\n%s", r.serverCode, r.serverErr)
+	}
+	answered := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSuffix(r.out, "\n"), "\n") {
+		m, err := codec.DecodeMessage([]byte(l))
+		if err != nil {
+			t.Fatalf("server line %q: %v", l, err)
+		}
+		if m.Error != nil {
+			t.Errorf("the server saw a bad frame: %s", l)
+		}
+		if m.IsResponse() && m.ID != nil {
+			answered[m.ID.Key()] = true
+		}
+	}
+	for _, id := range []int64{0, 1, 2} {
+		if !answered[idKey(id)] {
+			t.Errorf("request %d not answered; server output:\n%s", id, r.out)
+		}
+	}
+	if answered[idKey(3)] {
+		t.Error("the bad tools/call reached the server")
+	}
+}
