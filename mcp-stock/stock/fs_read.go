@@ -53,12 +53,10 @@ func fsRead(c *tool.Call) error {
 	}
 	defer f.Close()
 	// One byte more than the cap tells a cut from a file that fits.
-	buf := make([]byte, min(int64(maxBytes)+1, fi.Size()+1))
-	n, err := io.ReadFull(f, buf)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	buf, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
+	if err != nil {
 		return fmt.Errorf("%s: %w", args.Path, err)
 	}
-	buf = buf[:n]
 	if looksBinary(buf) {
 		return errBinary(args.Path)
 	}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// runBin runs the built binary (MCP_STOCK_BIN under Bazel) as prog with
+// args, stdin and env, and returns its output and exit status.
+func runBin(t *testing.T, prog string, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = env
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", prog, err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+func TestBinary(t *testing.T) {
+	bin := testbin.Path(t, "MCP_STOCK_BIN", "mcp-stock")
+	out, _, code := runBin(t, bin, "", nil, "--help")
+	if code != 0 || !strings.Contains(out, "usage: mcp-stock install DIR") {
+		t.Errorf("--help: exit %d, %q", code, out)
+	}
+	out, _, code = runBin(t, bin, "", nil, "--version")
+	if code != 0 || !strings.HasPrefix(out, "mcp-stock ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	_, errs, code := runBin(t, bin, "", nil, "nope")
+	if code != 2 || !strings.HasPrefix(errs, "mcp-stock: ") {
+		t.Errorf("nope: exit %d, %q", code, errs)
+	}
+
+	dir := filepath.Join(t.TempDir(), "tools")
+	out, errs, code = runBin(t, bin, "", nil, "install", dir, "--readonly")
+	if code != 0 || out != "installed 21 tools in "+dir+"\n" {
+		t.Fatalf("install: exit %d, %q %q", code, out, errs)
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Through the link, in a directory that is not the root: MCP_ROOT
+	// decides.
+	link := filepath.Join(dir, "fs_tail")
+	out, errs, code = runBin(t, link, `{"path":"f.txt","lines":1}`, []string{"MCP_ROOT=" + root})
+	if code != 0 || out != "two\n" {
+		t.Errorf("fs_tail: exit %d, %q %q", code, out, errs)
+	}
+	out, _, code = runBin(t, link, "", nil, "--mcp-describe")
+	if code != 0 || !strings.HasPrefix(out, `{"name":"fs_tail"`) || !strings.HasSuffix(out, "}\n") || strings.Count(out, "\n") != 1 {
+		t.Errorf("--mcp-describe: exit %d, %q", code, out)
+	}
+	_, errs, code = runBin(t, link, `{"path":"/etc/passwd"}`, []string{"MCP_ROOT=" + root})
+	if code != 1 || errs != "fs_tail: /etc/passwd: path escapes root\n" {
+		t.Errorf("escape: exit %d, %q", code, errs)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "fs_write")); err == nil {
+		t.Errorf("install --readonly linked fs_write")
+	}
+}
