@@ -42,7 +42,7 @@ func nodeDir(t *testing.T) string {
 func TestInteropGoSDK(t *testing.T) {
 	bin := goSDKServer(t)
 	for _, tc := range []struct {
-		name, era string
+		name, era  string
 		serverArgs []string
 		wantEra    string
 		wantProbe  string
