@@ -14,9 +14,10 @@
 //
 // Write refuses a name that the MCP tool-name rules reject (codec.ValidateToolName)
 // or that starts with "." (mcp-route ignores hidden files), an unknown
-// language, and any target file that already exists: it never overwrites,
-// and it checks every target before writing the first, so a refusal leaves
-// DIR as it was. It creates DIR when missing. It is safe for concurrent use
+// language, and a name already taken in DIR: by a tool file DIR/NAME, a
+// sidecar DIR/NAME.json or Go sources DIR/src/NAME, whatever the language of
+// the new skeleton. It never overwrites, and it checks before writing the
+// first file, so a refusal leaves DIR as it was. It creates DIR when missing. It is safe for concurrent use
 // on different names.
 package scaffold
 
@@ -94,7 +95,12 @@ func Write(dir, name, lang string) ([]string, error) {
 		if contents[i], err = render(f.tmpl, name); err != nil {
 			return nil, err
 		}
-		p := filepath.Join(dir, f.path)
+	}
+	// Whatever the language, the name is taken when DIR holds a tool, a
+	// sidecar or Go sources of that name: a new sidecar would override a
+	// script's own --mcp-describe, and a Go build would overwrite a script.
+	for _, rel := range []string{name, name + ".json", filepath.Join("src", name)} {
+		p := filepath.Join(dir, rel)
 		if _, err := os.Lstat(p); err == nil {
 			return nil, fmt.Errorf("%w: %s", ErrExists, p)
 		} else if !errors.Is(err, fs.ErrNotExist) {

@@ -166,6 +166,18 @@ func TestRefusesOverwrite(t *testing.T) {
 	if _, err := scaffold.Write(dir, "u", "sh"); !errors.Is(err, scaffold.ErrExists) {
 		t.Errorf("second Write: %v, want ErrExists", err)
 	}
+	// A Go skeleton takes the name for the other languages, and back.
+	if _, err := scaffold.Write(dir, "g", "go"); err != nil {
+		t.Fatal(err)
+	}
+	for _, lang := range scaffold.Languages {
+		if _, err := scaffold.Write(dir, "g", lang); !errors.Is(err, scaffold.ErrExists) {
+			t.Errorf("Write(g, %s) after a Go skeleton: %v, want ErrExists", lang, err)
+		}
+		if _, err := scaffold.Write(dir, "u", lang); !errors.Is(err, scaffold.ErrExists) {
+			t.Errorf("Write(u, %s) after a Python skeleton: %v, want ErrExists", lang, err)
+		}
+	}
 }
 
 func TestRefusesBadInput(t *testing.T) {
