@@ -16,7 +16,13 @@
 // with data.supported and data.requested for an unknown modern version,
 // -32600 for a request before initialize). [DecorateResult] fits a result to
 // a revision (resultType and _meta serverInfo for modern ones; the
-// 2026-only members removed for legacy ones).
+// 2026-only members removed for legacy ones); [NewResultFor] builds the
+// response with it. [ToolFor] and [CallToolResultFor] drop or convert what an
+// older revision does not define (tool titles and icons, audio and
+// resource_link blocks), so one tool list and one result serve every era.
+// [CheckMessage] applies the MCP rules of a revision to one decoded message
+// (which side may send a method, the required members of its params and
+// result), and [DeclaredRevision] tells which revision a message names.
 //
 // # Framing
 //
@@ -33,7 +39,9 @@
 // unless the caller allows them (only a session that negotiated 2025-03-26,
 // see [Session.AllowBatch]); bad elements of an allowed batch come back as a
 // [*BatchError], one [*DecodeError] each. Duplicate members of an object are
-// not detected: the last one wins, as in encoding/json.
+// not detected: the last one wins, as in encoding/json. Decoded messages
+// never alias the frame. JSON is checked in one pass, UTF-8 included
+// (encoding/json would accept invalid UTF-8 and replace it).
 //
 // Request ids ([ID]) are a JSON string or integer, kept as the bytes they
 // arrived as and echoed byte for byte; null, fractional or exponent numbers,
@@ -43,7 +51,8 @@
 //
 // [Writer] writes one compact line per message, never an embedded newline,
 // without HTML escaping, in a single Write call under a mutex: it is safe for
-// concurrent use and concurrent frames never interleave.
+// concurrent use and concurrent frames never interleave. Use [Marshal]
+// (not json.Marshal, which escapes HTML) for any other JSON that goes out.
 //
 // # Tools
 //

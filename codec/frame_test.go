@@ -239,6 +239,8 @@ type errReader struct{ err error }
 
 func (r *errReader) Read([]byte) (int, error) { return 0, r.err }
 
+var xs = bytes.Repeat([]byte{'x'}, 64<<10)
+
 // patternReader yields n bytes of 'x' followed by tail, without allocating n.
 type patternReader struct {
 	n    int64
@@ -247,12 +249,9 @@ type patternReader struct {
 
 func (r *patternReader) Read(p []byte) (int, error) {
 	if r.n > 0 {
-		k := min(int64(len(p)), r.n)
-		for i := range p[:k] {
-			p[i] = 'x'
-		}
-		r.n -= k
-		return int(k), nil
+		k := copy(p[:min(int64(len(p)), r.n)], xs)
+		r.n -= int64(k)
+		return k, nil
 	}
 	if r.tail == "" {
 		return 0, io.EOF

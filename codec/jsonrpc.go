@@ -260,7 +260,7 @@ func (m *Message) IsResponse() bool { return m.Method == "" }
 // 2.0 asks for null there, but every MCP schema types RequestId as string or
 // integer, and 2025-11-25 and later make the member optional, so omitting it
 // is the form that validates.
-func (m *Message) MarshalJSON() ([]byte, error) {
+func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.Grow(64 + len(m.Params) + len(m.Result))
 	b.WriteString(`{"jsonrpc":"2.0"`)

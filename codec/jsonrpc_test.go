@@ -206,3 +206,11 @@ func TestMessageMarshal(t *testing.T) {
 		t.Error("marshal of broken params succeeded")
 	}
 }
+
+func TestMessageValueMarshal(t *testing.T) {
+	m, _ := NewNotification("x", nil)
+	b, err := Marshal(*m) // a Message value, not a pointer
+	if err != nil || string(b) != `{"jsonrpc":"2.0","method":"x"}` {
+		t.Errorf("got %s %v", b, err)
+	}
+}
