@@ -46,11 +46,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/mcp-frame/filter"
@@ -88,11 +86,14 @@ Exit status:
   2  usage error, or reading or writing failed
 `
 
+// main installs no signal handler, on purpose: like cat, a filter should die
+// of SIGINT, SIGTERM or SIGPIPE with the default action. Output is flushed
+// before every read that may block, so nothing read and checked is lost, and
+// there is nothing else to clean up. (A NotifyContext would swallow the
+// signal while the filter sits in a read of stdin, which cannot be
+// interrupted portably.)
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -143,7 +144,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	opts.Report = func(line int, reason string) {
 		fmt.Fprintf(stderr, "%s: line %d: %s\n", prog, line, reason)
 	}
-	_ = ctx // a signal ends the process; reading stdin cannot be interrupted portably
+	_ = ctx // see main: signals end the process
 
 	stats, err := filter.Run(stdin, stdout, opts)
 	if err != nil {
