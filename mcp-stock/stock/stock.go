@@ -1,6 +1,8 @@
 // Package stock is the stock tool pack of mcpipe: 32 tools for working on
 // files under a root, served by mcp-route from one multi-call binary,
-// mcp-stock (DESIGN.md, "mcp-stock").
+// mcp-stock (DESIGN.md, "mcp-stock"). [Main] is the whole program;
+// [Install] fills a tool directory with links; [Tools] and [Lookup] give the
+// roster.
 //
 // # Roster
 //
@@ -11,30 +13,72 @@
 //     fs_touch, fs_rmdir, fs_delete, fs_copy, fs_move, sh_exec
 //   - system (3): env_get, time_now, sys_info
 //
-// Read and system tools are read-only (21 tools); `install --readonly`
-// installs only those.
+// Read and system tools are read-only (21 tools) and say so with
+// readOnlyHint; `install --readonly` installs only those, and mcp-route
+// --readonly serves only those. Every definition is checked by
+// codec.ValidateTool in the tests; every input schema is closed
+// (additionalProperties: false) and bounds its strings and numbers.
 //
 // # Paths
 //
 // Every path argument goes through mcp-jail's jail package under MCP_ROOT
 // (the working directory when unset): a tool opens the root once per call
-// and does every file operation relative to that handle, so no path, symlink
-// or race leads outside it. A refused path fails the call with
-// "PATH: path escapes root". FIFOs, sockets and devices are never read.
+// and does every file operation relative to that handle, so no "..", no
+// absolute path outside, no symlink (absolute, relative, chained, or a
+// /proc magic link) and no directory swapped for a symlink mid-call leads
+// outside it. A refused path fails the call with "PATH: path escapes root";
+// a name with a NUL byte or longer than 4095 bytes with "invalid path". An
+// absolute path inside the root is accepted. The path argument is always
+// called path (source and destination for fs_copy and fs_move).
+//
+// Contents are read from regular files only: a FIFO, socket or device is
+// refused ("not a regular file") without blocking. Metadata tools (fs_stat,
+// fs_exists, fs_list, fs_du) may describe such files. A symlink that leads
+// out is never followed and its target is never shown; fs_list still lists
+// it by name.
+//
+// # Walks and searches
+//
+// fs_glob, fs_find, fs_grep, fs_grep_count, fs_first_match and fs_du walk
+// trees in name order, never follow symlinks (fs_grep and friends search a
+// symlinked file only when it is the path given), and visit at most MaxWalk
+// entries. All but fs_du skip directories named .git below the starting
+// point. The searches use Go's RE2 regular expressions, whose matching time
+// is linear in the input (no catastrophic backtracking); they skip binary
+// files (a NUL byte in the first 8000 bytes), match lines up to
+// MaxMatchLine bytes and read at most MaxScanBytes per call. Text tools
+// refuse binary files; fs_slice reads them as base64 or hex.
 //
 // # Output
 //
 // Every output is bounded: bytes (DefaultMaxBytes, at most MaxBytesLimit),
-// lines (DefaultMaxLines), results (DefaultMaxResults) and entries visited
-// by one walk (MaxWalk). Text output that was cut ends with a note such as
-// "[truncated: 1000 of 52311 lines shown]"; JSON output carries
-// "truncated": true. Tools whose output is data use the "json" result mode
-// and declare an outputSchema.
+// lines (DefaultMaxLines, at most MaxLinesLimit), results
+// (DefaultMaxResults, at most MaxResultsLimit) and shown line length
+// (MaxLineBytes; longer lines end in "… [line cut: N bytes]"). Text output
+// that was cut ends with a note in brackets such as "[truncated: 1000 of
+// 52311 lines shown]"; a list that found nothing says "[no matches]"; a walk
+// or search that hit a limit says so. Tools whose output is data (fs_stat,
+// fs_list, fs_du, fs_hash, fs_exists, fs_count, fs_slice, fs_realpath,
+// fs_grep_count, fs_first_match and the system tools) use the "json" result
+// mode with an outputSchema, and report cuts with "truncated" or
+// "complete" fields. Range reads (fs_head, fs_tail, fs_slice, fs_lines)
+// read only what they return (fs_tail reads backwards from the end; fs_lines
+// reads up to its last line), so a file of any size is fine. Invalid UTF-8
+// in text output becomes U+FFFD.
+//
+// # Calls
+//
+// A tool reads its arguments object on stdin (mcp-route/tool), writes its
+// result on stdout and exits 0; a failure is exit 1 with "TOOL: message" on
+// stderr, which mcp-route turns into an isError result. A call stops early
+// when its context is cancelled (SIGTERM from mcp-route). fs_hash reports
+// progress on fd 3 when mcp-route asks for it.
 //
 // # Concurrency
 //
 // The registry is filled by init functions and read-only afterwards. Each
-// call is independent; handlers keep no state between calls.
+// call is independent; handlers keep no state between calls and may run
+// concurrently in one process (the tests do).
 package stock
 
 import (
