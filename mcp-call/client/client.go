@@ -6,6 +6,8 @@
 // are safe for concurrent use. While it waits it also serves the server:
 // a server→client ping gets {}, any other server request gets -32601 (this
 // client declares no capabilities), notifications go to Options.OnNotification.
+// (2026-07-28 has no server→client requests; the ping answer then carries
+// resultType "complete" so that it still validates.)
 // All framing and message checks are codec's.
 //
 // # Eras
@@ -291,11 +293,17 @@ func errText(m *codec.Message) string {
 func (c *Client) serveRequest(m *codec.Message) {
 	var resp *codec.Message
 	if m.Method == codec.MethodPing {
-		var err error
-		resp, err = codec.NewResponse(*m.ID, struct{}{})
+		// 2026-07-28 has no server→client requests at all, but a result
+		// there must say its resultType; DecorateResult fits {} to the era.
+		rev := codec.LatestLegacyRevision
+		if info := c.Info(); info != nil {
+			rev = info.ProtocolVersion
+		}
+		result, err := codec.DecorateResult(rev, codec.Implementation{}, struct{}{})
 		if err != nil {
 			return
 		}
+		resp = &codec.Message{JSONRPC: "2.0", ID: m.ID, Result: result}
 	} else {
 		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (mcp-call serves only ping)", m.Method))
 	}

@@ -1,0 +1,140 @@
+//go:build linux
+
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitGone polls until pid is gone; reaping by init is asynchronous, so
+// the poll interval is not an assertion about speed.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", file)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStopLadder: a server that ignores stdin EOF and SIGTERM, with a child
+// in its process group, is killed, child included.
+func TestStopLadder(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child.pid")
+	script := fmt.Sprintf(`trap '' TERM; sleep 60 & echo $! > %q; while :; do sleep 1; done`, child)
+	p, err := Start(Command{Argv: []string{"sh", "-c", script}, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	childPID := readPID(t, child)
+	p.Stop()
+	if st := p.State(); st != "killed by signal: killed" {
+		t.Errorf("State %q, want killed by SIGKILL", st)
+	}
+	waitGone(t, childPID)
+	p.Stop() // idempotent
+}
+
+// TestStopPolite: a server that exits on stdin EOF is not signalled, and a
+// child it leaves behind in its group is still killed.
+func TestStopPolite(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child.pid")
+	script := fmt.Sprintf(`sleep 60 & echo $! > %q; cat >/dev/null; exit 0`, child)
+	p, err := Start(Command{Argv: []string{"sh", "-c", script}, Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	childPID := readPID(t, child)
+	p.Stop()
+	if st := p.State(); st != "exited with status 0" {
+		t.Errorf("State %q, want a clean exit", st)
+	}
+	waitGone(t, childPID)
+}
+
+func TestStartErrors(t *testing.T) {
+	_, err := Start(Command{Argv: []string{filepath.Join(t.TempDir(), "nope")}})
+	var se *StartError
+	if !errors.As(err, &se) {
+		t.Errorf("Start(missing) = %v, want *StartError", err)
+	}
+	if _, err := Start(Command{}); !errors.As(err, &se) {
+		t.Errorf("Start(empty) = %v, want *StartError", err)
+	}
+}
+
+// TestDialRestartsOnProbeExit: the real process path of a server that exits
+// on server/discover: Dial starts it again for initialize.
+func TestDialRestartsOnProbeExit(t *testing.T) {
+	// A legacy "server" in sh: exits on server/discover; otherwise answers
+	// initialize and a ping. Good enough to prove the restart.
+	script := `
+while IFS= read -r line; do
+  case $line in
+  *server/discover*) exit 1 ;;
+  *'"initialize"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"sh","version":"0"}}}' ;;
+  *'"ping"'*) echo '{"jsonrpc":"2.0","id":2,"result":{}}' ;;
+  esac
+done`
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, info, err := Dial(ctx, Command{Argv: []string{"sh", "-c", script}, Grace: 100 * time.Millisecond}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if info.Era != EraLegacy || info.ProtocolVersion != "2025-06-18" || !strings.Contains(info.Probe, "restarted") {
+		t.Errorf("info %+v", info)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	pid := c.Proc.cmd.Process.Pid
+	c.Close()
+	if err := syscall.Kill(pid, 0); err == nil && alive(pid) {
+		t.Errorf("server %d still alive after Close", pid)
+	}
+}
