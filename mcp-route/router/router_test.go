@@ -687,3 +687,55 @@ fi`, "")
 		t.Errorf("tools %+v", lr.Tools)
 	}
 }
+
+func TestDuplicateIDInFlight(t *testing.T) {
+	dir := t.TempDir()
+	tool(t, dir, "wait", `echo >&3 '{"progress":1}'; read x <&0; sleep 30`, simpleDef(""))
+	h := newHarness(t, dir, nil)
+	h.initialize(codec.Rev20250618)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","_meta":{"progressToken":1}}}`)
+	h.recvMsg("tools/call") // progress: running
+	h.send(callLine("1", "wait", `{}`))
+	if m := h.recvMsg("tools/call"); m.Error == nil || m.Error.Code != codec.CodeInvalidRequest {
+		t.Errorf("duplicate id: %+v", m)
+	}
+	// Cancelling an unknown id is ignored; cancelling 1 ends it silently.
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	for _, l := range h.closeAndDrain() {
+		t.Errorf("unexpected line %s", l)
+	}
+}
+
+func TestCancelQueuedCall(t *testing.T) {
+	dir := t.TempDir()
+	tool(t, dir, "hold", `echo >&3 '{"progress":1}'; exec sleep 30`, simpleDef(""))
+	h := newHarness(t, dir, func(o *Options) { o.MaxProcs = 1 })
+	h.initialize(codec.Rev20250618)
+	h.send(`{"jsonrpc":"2.0","id":"run","method":"tools/call","params":{"name":"hold","_meta":{"progressToken":1}}}`)
+	h.recvMsg("tools/call") // the first call holds the only slot
+	h.send(callLine(`"queued"`, "hold", `{}`))
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"queued"}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"run"}}`)
+	h.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := h.recvMsg("ping"); string(m.ID) != `"p"` {
+		t.Fatalf("got %+v", m)
+	}
+	for _, l := range h.closeAndDrain() {
+		t.Errorf("unexpected line %s", l)
+	}
+}
+
+func TestModernProgressValidates(t *testing.T) {
+	dir := t.TempDir()
+	tool(t, dir, "prog", `echo '{"progress":1,"total":2}' >&3; echo done`, simpleDef(""))
+	h := newHarness(t, dir, nil)
+	h.rev = codec.Rev20260728
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"prog","_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if m := h.recvMsg("tools/call"); m.Method != codec.MethodProgress {
+		t.Fatalf("want progress, got %+v", m)
+	}
+	if m := h.recvMsg("tools/call"); callResult(t, m).Text() != "done\n" {
+		t.Errorf("result %s", m.Result)
+	}
+}

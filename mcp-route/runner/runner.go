@@ -25,7 +25,8 @@
 //   - the leader is always reaped and every descriptor Run opened is closed
 //     before it returns.
 //
-// Run is safe for concurrent use; each call is independent. It refuses
+// Run is Linux-only (waitid with WNOWAIT, process groups) and safe for
+// concurrent use; each call is independent. It refuses
 // nothing itself: deciding what may run, with which environment, is the
 // caller's job. A process that leaves its group (setsid) escapes the kill; its
 // pipes are closed on our side after the drain so the call still returns.
