@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -103,7 +104,7 @@ func TestCommands(t *testing.T) {
 		stdoutHas string
 		stderrHas string
 	}{
-		{name: "tools", argv: []string{"tools"}, mode: "dual", stdout: "echo\nadd\nfail\nstructured\nprogress\nping_client\nask_roots\ncrash\nfiller_1\nfiller_2\nfiller_3\n"},
+		{name: "tools", argv: []string{"tools"}, mode: "dual", stdout: "echo\nadd\nfail\nstructured\nprogress\nping_client\nask_roots\ncrash\nhang\nfiller_1\nfiller_2\nfiller_3\n"},
 		{name: "tools legacy", argv: []string{"tools"}, mode: "legacy-invalid", stdoutHas: "filler_3\n"},
 		{name: "tools json", argv: []string{"tools", "--json"}, mode: "dual", stdoutHas: `"name": "echo"`},
 		{name: "call text", argv: []string{"call", "echo", "text=hello world"}, mode: "dual", stdout: "hello world\n"},
@@ -334,5 +335,28 @@ func TestBinary(t *testing.T) {
 	}
 	if r := runBin("", "tools"); r.code != 2 || !strings.HasPrefix(r.stderr, "mcp-call: no server") {
 		t.Errorf("no server: %+v", r)
+	}
+
+	// SIGINT during a call: exit 3, "interrupted", and the server stopped.
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--progress", "call", "hang"}, fake("dual")...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), "progress 0: hanging") {
+			cmd.Process.Signal(os.Interrupt)
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(strings.Join(seen, "\n"), "interrupted") {
+		t.Errorf("SIGINT: %v, stderr %q", err, seen)
 	}
 }

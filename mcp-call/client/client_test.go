@@ -142,7 +142,7 @@ func TestListToolsPaginates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(tools) != 11 || tools[0].Name != "echo" || tools[10].Name != "filler_3" {
+			if len(tools) != 12 || tools[0].Name != "echo" || tools[11].Name != "filler_3" {
 				names := make([]string, len(tools))
 				for i, tl := range tools {
 					names[i] = tl.Name

@@ -18,7 +18,8 @@
 // structured() → structuredContent {"n":42}, progress() → two
 // notifications/progress when the call has a progressToken, ping_client() →
 // pings the client and reports its answer, ask_roots() → sends roots/list to
-// the client and reports its answer, crash() → the server exits, and
+// the client and reports its answer, crash() → the server exits, hang() →
+// one progress notification (with a token) and never an answer, and
 // filler_1..filler_3. tools/list returns two tools per page.
 //
 // Serve is not safe for concurrent use of one reader and writer.
@@ -55,6 +56,7 @@ func tools() []codec.Tool {
 		{Name: "ping_client", Description: "Pings the client.", InputSchema: obj(``)},
 		{Name: "ask_roots", Description: "Asks the client for roots.", InputSchema: obj(``)},
 		{Name: "crash", Description: "Exits the server.", InputSchema: obj(``)},
+		{Name: "hang", Description: "Reports progress once, then never answers.", InputSchema: obj(``)},
 		{Name: "filler_1", Description: "Filler.", InputSchema: obj(``)},
 		{Name: "filler_2", Description: "Filler.", InputSchema: obj(``)},
 		{Name: "filler_3", Description: "Filler.", InputSchema: obj(``)},
@@ -280,6 +282,15 @@ func (s *server) call(id codec.ID, rev string, params json.RawMessage) error {
 		res = text(ans)
 	case "crash":
 		return ErrExit
+	case "hang":
+		if tok, ok := p.ProgressToken(); ok {
+			n, err := codec.NewNotification(codec.MethodProgress, codec.ProgressParams{ProgressToken: tok, Progress: 0, Message: "hanging"})
+			if err != nil {
+				return err
+			}
+			return s.w.Write(n)
+		}
+		return nil
 	case "filler_1", "filler_2", "filler_3":
 		res = text(p.Name)
 	default:
