@@ -252,3 +252,41 @@ type CancelledParams struct {
 	Reason    string         `json:"reason,omitempty"`
 	Meta      map[string]any `json:"_meta,omitempty"`
 }
+
+// The schemas require these members to be present: a nil slice or map must
+// go out as [] or {}, never null.
+
+// MarshalJSON writes a nil ClientCapabilities as {}.
+func (c ClientCapabilities) MarshalJSON() ([]byte, error) {
+	if c == nil {
+		return []byte("{}"), nil
+	}
+	return marshal(map[string]json.RawMessage(c))
+}
+
+// MarshalJSON writes nil Content as [].
+func (r CallToolResult) MarshalJSON() ([]byte, error) {
+	type plain CallToolResult
+	if r.Content == nil {
+		r.Content = []Content{}
+	}
+	return marshal(plain(r))
+}
+
+// MarshalJSON writes nil Tools as [].
+func (r ListToolsResult) MarshalJSON() ([]byte, error) {
+	type plain ListToolsResult
+	if r.Tools == nil {
+		r.Tools = []Tool{}
+	}
+	return marshal(plain(r))
+}
+
+// MarshalJSON writes nil SupportedVersions as [].
+func (r DiscoverResult) MarshalJSON() ([]byte, error) {
+	type plain DiscoverResult
+	if r.SupportedVersions == nil {
+		r.SupportedVersions = []string{}
+	}
+	return marshal(plain(r))
+}

@@ -144,3 +144,26 @@ func TestCallToolParamsProgressToken(t *testing.T) {
 		t.Error("null token")
 	}
 }
+
+func TestZeroValuesMarshalValid(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{CallToolResult{}, `{"content":[]}`},
+		{ListToolsResult{}, `{"tools":[]}`},
+		{DiscoverResult{}, `{"resultType":"","supportedVersions":[],"capabilities":{},"ttlMs":0,"cacheScope":""}`},
+		{InitializeParams{}, `{"protocolVersion":"","capabilities":{},"clientInfo":{"name":"","version":""}}`},
+		{&CallToolResult{IsError: true}, `{"content":[],"isError":true}`},
+	}
+	for _, tt := range tests {
+		b, err := Marshal(tt.v)
+		if err != nil || string(b) != tt.want {
+			t.Errorf("%T: got %s %v, want %s", tt.v, b, err, tt.want)
+		}
+	}
+	var r CallToolResult
+	if err := json.Unmarshal([]byte(`{"content":[{"type":"text","text":"x"}],"isError":true}`), &r); err != nil || !r.IsError || r.Text() != "x" {
+		t.Errorf("unmarshal after custom MarshalJSON: %+v %v", r, err)
+	}
+}
