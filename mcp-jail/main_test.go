@@ -300,3 +300,72 @@ func TestBinaryUsage(t *testing.T) {
 		t.Errorf("bad root: %d %q", code, stderr)
 	}
 }
+
+// TestBinaryLexicalEscapes: with --lexical (no file system access) every
+// escape spelled in the name itself is still refused.
+func TestBinaryLexicalEscapes(t *testing.T) {
+	root := "/srv/data"
+	names := []string{"..", "../x", "a/../../x", "sub/../..", "../data/f.txt", "../data-evil", "/srv/data-evil",
+		"/srv/data-evil/x", "/srv/data/../outside", "/etc/passwd", "/", "./..", "..//x", "x/./../../y"}
+	var want strings.Builder
+	for _, n := range names {
+		want.WriteString("mcp-jail: " + n + ": path escapes root\n")
+	}
+	code, stdout, stderr := binary(t, t.TempDir(), strings.Join(names, "\n")+"\nok//x/\n", "--lexical", "--root", root)
+	if code != 1 || stdout != root+"/ok/x\n" || stderr != want.String() {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, stdout, stderr, want.String())
+	}
+}
+
+// TestBinarySwapRace feeds thousands of "dir/f" to mcp-jail while dir flips
+// between a directory and a symlink to outside: every answer is the path
+// inside or a refusal, never a path outside.
+func TestBinarySwapRace(t *testing.T) {
+	base := fixture(t)
+	root := base + "/data"
+	if err := os.Mkdir(root+"/dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	flipped := make(chan int)
+	go func() {
+		n := 0
+		defer func() { flipped <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Not atomic on purpose: dir is missing for a moment too.
+			os.Rename(root+"/dir", root+"/parked")
+			os.Symlink("../outside", root+"/dir")
+			os.Remove(root + "/dir")
+			os.Rename(root+"/parked", root+"/dir")
+			n++
+		}
+	}()
+	in := strings.Repeat("dir/secret.txt\n", 20000)
+	code, stdout, stderr := binary(t, root, in, "--root", ".")
+	close(stop)
+	t.Logf("exit %d after %d flips; %d resolved, %d refused", code, <-flipped,
+		strings.Count(stdout, "\n"), strings.Count(stderr, "\n"))
+	for _, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		if line != "" && line != root+"/dir/secret.txt" {
+			t.Fatalf("printed %q", line)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		// Refusals are escapes; a resolution that kept losing the race
+		// may give up with another reason, which is still a refusal.
+		if line != "" && line != "mcp-jail: dir/secret.txt: path escapes root" {
+			if !strings.HasPrefix(line, "mcp-jail: dir/secret.txt: ") {
+				t.Fatalf("stderr %q", line)
+			}
+			t.Logf("stderr %q", line)
+		}
+	}
+	if got := strings.Count(stdout, "\n") + strings.Count(stderr, "\n"); got != 20000 {
+		t.Errorf("%d answers for 20000 paths", got)
+	}
+}

@@ -99,7 +99,7 @@ func testSwapRace(t *testing.T) {
 			refused.Add(1)
 		}
 	}
-	for w := 0; w < 4; w++ {
+	for w := 0; w < 5; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -130,6 +130,17 @@ func testSwapRace(t *testing.T) {
 					err := r.WriteFileAtomic("dir/w", []byte("written"), 0o644)
 					if err == nil {
 						writes.Add(1)
+					}
+					check(err)
+				case 4:
+					// Resolve returns a string, which is only advice, but
+					// it must never name a place outside. (It may name
+					// the real directory under the name it was just
+					// renamed to: root/link-abs/f is where f is then.)
+					p, err := r.Resolve("dir/f")
+					if err == nil && !strings.HasPrefix(p, root+"/") {
+						leaked.Add(1)
+						t.Errorf("Resolve(dir/f) = %q", p)
 					}
 					check(err)
 				case 3:

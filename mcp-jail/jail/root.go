@@ -200,6 +200,13 @@ func (r *Root) walk(name string, parts []string) ([]string, error) {
 			}
 			target, err := cur.Readlink(p)
 			if err != nil {
+				if changed(err) && retries < MaxSymlinks {
+					// p stopped being a symlink after Lstat: look again.
+					retries++
+					links--
+					parts = append([]string{p}, parts...)
+					continue
+				}
 				return nil, wrapOS(name, err)
 			}
 			link := strings.Join(append(done[:len(done):len(done)], p), "/")
@@ -212,19 +219,27 @@ func (r *Root) walk(name string, parts []string) ([]string, error) {
 			parts = append(splitName(target), parts...)
 		case fs.ModeDir:
 			sub, err := cur.OpenRoot(p)
-			if err != nil {
-				return nil, wrapOS(name, err)
-			}
-			held, err := sub.Stat(".")
-			if err != nil || !os.SameFile(fi, held) {
-				// p was replaced between Lstat and OpenRoot (perhaps by a
-				// symlink, which OpenRoot followed): look again.
-				sub.Close()
-				if retries++; retries > MaxSymlinks {
-					return nil, &PathError{Path: name, Err: syscall.EAGAIN}
+			var held fs.FileInfo
+			if err == nil {
+				held, err = sub.Stat(".")
+				if err == nil && !os.SameFile(fi, held) {
+					err = syscall.EAGAIN
 				}
-				parts = append([]string{p}, parts...)
-				continue
+				if err != nil {
+					sub.Close()
+				}
+			}
+			if err != nil {
+				if retries < MaxSymlinks {
+					// p was replaced between Lstat and OpenRoot (perhaps
+					// by a symlink, which OpenRoot followed, or refused,
+					// or saw as a loop when it changed back before its
+					// readlink): look again. Lasting errors come back.
+					retries++
+					parts = append([]string{p}, parts...)
+					continue
+				}
+				return nil, wrapOS(name, err)
 			}
 			done = append(done, p)
 			dirs = append(dirs, sub)
@@ -233,4 +248,11 @@ func (r *Root) walk(name string, parts []string) ([]string, error) {
 		}
 	}
 	return done, nil
+}
+
+// changed reports an error that means a component changed type or vanished
+// between two system calls, so that looking at it again makes sense.
+func changed(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EINVAL) ||
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(wrapOS("", err), ErrEscapes)
 }
