@@ -3,8 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -178,4 +181,49 @@ func TestArgumentsNotAnObject(t *testing.T) {
 		t.Errorf("the tool ran with arguments that are not an object")
 	}
 	wantOK(t, s.callTool("hello", map[string]any{}), "hello")
+}
+
+// vmHWM is the peak resident set of process pid, in KiB.
+func vmHWM(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc status: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	t.Skip("no VmHWM in /proc status")
+	return 0
+}
+
+// Memory stays bounded by the caps, not by what a tool or client sends:
+// 64 MiB of stderr, 64 MiB of stdout and a 32 MiB request line later, the
+// router's peak resident set stays under 32 MiB, with --max-frame 1 MiB and
+// the default 1 MiB output cap. (A line up to --max-frame is buffered whole,
+// so the frame cap is lowered to tell "bounded by the cap" from "bounded by
+// the input".)
+func TestMemoryBounded(t *testing.T) {
+	f := newFixture(t)
+	f.tool("loud", def("loud", "", ""), `head -c 67108864 /dev/zero | tr '\0' x >&2; echo ok`)
+	f.tool("flood", def("flood", "", ""), `head -c 67108864 /dev/zero | tr '\0' x`)
+	s := f.start("--max-frame", "1048576")
+	s.initialize(codec.LatestLegacyRevision)
+	wantOK(t, s.callTool("loud", nil), "ok")
+	wantErr(t, s.callTool("flood", nil), "exceeded")
+	s.raw(`{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":"` + strings.Repeat("x", 32<<20) + `"}}`)
+	if m := s.next(); m == nil || m.Error == nil {
+		t.Errorf("a 32 MiB request line: got %+v, want an error answer", m)
+	}
+	var empty map[string]any
+	s.result(s.request(s.rev, codec.MethodPing, nil), &empty)
+	const limitKiB = 32 << 10
+	if hwm := vmHWM(t, s.cmd.Process.Pid); hwm > limitKiB {
+		t.Errorf("mcp-route peak RSS %d KiB, want under %d KiB", hwm, limitKiB)
+	} else {
+		t.Logf("mcp-route peak RSS %d KiB", hwm)
+	}
 }
