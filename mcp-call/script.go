@@ -50,7 +50,7 @@ func (s *session) scriptLine(ctx context.Context, n int, line string) (code int,
 	report := func(err error) (int, bool) {
 		s.errorf("line %d: %s", n, describeErr(err, s.opts.timeout))
 		if s.opts.json {
-			e := &codec.Error{Message: err.Error()}
+			var e any = map[string]string{"message": err.Error()}
 			var rpc *codec.Error
 			if errors.As(err, &rpc) {
 				e = rpc

@@ -23,8 +23,9 @@ type session struct {
 	stdout io.Writer
 	stderr io.Writer // locked
 
-	conn  *client.Conn
-	tools []codec.Tool // cached tools/list
+	conn     *client.Conn
+	tools    []codec.Tool      // cached tools/list
+	rawTools []json.RawMessage // the same, as the server sent them
 }
 
 func (s *session) errorf(format string, a ...any) {
@@ -123,32 +124,36 @@ func (s *session) listTools(ctx context.Context) ([]codec.Tool, error) {
 	}
 	rctx, cancel := s.reqCtx(ctx)
 	defer cancel()
-	t, err := s.conn.ListTools(rctx)
+	raws, err := s.conn.ListToolsRaw(rctx)
 	if err != nil {
 		return nil, err
 	}
-	if t == nil {
-		t = []codec.Tool{}
+	tools := make([]codec.Tool, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &tools[i]); err != nil {
+			return nil, &client.ProtocolError{Msg: fmt.Sprintf("tools/list: tool %d is not a Tool: %v", i, err)}
+		}
 	}
-	s.tools = t
-	return t, nil
+	s.tools, s.rawTools = tools, raws
+	return tools, nil
 }
 
-// findTool returns the named tool or a usage-class error listing the names.
-func (s *session) findTool(ctx context.Context, name string) (*codec.Tool, error) {
+// findTool returns the named tool's index or a usage-class error listing
+// the names.
+func (s *session) findTool(ctx context.Context, name string) (int, error) {
 	tools, err := s.listTools(ctx)
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
 	names := make([]string, len(tools))
 	for i := range tools {
 		if tools[i].Name == name {
-			return &tools[i], nil
+			return i, nil
 		}
 		names[i] = tools[i].Name
 	}
 	sort.Strings(names)
-	return nil, usagef("no tool named %q (the server has: %s)", name, strings.Join(names, ", "))
+	return -1, usagef("no tool named %q (the server has: %s)", name, strings.Join(names, ", "))
 }
 
 func (s *session) printJSON(v any) error {
@@ -174,7 +179,11 @@ func (s *session) cmdTools(ctx context.Context) int {
 		return s.fail(err)
 	}
 	if s.opts.json {
-		if err := s.printJSON(tools); err != nil {
+		raw, err := codec.Marshal(s.rawTools)
+		if err == nil {
+			err = s.printJSON(json.RawMessage(raw))
+		}
+		if err != nil {
 			return s.fail(err)
 		}
 		return exitOK
@@ -186,27 +195,27 @@ func (s *session) cmdTools(ctx context.Context) int {
 }
 
 func (s *session) cmdDescribe(ctx context.Context, name string) int {
-	t, err := s.findTool(ctx, name)
+	i, err := s.findTool(ctx, name)
 	if err != nil {
 		return s.fail(err)
 	}
 	if s.opts.json {
-		if err := s.printJSON(t); err != nil {
+		if err := s.printJSON(s.rawTools[i]); err != nil {
 			return s.fail(err)
 		}
 		return exitOK
 	}
-	io.WriteString(s.stdout, describeTool(t))
+	io.WriteString(s.stdout, describeTool(&s.tools[i]))
 	return exitOK
 }
 
 // prepareCall resolves the tool and builds its arguments.
 func (s *session) prepareCall(ctx context.Context, name string, words []string) (json.RawMessage, error) {
-	t, err := s.findTool(ctx, name)
+	i, err := s.findTool(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	a, err := args.Build(words, t.InputSchema)
+	a, err := args.Build(words, s.tools[i].InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

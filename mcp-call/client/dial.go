@@ -31,11 +31,12 @@ func Dial(ctx context.Context, cmd Command, opts Options) (*Conn, *Info, error) 
 	if err == nil || era != EraAuto || !errors.Is(err, ErrClosed) || ctx.Err() != nil {
 		return c, info, err
 	}
-	first := err
 	opts.Era = EraLegacy
 	c, info, err = dialOnce(ctx, cmd, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; restarted it for initialize: %w", first, err)
+		// Usually a server that dies at startup, whatever it is sent: the
+		// restart's error is the one worth reading.
+		return nil, nil, fmt.Errorf("%w (also after a restart for initialize)", err)
 	}
 	info.Probe = "server closed the connection on server/discover; restarted it and used initialize"
 	return c, info, nil

@@ -12,7 +12,23 @@ const maxPages = 1000
 
 // ListTools returns every tool, following nextCursor.
 func (c *Client) ListTools(ctx context.Context) ([]codec.Tool, error) {
-	var all []codec.Tool
+	raws, err := c.ListToolsRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]codec.Tool, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &tools[i]); err != nil {
+			return nil, protoErrorf("tools/list: tool %d is not a Tool: %v", i, err)
+		}
+	}
+	return tools, nil
+}
+
+// ListToolsRaw is ListTools with each definition as the server sent it,
+// members this package does not know included.
+func (c *Client) ListToolsRaw(ctx context.Context) ([]json.RawMessage, error) {
+	var all []json.RawMessage
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 0; ; page++ {
@@ -27,9 +43,15 @@ func (c *Client) ListTools(ctx context.Context) ([]codec.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		var res codec.ListToolsResult
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return nil, protoErrorf("tools/list: result is not a ListToolsResult: %v", err)
+		}
+		if res.Tools == nil {
+			return nil, protoErrorf("tools/list: result has no tools")
 		}
 		all = append(all, res.Tools...)
 		if res.NextCursor == "" {
