@@ -225,6 +225,11 @@ func MessageDef(method string) string {
 		"notifications/progress":           "ProgressNotification",
 		"notifications/tools/list_changed": "ToolListChangedNotification",
 		"notifications/message":            "LoggingMessageNotification",
+		"notifications/roots/list_changed": "RootsListChangedNotification",
+		"roots/list":                       "ListRootsRequest",
+		"sampling/createMessage":           "CreateMessageRequest",
+		"elicitation/create":               "ElicitRequest",
+		"logging/setLevel":                 "SetLevelRequest",
 	}[method]
 }
 
