@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -33,7 +34,30 @@ const (
 	// MaxLineBytes is the longest line a line-oriented tool shows in
 	// full; longer lines are cut and marked.
 	MaxLineBytes = 4096
+
+	// MaxJSONBytes bounds the JSON document of a "json" result. mcp-route
+	// caps a tool's stdout (1 MiB by default) and sends the document twice
+	// (as structuredContent and as text), so lists stop growing, and say
+	// truncated, when their encoding would pass this.
+	MaxJSONBytes = 512 << 10
 )
+
+// jsonBudget tracks the encoded size of the items of a JSON list against
+// MaxJSONBytes (less room for the rest of the document).
+type jsonBudget struct{ used int }
+
+// fits reports whether v still fits, and counts it if it does.
+func (b *jsonBudget) fits(v any) bool {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	if b.used+len(enc)+1 > MaxJSONBytes-4096 {
+		return false
+	}
+	b.used += len(enc) + 1
+	return true
+}
 
 // truncNote is the note a tool appends when it cut its output:
 // "[truncated: 1000 of 52311 lines shown]", or, when the total is unknown

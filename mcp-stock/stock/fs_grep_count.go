@@ -10,7 +10,7 @@ func init() {
 		Def: tool.Definition{
 			Name:  "fs_grep_count",
 			Title: "Count matching lines",
-			Description: "Count the lines matching a regular expression in a file, or in every file under a directory: the total, and the count per file for files with at least one match (at most maxResults files listed, default 1000, at most 10000; truncated says when more matched). " +
+			Description: "Count the lines matching a regular expression in a file, or in every file under a directory: the total, and the count per file for files with at least one match (at most maxResults files listed, default 1000, at most 10000, and about 512 KiB of JSON; truncated says when more matched). " +
 				searchDoc,
 			InputSchema: schema(`{
 				"type": "object",
@@ -83,12 +83,14 @@ func fsGrepCount(c *tool.Call) error {
 		Complete      bool        `json:"complete"`
 	}{Files: []fileCount{}}
 	last := ""
+	var budget jsonBudget
 	err = s.search(args.Path, func(p string, _ int, _ string) bool {
 		res.Total++
 		if p != last {
 			last = p
 			res.MatchingFiles++
-			if len(res.Files) < limit {
+			// A count has at most 20 digits: budget for the largest.
+			if !res.Truncated && len(res.Files) < limit && budget.fits(fileCount{p, 1 << 62}) {
 				res.Files = append(res.Files, fileCount{Path: p})
 			} else {
 				res.Truncated = true

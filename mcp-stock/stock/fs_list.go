@@ -15,7 +15,7 @@ func init() {
 			Name:  "fs_list",
 			Title: "List a directory",
 			Description: "List the entries of one directory under the root (not recursive; use fs_find or fs_glob for trees), sorted by name, each with its type, size, permission bits, modification time and, for a symlink that stays inside the root, its target. " +
-				"At most maxResults entries (default 1000, at most 10000); a longer listing says truncated and gives the total. " +
+				"At most maxResults entries (default 1000, at most 10000) and about 512 KiB of JSON; a longer listing says truncated and gives the total. " +
 				"hidden: false leaves out names starting with \".\". Refuses paths that leave the root and paths that are not directories.",
 			InputSchema: schema(`{
 				"type": "object",
@@ -100,16 +100,22 @@ func fsList(c *tool.Call) error {
 		Total     int         `json:"total"`
 		Truncated bool        `json:"truncated"`
 	}{Path: dir, Entries: []listEntry{}}
+	var budget jsonBudget
 	for _, d := range entries {
 		if !hidden && strings.HasPrefix(d.Name(), ".") {
 			continue
 		}
 		res.Total++
-		if len(res.Entries) == limit {
+		if res.Truncated || len(res.Entries) == limit {
 			res.Truncated = true
 			continue
 		}
-		res.Entries = append(res.Entries, entryOf(r, subPath(dir, d.Name()), d))
+		e := entryOf(r, subPath(dir, d.Name()), d)
+		if !budget.fits(e) {
+			res.Truncated = true
+			continue
+		}
+		res.Entries = append(res.Entries, e)
 	}
 	return c.JSON(res)
 }

@@ -3,6 +3,7 @@ package stock
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
@@ -16,7 +17,8 @@ func init() {
 			Title: "Read a byte range of a file",
 			Description: "Read length bytes (default 4096, at most 1024000) of a file under the root, starting at byte offset (0-based), without reading the rest of the file. " +
 				"Works on binary files: encoding \"text\" (default; invalid UTF-8 becomes U+FFFD), \"base64\" or \"hex\". " +
-				"Returns the data with the file size and whether the end of the file was reached; an offset past the end returns no data. " +
+				"Returns the data with the number of bytes returned (length), the file size and whether the end of the file was reached; an offset past the end returns no data. " +
+				"The encoded data is kept under about 512 KiB, so a large length may return fewer bytes (about 256 KiB in hex): continue at offset+length. " +
 				"Refuses directories, FIFOs, sockets, devices and paths that leave the root.",
 			InputSchema: schema(`{
 				"type": "object",
@@ -105,21 +107,43 @@ func fsSlice(c *tool.Call) error {
 		}
 		buf = buf[:n]
 	}
-	res := sliceResult{
+	// Shorten the slice until its encoding fits the JSON budget: hex
+	// doubles the bytes, base64 adds a third, and JSON escapes control
+	// characters in text up to six times.
+	var data string
+	for {
+		data = encodeSlice(enc, buf)
+		n, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		if len(n) <= MaxJSONBytes-1024 {
+			break
+		}
+		keep := int(int64(len(buf)) * int64(MaxJSONBytes-1024) / int64(len(n)) * 9 / 10)
+		if enc == "text" {
+			buf = cutUTF8(buf, keep)
+		} else {
+			buf = buf[:keep]
+		}
+	}
+	return c.JSON(sliceResult{
 		Path:     args.Path,
 		Offset:   args.Offset,
 		Length:   len(buf),
 		Size:     size,
 		EOF:      args.Offset+int64(len(buf)) >= size,
 		Encoding: enc,
-	}
+		Data:     data,
+	})
+}
+
+func encodeSlice(enc string, buf []byte) string {
 	switch enc {
-	case "text":
-		res.Data = text(buf)
 	case "base64":
-		res.Data = base64.StdEncoding.EncodeToString(buf)
+		return base64.StdEncoding.EncodeToString(buf)
 	case "hex":
-		res.Data = hex.EncodeToString(buf)
+		return hex.EncodeToString(buf)
 	}
-	return c.JSON(res)
+	return text(buf)
 }

@@ -305,3 +305,29 @@ func TestFsList(t *testing.T) {
 	failsWith(t, "out: path escapes root", "fs_list", root, `{"path":"out"}`)
 	failsWith(t, "not a directory", "fs_list", root, `{"path":"b"}`)
 }
+
+// TestJSONBudget: json results stay under MaxJSONBytes however large the
+// caps the caller asks for, and say they were cut.
+func TestJSONBudget(t *testing.T) {
+	files := map[string]string{"bin": strings.Repeat("\x00\x01", 600000)}
+	for i := range 6000 {
+		files[fmt.Sprintf("d/%s-%05d", strings.Repeat("n", 100), i)] = "match\n"
+	}
+	root := tree(t, files)
+	for _, tc := range []struct{ tool, args string }{
+		{"fs_list", `{"path":"d","maxResults":10000}`},
+		{"fs_grep_count", `{"pattern":"match","maxResults":10000}`},
+		{"fs_du", `{"path":"d","maxResults":10000}`},
+		{"fs_slice", `{"path":"bin","length":1024000,"encoding":"hex"}`},
+		{"fs_slice", `{"path":"bin","length":1024000,"encoding":"base64"}`},
+		{"fs_slice", `{"path":"bin","length":1024000}`},
+	} {
+		out := ok(t, tc.tool, root, tc.args)
+		if len(out) > MaxJSONBytes {
+			t.Errorf("%s %s: %d bytes of JSON", tc.tool, tc.args, len(out))
+		}
+		if !strings.Contains(out, `"truncated":true`) && !strings.Contains(out, `"childrenTruncated":true`) && !strings.Contains(out, `"eof":false`) {
+			t.Errorf("%s %s: not marked as cut: %.200s", tc.tool, tc.args, out)
+		}
+	}
+}
