@@ -13,7 +13,7 @@ var runOptions = []string{
 	"rsync-path", "upload-pack", "receive-pack", "exec", "exec-path", "execdir",
 	"checkpoint-action", "info-script", "new-volume-script", "rmt-command",
 	"eval", "toolexec", "vettool", "extcmd", "pager", "editor", "shell", "command",
-	"interpreter", "config-env", "unzip-command", "diff-program", "proxy-command",
+	"interpreter", "unzip-command", "diff-program", "proxy-command",
 	"open-files-in-pager", "ssh-command", "gpg-program",
 }
 
@@ -62,10 +62,11 @@ func setOf(names ...string) map[string]bool {
 // programs: the options in runOptions and runFlags for every program, and
 // per program:
 //
-//   - git: -c and --config/--config-env (configuration can name programs:
-//     alias.x=!cmd, core.sshCommand, core.fsmonitor ...), --exec-path, and a
-//     subcommand that is not in the built-in list above; also git grep -O
-//     and rebase -x.
+//   - git: -c and clone's -c/--config except for the keys in
+//     gitSafeConfig (configuration can name programs: alias.x=!cmd,
+//     core.sshCommand, core.fsmonitor ...), --config-env, --exec-path, a
+//     subcommand that is not in the built-in list above, git grep -O,
+//     rebase -x, clone -u and --template, and the ext:: and fd:: transports.
 //   - find: -delete, -fprint, -fprint0, -fprintf, -fls (find stays a
 //     search; -exec and -ok are refused for everyone).
 //   - tar: -I and -F in short-option clusters (compress program, info
@@ -188,6 +189,21 @@ func firstOperand(args []string) string {
 	return ""
 }
 
+// gitSafeConfig are the configuration keys git -c (and git clone -c /
+// --config) may set: none of them names a program.
+var gitSafeConfig = setOf("user.name", "user.email", "init.defaultbranch", "core.quotepath",
+	"color.ui", "advice.detachedhead", "log.showsignature", "commit.gpgsign", "tag.gpgsign")
+
+// checkGitConfig refuses a KEY=VALUE git setting unless KEY is in
+// gitSafeConfig.
+func checkGitConfig(opt, kv string) error {
+	key, _, _ := strings.Cut(kv, "=")
+	if !gitSafeConfig[strings.ToLower(key)] {
+		return refusef("git %s %s: configuration on the command line can name programs to run (alias.x=!cmd, core.pager ...); the keys sh_exec accepts are user.name, user.email, init.defaultBranch, core.quotePath, color.ui, advice.detachedHead, log.showSignature, commit.gpgSign and tag.gpgSign", opt, kv)
+	}
+	return nil
+}
+
 func checkGit(args []string) error {
 	sub := ""
 	i := 0
@@ -195,8 +211,20 @@ func checkGit(args []string) error {
 		a := args[i]
 		name := strings.SplitN(a, "=", 2)[0]
 		switch {
-		case a == "-c" || strings.HasPrefix(a, "-c") && !strings.HasPrefix(a, "--"):
-			return refusef("git %s: configuration on the command line can name programs to run (alias.x=!cmd, core.sshCommand ...)", a)
+		case a == "-c":
+			if i+1 >= len(args) {
+				return refusef("git -c: missing KEY=VALUE")
+			}
+			if err := checkGitConfig("-c", args[i+1]); err != nil {
+				return err
+			}
+			i++
+			continue
+		case strings.HasPrefix(a, "-c"):
+			if err := checkGitConfig("-c", a[2:]); err != nil {
+				return err
+			}
+			continue
 		case name == "--config-env" || name == "--exec-path":
 			return refusef("git %s can run another program", a)
 		case gitGlobalsWithValue[a]:
@@ -214,18 +242,34 @@ func checkGit(args []string) error {
 	if !gitCommands[sub] {
 		return refusef("git %s: not a git command sh_exec runs (aliases from a repository's configuration can run a shell)", sub)
 	}
-	for _, a := range args[i+1:] {
-		name := strings.SplitN(a, "=", 2)[0]
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		name, value, hasValue := strings.Cut(a, "=")
 		switch {
-		case a == "-c" || name == "--config" || strings.HasPrefix("--config", name) && len(name) > 4:
-			return refusef("git %s %s: sets configuration that can name programs to run", sub, a)
+		case sub == "clone" && (a == "-c" || len(name) > 4 && strings.HasPrefix("--config", name) && !hasValue):
+			if j+1 >= len(rest) {
+				return refusef("git clone %s: missing KEY=VALUE", a)
+			}
+			if err := checkGitConfig(a, rest[j+1]); err != nil {
+				return err
+			}
+			j++
+		case sub == "clone" && len(name) > 4 && strings.HasPrefix("--config", name):
+			if err := checkGitConfig(name, value); err != nil {
+				return err
+			}
+		case sub == "clone" && strings.HasPrefix(a, "-c"):
+			if err := checkGitConfig("-c", a[2:]); err != nil {
+				return err
+			}
 		case sub == "grep" && (strings.HasPrefix(a, "-O") || strings.HasPrefix(a, "--open-files")):
 			return refusef("git grep %s: runs a pager", a)
 		case sub == "rebase" && (a == "-x" || strings.HasPrefix(a, "-x") || cluster(a) && strings.Contains(a, "x")):
 			return refusef("git rebase %s: runs a command", a)
 		case sub == "clone" && (a == "-u" || strings.HasPrefix(a, "-u")):
 			return refusef("git clone %s: names the upload-pack program", a)
-		case sub == "clone" && (name == "--template"):
+		case sub == "clone" && name == "--template":
 			return refusef("git clone %s: copies hooks from a template directory", a)
 		case strings.Contains(a, "ext::") || strings.HasPrefix(a, "fd::"):
 			return refusef("git %s %q: the ext and fd transports run commands", sub, a)

@@ -101,7 +101,6 @@ func Env(getenv func(string) string, prog string) []string {
 			{"commit.gpgSign", "false"},
 			{"tag.gpgSign", "false"},
 			{"protocol.ext.allow", "never"},
-			{"uploadpack.packObjectsHook", ""},
 		}
 		env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
 		for i, kv := range cfg {

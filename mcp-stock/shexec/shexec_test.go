@@ -71,6 +71,10 @@ func TestAllowlist(t *testing.T) {
 		{"ls", "-la"}, {"wc", "-l", "f"}, {"git", "status"}, {"git", "-C", "sub", "log", "--oneline"},
 		{"git", "--no-pager", "diff", "--stat"}, {"git", "--version"}, {"git", "log", "--color=never"},
 		{"git", "grep", "--recurse-submodules", "x"},
+		{"git", "-c", "user.name=A", "-c", "user.email=a@b", "commit", "-m", "x"},
+		{"git", "-cuser.name=A", "log", "-c"},
+		{"git", "clone", "-c", "init.defaultBranch=main", "--config=user.name=x", "a", "b"},
+		{"git", "log", "-c", "-p"},
 	} {
 		if err := a.Check(argv); err != nil {
 			t.Errorf("Check(%q): %v", argv, err)
@@ -128,6 +132,10 @@ func TestArgumentRefusals(t *testing.T) {
 		{"git", "clone", "--template=tpl", "a", "b"},
 		{"git", "clone", "-c", "core.fsmonitor=touch canary", "a", "b"},
 		{"git", "clone", "--config", "core.fsmonitor=touch canary", "a", "b"},
+		{"git", "clone", "--conf=core.fsmonitor=touch canary", "a", "b"},
+		{"git", "clone", "-ccore.fsmonitor=touch canary", "a", "b"},
+		{"git", "-c", "USER.NAME.x=1", "-c", "core.pager=touch canary", "log"},
+		{"git", "-c"},
 		{"git", "fetch", "--upload-pack", "touch canary"},
 		{"git", "push", "--receive-pack=touch canary"},
 		{"git", "push", "--exec=touch canary"},
