@@ -94,6 +94,13 @@ type field struct {
 	required bool
 	modern   bool    // only in (and then required by) 2026-07-28 and later
 	sub      []field // members of the object, or of each array element
+	// check, when set, checks the value further; path names it in messages.
+	check func(rev, path string, raw json.RawMessage) string
+}
+
+func (f field) with(check func(rev, path string, raw json.RawMessage) string) field {
+	f.check = check
+	return f
 }
 
 func req(name string, k jtype, sub ...field) field {
@@ -180,13 +187,15 @@ var methodRules = map[string]methodRule{
 	MethodToolsList: {from: FromClient, revs: allRevs,
 		params: []field{opt("cursor", kString)},
 		result: append([]field{
-			req("tools", kArray, req("name", kString), req("inputSchema", kObject)),
+			req("tools", kArray, req("name", kString),
+				req("inputSchema", kObject).with(ruleObjectSchema),
+				opt("outputSchema", kObject).with(ruleObjectSchema)),
 			opt("nextCursor", kString),
 		}, cacheable...)},
 	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{req("name", kString), opt("arguments", kObject)},
 		result: []field{
-			req("content", kArray, req("type", kString)),
+			req("content", kArray).with(ruleContentBlocks),
 			opt("isError", kBool),
 		}},
 
@@ -218,7 +227,7 @@ var methodRules = map[string]methodRule{
 		}, cacheable...)},
 	"prompts/get": {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{req("name", kString), opt("arguments", kObject)},
-		result: []field{req("messages", kArray, req("role", kString), req("content", kObject))}},
+		result: []field{req("messages", kArray, req("role", kString), req("content", kObject).with(ruleContentBlock))}},
 
 	// Tasks (2025-11-25 only): either side may ask the other.
 	"tasks/get":    {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
@@ -285,7 +294,11 @@ func IsKnownMethod(method string) bool {
 //     notifications/tools/list_changed); unknown methods are extensions and
 //     pass;
 //   - the params of a known method, and the result answering one, must have
-//     the required members with the right JSON types;
+//     the required members with the right JSON types; content blocks
+//     (tools/call, prompts/get) must be a type of rev with that type's
+//     members (text: text; image, audio: data and mimeType; resource_link:
+//     uri and name; resource: resource.uri and its text or blob), and a
+//     tool's inputSchema and outputSchema must say "type": "object";
 //   - 2026-07-28 (and later): every request carries
 //     params._meta["io.modelcontextprotocol/protocolVersion"] (this is how a
 //     modern request is told from a legacy one), and for a known method also
@@ -361,6 +374,89 @@ func checkMessage(rev string, from Direction, m *Message, method string) *Error 
 		return Errorf(CodeInvalidParams, "%s: %s", m.Method, e)
 	}
 	return nil
+}
+
+// ruleObjectSchema checks a tool's inputSchema or outputSchema: every revision
+// requires "type": "object" at its top.
+func ruleObjectSchema(_, path string, raw json.RawMessage) string {
+	m, _ := objectMembers(raw)
+	t, ok := m["type"]
+	if !ok {
+		return "missing " + path + ".type (a tool schema is an object schema)"
+	}
+	if s, _ := stringValue(t); s != "object" {
+		return fmt.Sprintf("%s.type must be \"object\", not %s", path, clipRaw(t))
+	}
+	return ""
+}
+
+// contentTypeRules are the content block types and the members each requires,
+// with the first revision that has them.
+var contentTypeRules = map[string]struct {
+	since  string
+	fields []field
+}{
+	ContentText:         {"", []field{req("text", kString)}},
+	ContentImage:        {"", []field{req("data", kString), req("mimeType", kString)}},
+	ContentAudio:        {Rev20250326, []field{req("data", kString), req("mimeType", kString)}},
+	ContentResourceLink: {Rev20250618, []field{req("uri", kString), req("name", kString)}},
+	ContentResource:     {"", []field{req("resource", kObject, req("uri", kString)).with(ruleResourceContents)}},
+}
+
+// ruleContentBlocks checks an array of content blocks.
+func ruleContentBlocks(rev, path string, raw json.RawMessage) string {
+	elems, ok := scanElements(raw)
+	if !ok {
+		return path + " is not a valid array"
+	}
+	for i, el := range elems {
+		if e := ruleContentBlock(rev, fmt.Sprintf("%s[%d]", path, i), el); e != "" {
+			return e
+		}
+	}
+	return ""
+}
+
+// ruleContentBlock checks one content block by its type.
+func ruleContentBlock(rev, path string, raw json.RawMessage) string {
+	m, e := objectMembers(raw)
+	if e != "" || m == nil {
+		return fmt.Sprintf("%s must be an object, not %s", path, jsonKind(raw))
+	}
+	t, ok := m["type"]
+	if !ok {
+		return "missing " + path + ".type"
+	}
+	name, ok := stringValue(t)
+	if !ok {
+		return fmt.Sprintf("%s.type must be a string, not %s", path, jsonKind(t))
+	}
+	ct, known := contentTypeRules[name]
+	if !known || rev < ct.since {
+		return fmt.Sprintf("%s.type %q is not a content type of revision %s", path, name, rev)
+	}
+	return checkFields(rev, path+".", m, ct.fields)
+}
+
+// ruleResourceContents checks an embedded resource: text or blob, as a string.
+func ruleResourceContents(_, path string, raw json.RawMessage) string {
+	m, _ := objectMembers(raw)
+	for _, k := range []string{"text", "blob"} {
+		if v, ok := m[k]; ok {
+			if kindOf(v) != kString {
+				return fmt.Sprintf("%s.%s must be a string, not %s", path, k, jsonKind(v))
+			}
+			return ""
+		}
+	}
+	return "missing " + path + ".text or " + path + ".blob"
+}
+
+func clipRaw(raw []byte) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "..."
+	}
+	return string(raw)
 }
 
 // checkModernMeta checks params._meta of a 2026-07-28 request.
@@ -440,6 +536,11 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 		k := kindOf(raw)
 		if f.kind != kAny && k&f.kind == 0 {
 			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, jsonKind(raw))
+		}
+		if f.check != nil {
+			if e := f.check(rev, prefix+f.name, raw); e != "" {
+				return e
+			}
 		}
 		if len(f.sub) == 0 {
 			continue
