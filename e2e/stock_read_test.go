@@ -387,3 +387,32 @@ func TestStockReadFIFO(t *testing.T) {
 		t.Errorf("fs_stat fifo: %v", st)
 	}
 }
+
+// TestStockReadEveryRevision calls a text tool, a json tool and a failing
+// tool in a session of every revision; every answer is checked against that
+// revision's schema as it arrives.
+func TestStockReadEveryRevision(t *testing.T) {
+	f := newReadPackFixture(t)
+	tools := readPackInstall(t, true)
+	for _, rev := range codec.Revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := f.start(t, tools)
+			if codec.IsModernRevision(rev) {
+				s.rev = rev
+			} else {
+				s.initialize(rev)
+			}
+			if text := readWantOK(t, "fs_read", s.callTool("fs_read", map[string]any{"path": "hello.txt"})); text != "hello\nworld\n" {
+				t.Errorf("fs_read: %q", text)
+			}
+			r := s.callTool("fs_stat", map[string]any{"path": "dir"})
+			text := readWantOK(t, "fs_stat", r)
+			if !strings.Contains(text, `"type":"directory"`) {
+				t.Errorf("fs_stat text: %q", text)
+			}
+			if r := s.callTool("fs_read", map[string]any{"path": "link-out"}); !r.IsError || !strings.Contains(readText(r), "path escapes root") {
+				t.Errorf("fs_read link-out: %+v", r)
+			}
+		})
+	}
+}
