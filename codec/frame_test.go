@@ -453,3 +453,23 @@ func TestDecodeFrameKeys(t *testing.T) {
 		t.Errorf("params alias the frame: %s", msgs[0].Params)
 	}
 }
+
+func TestDecodeErrorText(t *testing.T) {
+	_, _, err := DecodeFrame([]byte(`{"jsonrpc":"2.0","id":7,"method":3}`), false)
+	if got := err.Error(); got != "invalid request: method must be a string, not a number" {
+		t.Errorf("lone: %q", got)
+	}
+	_, _, err = DecodeFrame([]byte(`[1,{"jsonrpc":"2.0","method":"x"},2]`), true)
+	if got := err.Error(); got != "batch element 0: invalid request: a message must be a JSON object, not a number (and 1 more invalid batch elements)" {
+		t.Errorf("batch: %q", got)
+	}
+	if ErrorID(err) != nil || ErrorID(errors.New("x")) != nil {
+		t.Error("ErrorID of a batch or a plain error")
+	}
+	if _, err := DecodeMessage([]byte(`[]`)); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("DecodeMessage of an array: %v", err)
+	}
+	if _, err := DecodeMessage([]byte("{\"a\":\"\xff\"}")); !errors.Is(err, ErrParse) {
+		t.Errorf("DecodeMessage of bad UTF-8: %v", err)
+	}
+}
