@@ -163,7 +163,7 @@ func (w *Writer) WriteBatch(msgs []*Message) error {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		mb, err := m.MarshalJSON()
+		mb, err := encodeFrame(m)
 		if err != nil {
 			return err
 		}
@@ -200,6 +200,9 @@ func (w *Writer) writeLine(b []byte) error {
 func encodeFrame(msg any) ([]byte, error) {
 	switch m := msg.(type) {
 	case *Message:
+		if m == nil {
+			return nil, errors.New("codec: write of a nil *Message")
+		}
 		return m.MarshalJSON()
 	case json.RawMessage:
 		var b bytes.Buffer

@@ -473,3 +473,17 @@ func TestDecodeErrorText(t *testing.T) {
 		t.Errorf("DecodeMessage of bad UTF-8: %v", err)
 	}
 }
+
+func TestWriterNilMessage(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.Write((*Message)(nil)); err == nil {
+		t.Error("nil message written")
+	}
+	if err := w.WriteBatch([]*Message{nil}); err == nil {
+		t.Error("nil batch element written")
+	}
+	if buf.Len() != 0 {
+		t.Errorf("wrote %q", buf.String())
+	}
+}
