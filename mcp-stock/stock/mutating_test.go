@@ -453,3 +453,66 @@ func quoteJSON(t *testing.T, s string) string {
 	b := argsJSON(t, "s", s)
 	return strings.TrimSuffix(strings.TrimPrefix(b, `{"s":`), "}")
 }
+
+// TestMutatingSwapRace swaps a directory inside the root for a symlink to
+// a directory outside it, over and over, while the mutating tools write,
+// append, create, touch, copy and move through it: whatever the timing,
+// nothing is ever written outside (the jail opens each component relative
+// to the last, refusing a symlink out at the moment of use).
+func TestMutatingSwapRace(t *testing.T) {
+	parent := t.TempDir()
+	root, outside := filepath.Join(parent, "root"), filepath.Join(parent, "outside")
+	for _, d := range []string{filepath.Join(root, "in"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "in", "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outsideInfo, err := os.Stat(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := filepath.Join(root, "sw")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.RemoveAll(sw) // a symlink is removed, not followed
+			os.Symlink(outside, sw)
+			os.Remove(sw)
+			os.Mkdir(sw, 0o755)
+		}
+	}()
+	calls := []struct{ tool, args string }{
+		{"fs_write", `{"path":"sw/w","content":"pwned"}`},
+		{"fs_write", `{"path":"sw/deep/w","content":"pwned","createDirs":true}`},
+		{"fs_append", `{"path":"sw/a","content":"pwned"}`},
+		{"fs_mkdir", `{"path":"sw/m/n"}`},
+		{"fs_touch", `{"path":"sw/t"}`},
+		{"fs_copy", `{"source":"in/f","destination":"sw/c","overwrite":true}`},
+		{"fs_chmod", `{"path":"sw","mode":"700"}`},
+	}
+	for i := 0; i < 150; i++ {
+		for _, c := range calls {
+			call(t, c.tool, root, c.args)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+			close(stop)
+			<-done
+			t.Fatalf("after %d rounds, outside holds %d entries: %s ...", i+1, len(ents), ents[0].Name())
+		}
+	}
+	close(stop)
+	<-done
+	if fi, err := os.Stat(outside); err != nil || fi.Mode() != outsideInfo.Mode() {
+		t.Errorf("outside's mode changed: %v %v", fi, err)
+	}
+}
