@@ -38,6 +38,8 @@
 // for filters such as mcp-jail; a string is only as good as the moment it
 // was made, so code that acts on files uses the operations.
 //
+// [Filter] is mcp-jail's streaming loop over either of them.
+//
 // # Special files
 //
 // Opening never blocks and never reads a device: files are opened with

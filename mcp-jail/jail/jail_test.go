@@ -186,6 +186,8 @@ func TestResolveInside(t *testing.T) {
 		"link-dangling":         "sub/not-yet",
 		"sub/up/f.txt":          "f.txt",
 		"fifo":                  "fifo",
+		"...":                   "...",
+		".../..x/x..":           ".../..x/x..",
 		root:                    ".",
 		root + "/":              ".",
 		root + "//sub/./g.txt":  "sub/g.txt",
