@@ -78,9 +78,6 @@ const (
 	DefaultGrace     = 2 * time.Second
 	DefaultPageSize  = 100
 	DefaultPoll      = time.Second
-	// ListTTL is the ttlMs of a modern tools/list: the poll interval, since
-	// the list may change that often.
-	ListTTL = int64(DefaultPoll / time.Millisecond)
 	// DiscoverTTL is the ttlMs of server/discover: capabilities never change
 	// while the server runs.
 	DiscoverTTL = int64(time.Hour / time.Millisecond)
@@ -146,6 +143,7 @@ type server struct {
 	inflight     map[string]*pending // by codec.ID.Key
 	shuttingDown bool
 	writeFailed  bool
+	changedEarly bool // the tool list changed before notifications/initialized
 }
 
 // pending is a tools/call that has not been answered.
@@ -278,12 +276,19 @@ func (s *server) write(m *codec.Message) {
 
 // listChanged tells a legacy session that the tool list changed.
 func (s *server) listChanged() {
+	// Modern clients re-list on their own. A legacy session between
+	// initialize and notifications/initialized (before which a server sends
+	// no notifications) hears about it once initialized; s.mu orders this
+	// check against the notification handler's.
+	s.mu.Lock()
 	if !s.sess.Initialized() {
-		// No legacy session, or one not yet past notifications/initialized
-		// (before which a server sends no notifications); modern clients
-		// re-list on their own.
+		if s.sess.Revision() != "" {
+			s.changedEarly = true
+		}
+		s.mu.Unlock()
 		return
 	}
+	s.mu.Unlock()
 	m, err := codec.NewNotification(codec.MethodToolsListChanged, nil)
 	if err == nil {
 		s.write(m)
@@ -485,6 +490,13 @@ func (s *server) notification(m *codec.Message, cerr *codec.Error) {
 	switch m.Method {
 	case codec.MethodInitialized:
 		s.opts.Logf("client initialized (protocol version %s)", s.sess.Revision())
+		s.mu.Lock()
+		early := s.changedEarly
+		s.changedEarly = false
+		s.mu.Unlock()
+		if early {
+			s.listChanged()
+		}
 	case codec.MethodCancelled:
 		var p codec.CancelledParams
 		if err := json.Unmarshal(m.Params, &p); err != nil || p.RequestID == nil {
@@ -546,7 +558,9 @@ func (s *server) list(ctx context.Context, rev string, params json.RawMessage) (
 	if end < len(all) {
 		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + all[end-1].Def.Name))
 	}
-	ttl := ListTTL
+	// ttlMs is the poll interval: the list may change that often. Without
+	// polling, every tools/list re-reads the directories: cache nothing.
+	ttl := max(int64(s.opts.Poll/time.Millisecond), 0)
 	res.TTLMs = &ttl
 	res.CacheScope = codec.CacheScopePublic
 	return res, nil

@@ -519,6 +519,11 @@ func TestHotReload(t *testing.T) {
 	dir := helloDir(t)
 	h := newHarness(t, dir, func(o *Options) { o.Poll = 20 * time.Millisecond })
 	h.initialize(codec.Rev20250618)
+	// A first tools/list waits for the initial load and, being answered in
+	// order, proves notifications/initialized was processed: the change
+	// below is then one the session must hear about.
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
+	h.recvMsg("tools/list")
 	tool(t, dir, "added", `echo added`, simpleDef(""))
 	if m := h.recvMsg(""); m.Method != codec.MethodToolsListChanged {
 		t.Fatalf("want list_changed, got %+v", m)
