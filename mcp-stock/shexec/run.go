@@ -49,7 +49,7 @@ func LookPath(name, pathList, root string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", fmt.Errorf("%q: not found in PATH (%s)", name, pathList)
+	return "", fmt.Errorf("%q: not found in PATH (%s), outside the root", name, pathList)
 }
 
 // within reports whether p is dir or lies below it.
@@ -135,8 +135,9 @@ type Result struct {
 
 // MaxDrain is how many bytes of output, per stream, Run reads before it
 // kills the program: output past MaxOutput is counted, for the note that
-// says how much was cut, until this much.
-const MaxDrain = 64 << 20
+// says how much was cut, until this much. A variable so that tests can
+// lower it.
+var MaxDrain int64 = 64 << 20
 
 // WaitDelay is how long Run waits for the output pipes to close after the
 // program exited or was killed: a background grandchild that kept them
@@ -214,7 +215,8 @@ func Run(ctx context.Context, c Command) (*Result, error) {
 		r.Signal = ws.Signal().String()
 	}
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
+	if err != nil && !overflowed && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
+		// Only a failure to copy output lands here: the program ran.
 		return r, err
 	}
 	return r, nil

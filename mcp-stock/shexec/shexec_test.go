@@ -370,3 +370,21 @@ func TestRunBackgroundChildDies(t *testing.T) {
 		t.Error("background child outlived the call")
 	}
 }
+
+// TestRunOverflowKills: a program that writes past MaxDrain is killed and
+// the result says so.
+func TestRunOverflowKills(t *testing.T) {
+	sh := mustLook(t, "sh")
+	defer func(old int64) { MaxDrain = old }(MaxDrain)
+	MaxDrain = 1 << 16
+	r, err := Run(context.Background(), Command{
+		Path: sh, Argv: []string{"sh", "-c", "while :; do echo 0123456789abcdef; done"},
+		Dir: t.TempDir(), Env: []string{"PATH=" + DefaultPath}, Timeout: time.Minute, MaxOutput: 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Overflowed || r.TimedOut || len(r.Stdout) != 100 || r.StdoutTotal <= MaxDrain {
+		t.Errorf("Result: overflowed %v, timed out %v, kept %d of %d", r.Overflowed, r.TimedOut, len(r.Stdout), r.StdoutTotal)
+	}
+}
