@@ -21,10 +21,12 @@
 // name, so the order is deterministic.
 //
 // Change detection is by polling: Reload compares a fingerprint of every
-// directory (entry names, sizes, modes and modification times, following
-// symlinks) with the previous one and re-reads only when it differs;
-// describe output is cached per executable (path, size, mtime) so a reload
-// does not re-run unchanged tools.
+// directory (entry names; size, mode and modification time, following
+// symlinks, of executables and *.json files) with the previous one and
+// re-reads only when it differs, so a log file growing in a tool directory
+// costs nothing. Definitions are cached per executable (its and its
+// sidecar's size and mtime): a reload does not re-run unchanged tools, and
+// an unchanged bad definition is logged once, not at every reload.
 //
 // A Registry is safe for concurrent use: Tools and Lookup return immutable
 // snapshots, and Reload may run alongside them.
@@ -221,8 +223,15 @@ func (r *Registry) scan() (string, []candidate) {
 				continue
 			}
 			stamp := fmt.Sprintf("%d %v %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
-			fmt.Fprintf(&fp, "%q %s\n", name, stamp)
-			if fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			exe := fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+			// Contents matter only for executables and sidecars: a log
+			// file growing in the directory must not trigger reloads.
+			if exe || strings.HasSuffix(name, ".json") {
+				fmt.Fprintf(&fp, "%q %s\n", name, stamp)
+			} else {
+				fmt.Fprintf(&fp, "%q\n", name)
+			}
+			if exe {
 				cands = append(cands, candidate{dir: dir, name: name, path: path, stamp: stamp})
 			}
 		}
@@ -233,11 +242,12 @@ func (r *Registry) scan() (string, []candidate) {
 // load reads and checks every candidate's definition.
 func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
 	defs := make([]cachedDef, len(cands))
+	cached := make([]bool, len(cands))
 	sem := make(chan struct{}, describeWorkers)
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		if cd, ok := r.cache[c.path]; ok && cd.stamp == c.stamp+sidecarStamp(c.path) {
-			defs[i] = cd
+			defs[i], cached[i] = cd, true
 			continue
 		}
 		wg.Add(1)
@@ -253,16 +263,22 @@ func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
 	newCache := make(map[string]cachedDef, len(cands))
 	seen := map[string]string{} // name → path
 	var tools []*Tool
+	// An unchanged bad definition was logged when it was read: say it once.
+	logf := func(i int, format string, args ...any) {
+		if !cached[i] {
+			r.opts.Logf(format, args...)
+		}
+	}
 	for i, c := range cands {
 		cd := defs[i]
 		newCache[c.path] = cd
 		if cd.err != nil {
-			r.opts.Logf("tool %s left out: %v", c.path, cd.err)
+			logf(i, "tool %s left out: %v", c.path, cd.err)
 			continue
 		}
 		t, err := parseTool(cd.def, c.name)
 		if err != nil {
-			r.opts.Logf("tool %s left out: %s: %v", c.path, cd.source, err)
+			logf(i, "tool %s left out: %s: %v", c.path, cd.source, err)
 			continue
 		}
 		t.Path, t.Source = c.path, cd.source
@@ -270,7 +286,7 @@ func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
 			continue
 		}
 		if prev, dup := seen[t.Def.Name]; dup {
-			r.opts.Logf("tool %s left out: name %q already taken by %s", c.path, t.Def.Name, prev)
+			logf(i, "tool %s left out: name %q already taken by %s", c.path, t.Def.Name, prev)
 			continue
 		}
 		seen[t.Def.Name] = c.path

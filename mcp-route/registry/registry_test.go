@@ -216,3 +216,33 @@ func TestMissingDirStillServes(t *testing.T) {
 		t.Errorf("tools %v", names(r))
 	}
 }
+
+func TestQuietReloads(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "bad"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(dir, "bad.json"), `{"description":""}`, 0o644)
+	r, lb := newReg(t, Options{Dirs: []string{dir}})
+	ctx := context.Background()
+	// A non-executable file changing (a log, say) is not a change.
+	write(t, filepath.Join(dir, "app.log"), "one line", 0o644)
+	r.Reload(ctx)
+	write(t, filepath.Join(dir, "app.log"), "one line, then another", 0o644)
+	if r.Reload(ctx) {
+		t.Error("a growing log file reported as a change")
+	}
+	// Another tool appears: a reload, but the bad one is not logged again.
+	write(t, filepath.Join(dir, "good"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(dir, "good.json"), `{"description":"fine"}`, 0o644)
+	if !r.Reload(ctx) {
+		t.Error("new tool not seen")
+	}
+	n := 0
+	for _, l := range lb.lines {
+		if strings.Contains(l, "bad left out") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("bad tool logged %d times, want 1", n)
+	}
+}
