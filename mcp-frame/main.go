@@ -68,9 +68,14 @@ canonical compact line and reports each invalid one on stderr as
 
 Flags:
   --check          lint only: nothing on stdout, reports on stderr
-  --revision REV   rules of one revision: %s
-                   (default: follow initialize / _meta, else the newest)
-  --from SIDE      client, server or any (default any)
+  --revision REV   check by the rules of REV, one of
+                   %s
+                   (default: follow the session: what initialize asks for,
+                   then what its result grants, or a request's _meta
+                   protocolVersion; else the newest)
+  --from SIDE      who wrote the stream: client (requests, notifications),
+                   server (responses, notifications, its own requests) or
+                   any (default)
   --pretty         indented JSON for humans (not a protocol stream)
   --max-frame N    frame size cap in bytes, suffix K, M or G (default 16M)
   --help           show this help
@@ -79,6 +84,7 @@ Flags:
 Examples:
   mcp-frame --check < session.jsonl
   SERVER < requests.jsonl | mcp-frame --check --from server
+  CLIENT | mcp-frame --from client | SERVER
 
 Exit status:
   0  every frame was valid
