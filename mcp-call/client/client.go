@@ -137,8 +137,7 @@ type Client struct {
 	abandoned map[string]bool
 	info      *Info // set by Connect
 
-	done    chan struct{} // closed when the read loop ends
-	readErr error         // why it ended; read after done
+	done chan struct{} // closed when the read loop ends
 }
 
 type reply struct {
@@ -200,10 +199,8 @@ func (c *Client) protocolError(err error) {
 }
 
 func (c *Client) readLoop(r *codec.Reader) {
-	var err error
 	defer func() {
 		c.mu.Lock()
-		c.readErr = err
 		for k, ch := range c.pending {
 			ch <- reply{err: ErrClosed}
 			delete(c.pending, k)
@@ -212,8 +209,7 @@ func (c *Client) readLoop(r *codec.Reader) {
 		close(c.done)
 	}()
 	for {
-		var frame []byte
-		frame, err = r.ReadFrame()
+		frame, err := r.ReadFrame()
 		if errors.Is(err, codec.ErrFrameTooLarge) {
 			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err))
 			continue
@@ -396,7 +392,11 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 	c.pending[id.Key()] = ch
 	c.mu.Unlock()
 
-	if err := c.w.Write(msg); err != nil {
+	if err := c.write(ctx, msg); err != nil {
+		if ctx.Err() != nil {
+			c.forget(id, true)
+			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+		}
 		c.forget(id, false)
 		select {
 		case <-c.done:
@@ -425,6 +425,20 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 			}
 		}
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// write sends msg, giving up when ctx ends first: a server that stops
+// reading its stdin fills the pipe, and a blocked write must not outlive
+// --timeout. The abandoned write ends when the pipe is closed (Stop).
+func (c *Client) write(ctx context.Context, msg *codec.Message) error {
+	done := make(chan error, 1)
+	go func() { done <- c.w.Write(msg) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -298,3 +298,21 @@ func TestWithMeta(t *testing.T) {
 		t.Errorf("got %s\nwant %s", raw, want)
 	}
 }
+
+func TestWriteBlockedByServerTimesOut(t *testing.T) {
+	// A server that never reads its stdin: a request bigger than the pipe
+	// buffer blocks in write, and the context must still end it.
+	inR, inW := io.Pipe() // io.Pipe has no buffer: every write blocks
+	outR, outW := io.Pipe()
+	c := New(outR, inW, Options{})
+	c.info = &Info{Era: EraLegacy, ProtocolVersion: codec.LatestLegacyRevision}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Request(ctx, codec.MethodToolsList, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Request = %v, want DeadlineExceeded", err)
+	}
+	inR.Close()
+	outW.Close()
+	<-c.Done()
+}
