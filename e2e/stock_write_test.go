@@ -133,6 +133,7 @@ func TestStockWriteEscapes(t *testing.T) {
 				}
 			}
 			// A NUL byte is an invalid path, whatever follows it.
+			os.WriteFile(filepath.Join(f.root, "hello.txt"), []byte("hello\nworld\n"), 0o644)
 			var args map[string]any
 			json.Unmarshal([]byte(strings.Replace(c.args, "%s", mustJSON(t, "hello.txt\x00/../../outside/secret.txt"), 1)), &args)
 			if r := s.callTool(toolName, args); !r.IsError || !strings.Contains(readText(r), "invalid path") {
