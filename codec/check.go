@@ -617,6 +617,50 @@ func kindOf(raw json.RawMessage) jtype {
 	return kNumber
 }
 
+// resultShapes maps a member only one kind of server result requires to
+// the method it answers, in the order GuessResultMethod tries them.
+var resultShapes = []struct{ member, method string }{
+	{"supportedVersions", MethodDiscover},
+	{"tools", MethodToolsList},
+	{"content", MethodToolsCall},
+	{"resourceTemplates", "resources/templates/list"},
+	{"resources", "resources/list"},
+	{"contents", "resources/read"},
+	{"prompts", "prompts/list"},
+	{"messages", "prompts/get"},
+	{"completion", "completion/complete"},
+}
+
+// GuessResultMethod tells, from its members, which client request a
+// server's result answers: an observer of only the server's side (mcp-frame
+// --from server) does not see the requests, and without a method
+// CheckMessage could check only what every result has. A result with a
+// string protocolVersion and a serverInfo object answers initialize, one
+// with supportedVersions server/discover, tools tools/list, content
+// tools/call, and so on for resources, prompts and completion. It returns
+// "" for anything else (an empty result, an error, an extension's result).
+//
+// Only for results a server wrote: a client's results to a server's
+// requests (sampling's content, for one) would be taken for the wrong kind.
+func GuessResultMethod(m *Message) string {
+	if !m.IsResponse() || m.Error != nil {
+		return ""
+	}
+	res, ok := scanMembers(m.Result)
+	if !ok {
+		return ""
+	}
+	if _, ok := res["protocolVersion"]; ok && kindOf(res["serverInfo"]) == kObject {
+		return MethodInitialize
+	}
+	for _, s := range resultShapes {
+		if _, ok := res[s.member]; ok {
+			return s.method
+		}
+	}
+	return ""
+}
+
 // DeclaredRevision returns the protocol revision a message names, if any:
 //   - the protocolVersion an initialize request asks for;
 //   - the protocolVersion an initialize result grants (method is the request

@@ -390,6 +390,29 @@ func TestDeclaredRevision(t *testing.T) {
 	}
 }
 
+func TestGuessResultMethod(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`: "initialize",
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`:                                                           "",
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":[]}}`:                                           "server/discover",
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`:                                                                               "tools/list",
+		`{"jsonrpc":"2.0","id":1,"result":{"content":"nope"}}`:                                                                         "tools/call",
+		`{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}`:                                                                            "resources/read",
+		`{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[]}}`:                                                                   "resources/templates/list",
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:                                                                                         "",
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`:                                                                    "",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`:                                                                               "",
+	} {
+		m, err := codec.DecodeMessage([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := codec.GuessResultMethod(m); got != want {
+			t.Errorf("GuessResultMethod(%s) = %q, want %q", line, got, want)
+		}
+	}
+}
+
 func TestParseDirection(t *testing.T) {
 	for _, s := range []string{"any", "client", "server"} {
 		d, err := codec.ParseDirection(s)

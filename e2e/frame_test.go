@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,6 +185,54 @@ func TestFramePolicesRoute(t *testing.T) {
 			}
 			if len(ids) != c.answers {
 				t.Errorf("%d answers through mcp-frame, want %d:\n%s", len(ids), c.answers, r.out)
+			}
+		})
+	}
+}
+
+// Every kind of answer mcp-route gives (a crash, a timeout, JSON and MCP
+// result modes, refused arguments, progress notifications, unknown
+// methods, bad frames) is still protocol: mcp-frame --check --from server
+// passes its whole stdout, in both eras.
+func TestFramePolicesRouteFailures(t *testing.T) {
+	f := newFixture(t)
+	f.tool("crash", def("crash", "", ""), `echo "about to fail" >&2; exit 3`)
+	f.tool("slow", def("slow", "", `{"timeout":"200ms"}`), `exec sleep 5`)
+	f.tool("j", def("j", "", `{"result":"json"}`), `echo '{"n": 7}'`)
+	f.tool("m", def("m", "", `{"result":"mcp"}`), `echo '{"content":[{"type":"text","text":"from mcp"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}'`)
+	f.tool("m_bad", def("m_bad", "", `{"result":"mcp"}`), `echo '{"content":"nope"}'`)
+	f.tool("typed", def("typed", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, ""), `echo ok`)
+	f.tool("prog", def("prog", "", ""), `for i in 1 2 3; do printf '{"progress":%d,"total":3}\n' $i >&3; done; echo done`)
+	route := []string{routeBin(t), "--tools", f.tools, "--root", f.root}
+	call := func(id int, meta, name, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s"name":%q,"arguments":%s}}`, id, meta, name, args)
+	}
+	for _, era := range []struct {
+		name, meta, first string
+	}{
+		{"legacy", `"_meta":{"progressToken":"tok"},`, jsonLines(frameInit, frameInited)},
+		{"modern", `"_meta":{"progressToken":"tok","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`, ""},
+	} {
+		t.Run(era.name, func(t *testing.T) {
+			requests := era.first + jsonLines(
+				call(10, era.meta, "crash", `{}`),
+				call(11, era.meta, "slow", `{}`),
+				call(12, era.meta, "j", `{}`),
+				call(13, era.meta, "m", `{}`),
+				call(14, era.meta, "m_bad", `{}`),
+				call(15, era.meta, "typed", `{"n":"seven"}`),
+				call(16, era.meta, "prog", `{}`),
+				call(17, era.meta, "no_such_tool", `{}`),
+				`{"jsonrpc":"2.0","id":18,"method":"no/such/method","params":{`+strings.TrimSuffix(era.meta, ",")+`}}`,
+				`this line is not JSON`,
+				`{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":5}}`,
+			)
+			r := serverThenFrame(t, route, f.root, requests, "--check", "--from", "server")
+			if r.frameCode != 0 || r.frameErr != "" {
+				t.Errorf("mcp-frame: exit %d, stderr:\n%s\nserver stderr:\n%s", r.frameCode, r.frameErr, r.serverErr)
+			}
+			if r.serverCode != 0 {
+				t.Errorf("mcp-route exit %d; stderr:\n%s", r.serverCode, r.serverErr)
 			}
 		})
 	}

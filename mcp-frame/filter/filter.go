@@ -51,9 +51,10 @@
 // session) the filter remembers the method of each request it passes (by id,
 // at most maxPending at a time), so the response it sees later is checked
 // against the result of that method. On one side only there is nothing to
-// pair with (the requests a side answers are on the other stream): results
-// are checked by the rules every result follows, and an initialize result is
-// recognised by its protocolVersion and serverInfo.
+// pair with (the requests a side answers are on the other stream): a
+// server's results are taken for what their members say
+// (codec.GuessResultMethod: content means tools/call, tools means
+// tools/list, ...), a client's only by the rules every result follows.
 //
 // # Buffering and concurrency
 //
@@ -243,8 +244,12 @@ func (f *filter) frame(line int, data []byte) error {
 		for problems[pos] != "" {
 			pos++
 		}
-		if m.IsResponse() && m.ID != nil && f.opts.From == codec.FromAny {
+		switch {
+		case !m.IsResponse():
+		case f.opts.From == codec.FromAny && m.ID != nil:
 			methods[i] = f.pending[m.ID.Key()].method
+		case f.opts.From == codec.FromServer:
+			methods[i] = codec.GuessResultMethod(m)
 		}
 		revs[i] = f.messageRev(m, methods[i])
 		if err := codec.CheckMessage(revs[i], f.opts.From, m, methods[i]); err != nil {

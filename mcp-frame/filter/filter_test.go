@@ -17,6 +17,8 @@ type report struct {
 	reason string
 }
 
+var legacy = codec.LegacyRevisions
+
 func runFilter(t testing.TB, in string, opts Options) (string, []report, Stats) {
 	t.Helper()
 	var reps []report
@@ -177,6 +179,10 @@ func TestBadFrames(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "missing resultType"},
 		{"known method, wrong params", nil, codec.FromClient,
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + metaFor(codec.Rev20260728) + `,"name":["x"]}}`, "params.name must be a string, not an array"},
+		{"server's tool result with a bad content block", legacy, codec.FromServer,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text"}]}}`, "tools/call result: missing content[0].text"},
+		{"server's tool list with a bad schema", legacy, codec.FromServer,
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x","inputSchema":{"type":"array"}}]}}`, `tools[0].inputSchema.type must be "object"`},
 		{"initialize result without serverInfo", []string{codec.Rev20241105, codec.Rev20251125}, codec.FromServer,
 			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`, ""},
 	}
