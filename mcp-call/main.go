@@ -25,8 +25,8 @@
 // Eras: --era auto (the default) probes with server/discover as the
 // 2026-07-28 stdio binding says and falls back to the legacy initialize
 // handshake on any answer but a DiscoverResult or -32022, or on no answer
-// within 5s; a server that exits on the probe is restarted once for
-// initialize. --protocol-version pins a revision.
+// within 5s (or half of --timeout if shorter); a server that exits on the
+// probe is restarted once for initialize. --protocol-version pins a revision.
 //
 // The protocol work is in package mcp-call/client, argument coercion in
 // mcp-call/args; this package parses flags, prints, and maps errors to exit

@@ -54,8 +54,10 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 		OnProtocolError: func(err error) { s.errorf("%v", err) },
 		OnNotification:  s.notification,
 	}
-	if s.opts.timeout > 0 && s.opts.timeout < client.DefaultProbeTimeout {
-		copts.ProbeTimeout = s.opts.timeout
+	// The probe shares the connect deadline with initialize: leave half of
+	// a short --timeout for the fallback.
+	if s.opts.timeout > 0 && s.opts.timeout/2 < client.DefaultProbeTimeout {
+		copts.ProbeTimeout = s.opts.timeout / 2
 	}
 	// Read a call's "-" arguments before starting the server: stdin is ours.
 	if name == "call" && len(cmdArgs) == 2 && cmdArgs[1] == "-" {

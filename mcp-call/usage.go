@@ -48,9 +48,9 @@ Flags:
                            request (default 30s; 0 means none)
   --era auto|legacy|modern auto (default) probes with server/discover and falls
                            back to initialize when the server is legacy (an
-                           error answer, or none within 5s or --timeout if
-                           shorter; use --era modern for a modern-only server
-                           that is slow to start)
+                           error answer, or none within 5s, or half of
+                           --timeout if shorter; use --era modern for a
+                           modern-only server that is slow to start)
   --protocol-version REV   pin a revision (e.g. 2025-06-18, 2026-07-28)
   --server-stderr WHERE    inherit (default: our stderr), discard, or a FILE
                            (appended)

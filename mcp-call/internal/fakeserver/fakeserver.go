@@ -225,6 +225,7 @@ func (s *server) handleDiscover(m *codec.Message) error {
 		return nil
 	}
 	return s.answer(*m.ID, codec.LatestRevision, codec.DiscoverResult{
+		ResultType:        codec.ResultTypeComplete,
 		SupportedVersions: []string{codec.Rev20260728, codec.Rev20251125},
 		Capabilities:      codec.ServerCapabilities{Tools: &codec.ToolsCapability{}},
 		Instructions:      "A fake server for tests.",
