@@ -231,14 +231,19 @@ func (f *filter) frame(line int, data []byte) error {
 	}
 	// Problems by batch position: the elements DecodeFrame refused, then
 	// the MCP checks of the ones it decoded (msgs holds those, in order).
-	problems := map[int]string{}
+	var problems map[int]string // allocated only for a bad frame
 	if be != nil {
+		problems = map[int]string{}
 		for _, e := range be.Errs {
 			problems[e.Index] = e.Err.Message
 		}
 	}
-	methods := make([]string, len(msgs))
-	revs := make([]string, len(msgs))
+	// One message per frame is the rule: keep its bookkeeping off the heap.
+	var mbuf, rbuf [1]string
+	methods, revs := mbuf[:], rbuf[:]
+	if len(msgs) > 1 {
+		methods, revs = make([]string, len(msgs)), make([]string, len(msgs))
+	}
 	pos := 0
 	for i, m := range msgs {
 		for problems[pos] != "" {
@@ -253,6 +258,9 @@ func (f *filter) frame(line int, data []byte) error {
 		}
 		revs[i] = f.messageRev(m, methods[i])
 		if err := codec.CheckMessage(revs[i], f.opts.From, m, methods[i]); err != nil {
+			if problems == nil {
+				problems = map[int]string{}
+			}
 			problems[pos] = codec.AsError(err).Message
 		}
 		pos++
