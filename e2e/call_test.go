@@ -172,8 +172,8 @@ func TestCallStopsServerOnTimeout(t *testing.T) {
 	routePID := filepath.Join(t.TempDir(), "route.pid")
 	// exec keeps the pid, so the file names mcp-route itself.
 	wrapper := fmt.Sprintf(`echo $$ > %q; exec %q --tools %q --root %q --grace 300ms --poll 0`, routePID, routeBin(t), f.tools, f.root)
-	r := mcpCall(t, "", "--timeout", "2s", "--server-stderr", "discard", "call", "hang", "--", "sh", "-c", wrapper)
-	if r.code != 3 || !strings.Contains(r.stderr, "timed out after 2s") {
+	r := mcpCall(t, "", "--timeout", "4s", "--server-stderr", "discard", "call", "hang", "--", "sh", "-c", wrapper)
+	if r.code != 3 || !strings.Contains(r.stderr, "timed out after 4s") {
 		t.Errorf("hang: %+v", r)
 	}
 	for _, file := range []string{routePID, filepath.Join(f.root, "tool.pid")} {
