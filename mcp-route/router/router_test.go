@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
-	"github.com/mcpipe/mcpipe/internal/spectest"
 )
 
 const helloDef = `{"description":"Say hello","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]},"annotations":{"readOnlyHint":true}}`
@@ -202,7 +201,7 @@ func TestBatches(t *testing.T) {
 			var m msg
 			json.Unmarshal(r, &m)
 			method := map[string]string{"1": "ping", "2": "tools/call"}[string(m.ID)]
-			spectest.CheckServerMessage(t, codec.Rev20250326, method, r)
+			checkSchema(t, codec.Rev20250326, method, r)
 			arr = append(arr, m)
 		}
 		ids := []string{string(arr[0].ID), string(arr[1].ID)}
@@ -597,7 +596,7 @@ func TestShutdownAnswersPendingCalls(t *testing.T) {
 		t.Fatalf("got %d answers, want 6", len(lines))
 	}
 	for _, l := range lines {
-		spectest.CheckServerMessage(t, codec.Rev20250618, "tools/call", l)
+		checkSchema(t, codec.Rev20250618, "tools/call", l)
 		var m msg
 		json.Unmarshal(l, &m)
 		if r := callResult(t, m); r.IsError {
