@@ -13,11 +13,14 @@ func init() {
 			Name:  "fs_grep",
 			Title: "Search file contents",
 			Description: "Search a file, or every file under a directory, for lines matching a regular expression, and return them as \"path:line:text\" (path relative to the root, line numbers from 1). " +
+				"With context N, also the N lines before and after each match, as \"path-line-text\", with \"--\" between groups that are not adjacent. " +
 				searchDoc + " " +
 				"At most maxResults matching lines (default 1000, at most 10000) and maxBytes of output (default 262144, at most 1024000), with a note giving the total when cut; lines longer than 4096 bytes are cut and marked. Prints \"[no matches]\" when nothing matched.",
 			InputSchema: schema(`{
 				"type": "object",
 				"properties": {` + searchProps + `,
+					"context": {"type": "integer", "minimum": 0, "maximum": 20, "default": 0,
+						"description": "Lines of context to show before and after each match."},
 					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
 						"description": "Most matching lines to return."},
 					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
@@ -35,12 +38,17 @@ func init() {
 func fsGrep(c *tool.Call) error {
 	var args struct {
 		searchArgs
+		Context    int `json:"context"`
 		MaxResults int `json:"maxResults"`
 		MaxBytes   int `json:"maxBytes"`
 	}
 	if err := decodeArgs(c, &args); err != nil {
 		return err
 	}
+	if args.Context < 0 || args.Context > 20 {
+		return fmt.Errorf("context %d: want 0 to 20 lines", args.Context)
+	}
+	maxMatches := capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit)
 	r, err := openRoot(c)
 	if err != nil {
 		return err
@@ -50,21 +58,54 @@ func fsGrep(c *tool.Call) error {
 	if err != nil {
 		return err
 	}
-	out := newLineBuf(capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit), capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit))
+	// Context lines count against the byte cap only; the result cap is
+	// on matching lines.
+	out := newLineBuf(maxMatches*(2*args.Context+2), capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit))
+	matches, shown := 0, 0
+	lastPath, lastLine := "", 0
+	emit := func(p string, n int, sep byte, line string) bool {
+		if args.Context > 0 && lastPath != "" && (p != lastPath || n != lastLine+1) {
+			if !out.Add("--") {
+				return false
+			}
+		}
+		lastPath, lastLine = p, n
+		return out.Add(fmt.Sprintf("%s%c%d%c%s", p, sep, n, sep, line))
+	}
+	trailing := 0 // context lines still due after the last match shown
+	s.context = args.Context
+	s.onContext = func(p string, n int, line string) {
+		// Lines before a match that will not be shown are left out; the
+		// lines after the last match shown are not.
+		if (trailing > 0 && p == lastPath && n == lastLine+1) || shown < maxMatches {
+			trailing--
+			if !out.Full() {
+				emit(p, n, '-', line)
+			}
+		}
+	}
 	err = s.search(args.Path, func(p string, n int, line string) bool {
-		// Keep counting past the cap, so the note can give the total.
-		out.Add(fmt.Sprintf("%s:%d:%s", p, n, line))
+		// Keep counting past the caps, so the note can give the total.
+		matches++
+		if shown < maxMatches && !out.Full() && emit(p, n, ':', line) {
+			shown++
+			trailing = args.Context
+		}
 		return true
 	})
 	if err != nil {
 		return err
 	}
 	c.Text(out.String())
-	if out.Seen() == 0 {
+	if matches == 0 {
 		c.Text("[no matches]\n")
 	}
-	if note := out.Note("matching lines", s.complete()); note != "" {
-		c.Text(note + "\n")
+	if shown < matches {
+		total := matches
+		if !s.complete() {
+			total = -1
+		}
+		c.Text(truncNote(shown, total, "matching lines") + "\n")
 	}
 	c.Text(s.notes())
 	return nil

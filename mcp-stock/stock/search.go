@@ -57,6 +57,10 @@ type searcher struct {
 	re      *regexp.Regexp
 	include string
 
+	// context is how many lines around each match go to onContext.
+	context   int
+	onContext func(path string, n int, line string)
+
 	single        bool  // searching one file named by the caller
 	files, binary int   // files searched; binary files skipped
 	scanned       int64 // bytes read
@@ -185,6 +189,12 @@ func (s *searcher) file(p string, fn func(path string, n int, line string) bool)
 	lr := newLineReader(io.LimitReader(f, MaxScanBytes-s.scanned))
 	lr.maxKeep = MaxMatchLine
 	defer func() { s.scanned += lr.n }()
+	type numbered struct {
+		n    int
+		text string
+	}
+	var before []numbered // the last s.context lines not yet shown
+	after := 0            // lines still to show after the last match
 	for lineNo := 1; ; lineNo++ {
 		line, full, err := lr.next()
 		if err == io.EOF {
@@ -199,8 +209,28 @@ func (s *searcher) file(p string, fn func(path string, n int, line string) bool)
 				return err
 			}
 		}
-		if s.re.Match(line) && !fn(p, lineNo, showLine(line, full)) {
-			return errStop
+		if s.re.Match(line) {
+			for _, b := range before {
+				s.onContext(p, b.n, b.text)
+			}
+			before = before[:0]
+			if !fn(p, lineNo, showLine(line, full)) {
+				return errStop
+			}
+			after = s.context
+			continue
+		}
+		switch {
+		case s.context == 0:
+		case after > 0:
+			s.onContext(p, lineNo, showLine(line, full))
+			after--
+		default:
+			if len(before) == s.context {
+				copy(before, before[1:])
+				before = before[:len(before)-1]
+			}
+			before = append(before, numbered{lineNo, showLine(line, full)})
 		}
 	}
 	if s.scanned+lr.n >= MaxScanBytes {

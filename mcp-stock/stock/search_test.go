@@ -258,3 +258,26 @@ func TestFsHash(t *testing.T) {
 	}
 	failsWith(t, "algorithm", "fs_hash", root, `{"path":"f","algorithm":"crc32"}`)
 }
+
+func TestFsGrepContext(t *testing.T) {
+	root := tree(t, map[string]string{
+		"f": "1\n2\nhit a\n4\n5\n6\n7\nhit b\nhit c\n10\n",
+		"g": "hit d\n2\n",
+	})
+	got := ok(t, "fs_grep", root, `{"pattern":"hit","context":1}`)
+	want := "f-2-2\nf:3:hit a\nf-4-4\n--\nf-7-7\nf:8:hit b\nf:9:hit c\nf-10-10\n--\ng:1:hit d\ng-2-2\n"
+	if got != want {
+		t.Errorf("context 1:\n%s\nwant:\n%s", got, want)
+	}
+	got = ok(t, "fs_grep", root, `{"pattern":"hit","context":3,"path":"f"}`)
+	want = "f-1-1\nf-2-2\nf:3:hit a\nf-4-4\nf-5-5\nf-6-6\nf-7-7\nf:8:hit b\nf:9:hit c\nf-10-10\n"
+	if got != want {
+		t.Errorf("context 3, groups merged:\n%s\nwant:\n%s", got, want)
+	}
+	got = ok(t, "fs_grep", root, `{"pattern":"hit","context":1,"maxResults":1}`)
+	want = "f-2-2\nf:3:hit a\nf-4-4\n[truncated: 1 of 4 matching lines shown]\n"
+	if got != want {
+		t.Errorf("context with maxResults:\n%s\nwant:\n%s", got, want)
+	}
+	failsWith(t, "context 21", "fs_grep", root, `{"pattern":"hit","context":21}`)
+}
