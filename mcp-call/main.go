@@ -20,7 +20,9 @@
 //	3  the server could not be started or reached (it exited, closed its
 //	   stdout), or a timeout or interrupt
 //
-// script exits with the worst status of its calls.
+// script exits with the worst status of its calls. raw treats error answers
+// as data (0); 2 for a line that is not JSON or JSON-RPC, 3 for requests left
+// unanswered.
 //
 // Eras: --era auto (the default) probes with server/discover as the
 // 2026-07-28 stdio binding says and falls back to the legacy initialize

@@ -32,8 +32,9 @@ Arguments (call, script):
                       a string
   key:=json           raw JSON, e.g. tags:='["a","b"]'
   -                   (call only) read the JSON object from stdin
-  Arguments are checked against the inputSchema before the call; a wrong key
-  or type stops mcp-call with the schema's words and exit status 2.
+  call and script read tools/list first: a tool it does not list is refused,
+  and arguments are checked against the inputSchema before the call; a wrong
+  key or type stops mcp-call with the schema's words and exit status 2.
 
 Output:
   call prints the text blocks of the result (other blocks are noted on
@@ -67,5 +68,6 @@ Exit status:
      the wrong shape
   3  the server could not be started or reached (it exited, closed its
      stdout), or a timeout or interrupt
-  script: the worst status of its calls.
+  script: the worst status of its calls. raw: error answers are data (0);
+  2 for a line that is not JSON or JSON-RPC, 3 for requests left unanswered.
 `
