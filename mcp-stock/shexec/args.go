@@ -282,7 +282,8 @@ func checkGit(args []string) error {
 // file, for the caller to check against the root: the word itself when it
 // is not an option; the value of --opt=VALUE and of NAME=VALUE (dd
 // if=/etc/passwd, make DIR=..); the value attached to a short option
-// (-C.., -I/usr/include); and the path of a file: URL. It is deliberately
+// (-C.., -I/usr/include); the path of a file: URL; and FILE in @FILE and
+// <FILE (curl -d @/etc/passwd, response files). It is deliberately
 // wide: a pattern such as ".." or "/etc/" is checked like a path, and so
 // refused when it would name a place outside the root.
 func PathCandidates(word string) []string {
@@ -314,6 +315,12 @@ func PathCandidates(word string) []string {
 		if rest, ok := strings.CutPrefix(c, "file:"); ok {
 			out = append(out, strings.TrimPrefix(rest, "//"))
 			break
+		}
+	}
+	// "@FILE" and "<FILE" read a file in curl, gcc, javac ... arguments.
+	for _, c := range out {
+		if len(c) > 1 && (c[0] == '@' || c[0] == '<') {
+			out = append(out, c[1:])
 		}
 	}
 	return out

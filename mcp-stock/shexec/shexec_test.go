@@ -225,6 +225,9 @@ func TestPathCandidates(t *testing.T) {
 		"-I=/usr/include":       {"/usr/include", "=/usr/include"},
 		"../outside":            {"../outside"},
 		"/abs":                  {"/abs"},
+		"@/etc/passwd":          {"@/etc/passwd", "/etc/passwd"},
+		"--data=@../x":          {"@../x", "../x"},
+		"f=</etc/shadow":        {"f=</etc/shadow", "</etc/shadow", "/etc/shadow"},
 		"some pattern with / ?": {"some pattern with / ?"},
 	} {
 		if diff := cmp.Diff(want, PathCandidates(word)); diff != "" {
