@@ -118,6 +118,9 @@ func fsCopy(c *tool.Call) error {
 		if visited++; visited > MaxWalk {
 			return fmt.Errorf("%s: more than %d entries; copy smaller parts", args.Source, MaxWalk)
 		}
+		if visited%500 == 0 {
+			c.Progress(float64(visited), 0, "copying "+p)
+		}
 		target := dstRel
 		if p != srcRel {
 			target = dstRel + strings.TrimPrefix(p, srcRel)
