@@ -279,13 +279,14 @@ func ErrorID(err error) *ID {
 //     err is a *BatchError with one *DecodeError per bad element (Index says
 //     where). JSON-RPC wants one error response per bad element.
 func DecodeFrame(data []byte, allowBatch bool) (msgs []*Message, batch bool, err error) {
-	members, elems, isObj, isArr, serr := jsTop(data)
+	var env envelope
+	elems, isObj, isArr, serr := jsTop(data, &env)
 	if serr != nil {
 		return nil, isArr, &DecodeError{Index: -1, Err: parseError(serr)}
 	}
 	switch {
 	case isObj:
-		m, derr := decodeMembers(members)
+		m, derr := decodeEnvelope(&env)
 		if derr != nil {
 			return nil, false, derr
 		}
@@ -334,46 +335,47 @@ func invalid(id *ID, format string, args ...any) *DecodeError {
 }
 
 func decodeMessage(data []byte) (*Message, *DecodeError) {
-	members, _, isObj, _, err := jsTop(data)
+	var env envelope
+	_, isObj, _, err := jsTop(data, &env)
 	if err != nil {
 		return nil, &DecodeError{Index: -1, Err: parseError(err)}
 	}
 	if !isObj {
 		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(bytes.TrimSpace(data)))
 	}
-	return decodeMembers(members)
+	return decodeEnvelope(&env)
 }
 
-// decodeMembers checks the envelope. The member values are valid JSON (the
+// decodeEnvelope checks the envelope. The member values are valid JSON (the
 // scanner checked them); Params and Result are copied so that a Message never
 // aliases the caller's frame.
-func decodeMembers(obj map[string][]byte) (*Message, *DecodeError) {
+func decodeEnvelope(obj *envelope) (*Message, *DecodeError) {
 	m := &Message{}
 	// The id first, so later errors can carry it.
-	if raw, ok := obj["id"]; ok {
+	if raw := obj.id; raw != nil {
 		if string(raw) == "null" {
 			// Only an error response may carry a null id (JSON-RPC 2.0 for
 			// an unreadable request id).
-			if _, isErr := obj["error"]; !isErr {
+			if obj.error == nil {
 				return nil, invalid(nil, "id must not be null")
 			}
 		} else {
-			id, err := ParseID(raw)
+			id, err := parseID(raw, true)
 			if err != nil {
 				return nil, invalid(nil, "%s", err.Error())
 			}
 			m.ID = &id
 		}
 	}
-	rawV, ok := obj["jsonrpc"]
-	if !ok {
+	rawV := obj.jsonrpc
+	if rawV == nil {
 		return nil, invalid(m.ID, `missing "jsonrpc": "2.0"`)
 	}
 	if string(rawV) != `"2.0"` && (rawV[0] != '"' || jsKey(rawV) != "2.0") {
 		return nil, invalid(m.ID, `"jsonrpc" must be "2.0", got %s`, truncate(rawV, 40))
 	}
 	m.JSONRPC = "2.0"
-	if raw, ok := obj["method"]; ok {
+	if raw := obj.method; raw != nil {
 		if raw[0] != '"' {
 			return nil, invalid(m.ID, "method must be a string, not %s", jsonKind(raw))
 		}
@@ -381,13 +383,13 @@ func decodeMembers(obj map[string][]byte) (*Message, *DecodeError) {
 		if m.Method == "" {
 			return nil, invalid(m.ID, "method must not be empty")
 		}
-		if _, ok := obj["result"]; ok {
+		if obj.result != nil {
 			return nil, invalid(m.ID, `a request must not carry "result"`)
 		}
-		if _, ok := obj["error"]; ok {
+		if obj.error != nil {
 			return nil, invalid(m.ID, `a request must not carry "error"`)
 		}
-		if raw, ok := obj["params"]; ok {
+		if raw := obj.params; raw != nil {
 			if raw[0] != '{' {
 				return nil, invalid(m.ID, "params must be an object, not %s", jsonKind(raw))
 			}
@@ -395,11 +397,11 @@ func decodeMembers(obj map[string][]byte) (*Message, *DecodeError) {
 		}
 		return m, nil
 	}
-	if _, ok := obj["params"]; ok {
+	if obj.params != nil {
 		return nil, invalid(m.ID, `"params" without "method"`)
 	}
-	res, hasRes := obj["result"]
-	errRaw, hasErr := obj["error"]
+	res, hasRes := obj.result, obj.result != nil
+	errRaw, hasErr := obj.error, obj.error != nil
 	switch {
 	case hasRes && hasErr:
 		return nil, invalid(m.ID, `a response must not carry both "result" and "error"`)

@@ -118,15 +118,22 @@ func IntID(n int64) ID { return ID{strconv.FormatInt(n, 10)} }
 // ParseID checks raw as an id (a JSON string or integer, surrounding white
 // space allowed) and keeps its bytes.
 func ParseID(raw []byte) (ID, error) {
+	return parseID(raw, false)
+}
+
+// parseID is ParseID; scanned says raw has passed the frame scanner, so a
+// string token is known to be valid.
+func parseID(raw []byte, scanned bool) (ID, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return ID{}, errors.New("empty id")
 	}
 	switch c := raw[0]; {
 	case c == '"':
-		var s string
-		if !utf8.Valid(raw) || json.Unmarshal(raw, &s) != nil {
-			return ID{}, errors.New("id is not a valid JSON string")
+		if !scanned {
+			if end, err := jsString(raw, 0); err != nil || end != len(raw) {
+				return ID{}, errors.New("id is not a valid JSON string")
+			}
 		}
 		return ID{string(raw)}, nil
 	case c == '-' || (c >= '0' && c <= '9'):

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -255,19 +256,42 @@ func jsNumber(b []byte, i int) (int, error) {
 	return i, nil
 }
 
+// envelope holds the raw values of the JSON-RPC members of an object; nil
+// means absent (a present value is never empty). Other members are skipped.
+type envelope struct {
+	jsonrpc, id, method, params, result, error []byte
+}
+
+func (e *envelope) set(key string, v []byte) {
+	switch key {
+	case "jsonrpc":
+		e.jsonrpc = v
+	case "id":
+		e.id = v
+	case "method":
+		e.method = v
+	case "params":
+		e.params = v
+	case "result":
+		e.result = v
+	case "error":
+		e.error = v
+	}
+}
+
 // jsTop scans b, which must hold one JSON value with optional white space
-// around it, in one pass. For an object it returns the top-level members
-// (the last of duplicate keys wins, as in encoding/json); for an array, its
-// elements. isObj/isArr say which; other values are only checked.
-func jsTop(b []byte) (members map[string][]byte, elems [][]byte, isObj, isArr bool, err error) {
+// around it, in one pass. For an object it fills env with the JSON-RPC
+// members (the last of duplicate keys wins, as in encoding/json); for an
+// array, it returns the elements. isObj/isArr say which; other values are
+// only checked.
+func jsTop(b []byte, env *envelope) (elems [][]byte, isObj, isArr bool, err error) {
 	i := jsSkipWS(b, 0)
 	if i >= len(b) {
-		return nil, nil, false, false, jsErrAt(b, i, "")
+		return nil, false, false, jsErrAt(b, i, "")
 	}
 	switch b[i] {
 	case '{':
 		isObj = true
-		members = make(map[string][]byte, 8)
 		i = jsSkipWS(b, i+1)
 		if i < len(b) && b[i] == '}' {
 			i++
@@ -275,33 +299,37 @@ func jsTop(b []byte) (members map[string][]byte, elems [][]byte, isObj, isArr bo
 		}
 		for {
 			if i >= len(b) || b[i] != '"' {
-				return nil, nil, true, false, jsErrAt(b, i, "looking for beginning of object key string")
+				return nil, true, false, jsErrAt(b, i, "looking for beginning of object key string")
 			}
 			kend, err := jsString(b, i)
 			if err != nil {
-				return nil, nil, true, false, err
+				return nil, true, false, err
 			}
-			key := jsKey(b[i:kend])
+			key := b[i:kend]
 			i = jsSkipWS(b, kend)
 			if i >= len(b) || b[i] != ':' {
-				return nil, nil, true, false, jsErrAt(b, i, "after object key")
+				return nil, true, false, jsErrAt(b, i, "after object key")
 			}
 			i = jsSkipWS(b, i+1)
 			vstart := i
 			if i, err = jsValue(b, i, 1); err != nil {
-				return nil, nil, true, false, err
+				return nil, true, false, err
 			}
-			members[key] = b[vstart:i]
+			if bytes.IndexByte(key, '\\') < 0 {
+				env.set(string(key[1:len(key)-1]), b[vstart:i]) // no allocation
+			} else {
+				env.set(jsKey(key), b[vstart:i])
+			}
 			i = jsSkipWS(b, i)
 			if i >= len(b) {
-				return nil, nil, true, false, jsErrAt(b, i, "")
+				return nil, true, false, jsErrAt(b, i, "")
 			}
 			if b[i] == ',' {
 				i = jsSkipWS(b, i+1)
 				continue
 			}
 			if b[i] != '}' {
-				return nil, nil, true, false, jsErrAt(b, i, "after object key:value pair")
+				return nil, true, false, jsErrAt(b, i, "after object key:value pair")
 			}
 			i++
 			break
@@ -317,32 +345,32 @@ func jsTop(b []byte) (members map[string][]byte, elems [][]byte, isObj, isArr bo
 		for {
 			start := i
 			if i, err = jsValue(b, i, 1); err != nil {
-				return nil, nil, false, true, err
+				return nil, false, true, err
 			}
 			elems = append(elems, b[start:i])
 			i = jsSkipWS(b, i)
 			if i >= len(b) {
-				return nil, nil, false, true, jsErrAt(b, i, "")
+				return nil, false, true, jsErrAt(b, i, "")
 			}
 			if b[i] == ',' {
 				i = jsSkipWS(b, i+1)
 				continue
 			}
 			if b[i] != ']' {
-				return nil, nil, false, true, jsErrAt(b, i, "after array element")
+				return nil, false, true, jsErrAt(b, i, "after array element")
 			}
 			i++
 			break
 		}
 	default:
 		if i, err = jsValue(b, i, 0); err != nil {
-			return nil, nil, false, false, err
+			return nil, false, false, err
 		}
 	}
 	if j := jsSkipWS(b, i); j != len(b) {
-		return nil, nil, isObj, isArr, jsErrAt(b, j, "after top-level value")
+		return nil, isObj, isArr, jsErrAt(b, j, "after top-level value")
 	}
-	return members, elems, isObj, isArr, nil
+	return elems, isObj, isArr, nil
 }
 
 // jsKey returns the text of a scanned (valid) string token.
