@@ -32,7 +32,7 @@ const (
 // options are the parsed flags.
 type options struct {
 	json, structured, progress, failFast bool
-	showVersion                          bool
+	showVersion, trace                   bool
 	timeout                              time.Duration
 	era, version, serverStderr           string
 }
@@ -133,6 +133,7 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	fs.BoolVar(&o.structured, "structured", false, "")
 	fs.BoolVar(&o.progress, "progress", false, "")
 	fs.BoolVar(&o.failFast, "fail-fast", false, "")
+	fs.BoolVar(&o.trace, "trace", false, "")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "")
 	fs.StringVar(&o.era, "era", client.EraAuto, "")
 	fs.StringVar(&o.version, "protocol-version", "", "")

@@ -54,6 +54,15 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 		OnProtocolError: func(err error) { s.errorf("%v", err) },
 		OnNotification:  s.notification,
 	}
+	if s.opts.trace {
+		copts.Trace = func(sent bool, frame []byte) {
+			dir := "<"
+			if sent {
+				dir = ">"
+			}
+			s.errorf("%s %s", dir, frame)
+		}
+	}
 	// The probe shares the connect deadline with initialize: leave half of
 	// a short --timeout for the fallback.
 	if s.opts.timeout > 0 && s.opts.timeout/2 < client.DefaultProbeTimeout {

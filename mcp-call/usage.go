@@ -57,6 +57,7 @@ Flags:
                            (appended)
   --progress               ask for progress and print it on stderr
   --fail-fast              script: stop at the first call that fails
+  --trace                  print every line sent (>) and received (<) on stderr
   --help                   this text
   --version                print the version
 

@@ -48,6 +48,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,6 +106,10 @@ type Options struct {
 	// OnProtocolError, optional, is called on the read goroutine for each
 	// frame from the server that is invalid or answers no request.
 	OnProtocolError func(error)
+	// Trace, optional, sees every frame: sent is true for what the client
+	// writes, false for what it reads. It is called from several goroutines
+	// and must not keep frame.
+	Trace func(sent bool, frame []byte)
 }
 
 // Info is what Connect learned about the server.
@@ -155,9 +160,13 @@ func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
 	}
+	var ww io.Writer = w
+	if opts.Trace != nil {
+		ww = traceWriter{w: w, trace: opts.Trace}
+	}
 	c := &Client{
 		opts:      opts,
-		w:         codec.NewWriter(w),
+		w:         codec.NewWriter(ww),
 		wc:        w,
 		pending:   map[string]chan reply{},
 		abandoned: map[string]bool{},
@@ -216,6 +225,9 @@ func (c *Client) readLoop(r *codec.Reader) {
 		}
 		if err != nil {
 			return
+		}
+		if c.opts.Trace != nil {
+			c.opts.Trace(false, frame)
 		}
 		msgs, _, derr := codec.DecodeFrame(frame, true)
 		if derr != nil {
@@ -440,6 +452,18 @@ func (c *Client) write(ctx context.Context, msg *codec.Message) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// traceWriter shows each frame to Options.Trace; codec.Writer writes one
+// whole frame, newline included, per Write call.
+type traceWriter struct {
+	w     io.Writer
+	trace func(bool, []byte)
+}
+
+func (t traceWriter) Write(p []byte) (int, error) {
+	t.trace(true, bytes.TrimSuffix(p, []byte("\n")))
+	return t.w.Write(p)
 }
 
 // forget drops a pending request; a late answer to an abandoned one is
