@@ -89,6 +89,9 @@ func TestGolden(t *testing.T) {
 				argv = append(argv, fake(mode)...)
 			}
 			r := runT(t, a.files["stdin"], nil, argv...)
+			// The transcripts say "dev" whatever version the build stamps.
+			stamp := `{"name":"mcp-call","version":` + strconv.Quote(version()) + `}`
+			r.stderr = strings.ReplaceAll(r.stderr, stamp, `{"name":"mcp-call","version":"dev"}`)
 			exit := strconv.Itoa(r.code) + "\n"
 			if *update {
 				a.set("out", r.stdout)
