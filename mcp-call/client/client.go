@@ -40,6 +40,15 @@
 // (ProtocolErrors), since they mean the server wrote something other than
 // protocol on its stdout.
 //
+// # Server processes
+//
+// [Start] runs a server in its own process group with pipes for stdin and
+// stdout; [Process.Stop] ends it as the stdio transport asks (close stdin,
+// wait Command.Grace, SIGTERM the group, wait again, SIGKILL the group) and
+// also kills what is left of the group after the server exits, so nothing it
+// started outlives the client. [Dial] is Start plus New plus Connect. Unix
+// only.
+//
 // # Limits
 //
 // Frames are capped at Options.MaxFrame (codec.DefaultMaxFrame, 16 MiB, by
