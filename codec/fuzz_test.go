@@ -119,3 +119,30 @@ func FuzzScanJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSession feeds a session a sequence of frames (one per line): no panic,
+// and every error is a JSON-RPC error a server can send.
+func FuzzSession(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := NewSession()
+		for _, line := range bytes.Split(data, []byte{'\n'}) {
+			msgs, _, err := DecodeFrame(line, s.AllowBatch())
+			if err != nil && msgs == nil {
+				continue
+			}
+			for _, m := range msgs {
+				rev, cerr := s.Classify(m)
+				if cerr != nil {
+					if b, err := NewErrorResponse(m.ID, cerr).MarshalJSON(); err != nil || !json.Valid(b) {
+						t.Fatalf("error response %q: %v", b, err)
+					}
+					continue
+				}
+				if !IsSupportedRevision(rev) {
+					t.Fatalf("Classify(%s) = unsupported revision %q", line, rev)
+				}
+			}
+		}
+	})
+}
