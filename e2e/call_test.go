@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -102,6 +103,21 @@ func TestCallRouteBothEras(t *testing.T) {
 				t.Errorf("ping: %+v", r)
 			}
 		})
+	}
+}
+
+// TestCallRoutePinnedVersions pins each revision mcp-route serves.
+func TestCallRoutePinnedVersions(t *testing.T) {
+	server := exampleRoute(t)
+	for _, rev := range codec.Revisions {
+		r := mcpCall(t, "", append([]string{"--server-stderr", "discard", "--protocol-version", rev, "discover"}, server...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "protocol version:  "+rev+"\n") {
+			t.Errorf("%s: discover %+v", rev, r)
+		}
+		r = mcpCall(t, "", append([]string{"--server-stderr", "discard", "--protocol-version", rev, "call", "echo", "text=" + rev}, server...)...)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != rev {
+			t.Errorf("%s: call %+v", rev, r)
+		}
 	}
 }
 
