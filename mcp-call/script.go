@@ -48,7 +48,7 @@ func (s *session) cmdScript(ctx context.Context) int {
 // scriptLine runs one line; gone reports that the server is unreachable.
 func (s *session) scriptLine(ctx context.Context, n int, line string) (code int, gone bool) {
 	report := func(err error) (int, bool) {
-		s.errorf("line %d: %s", n, describeErr(err, s.opts.timeout))
+		s.errorf("line %d: %s", n, s.explain(err))
 		if s.opts.json {
 			var e any = map[string]string{"message": err.Error()}
 			var rpc *codec.Error

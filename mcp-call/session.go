@@ -34,8 +34,19 @@ func (s *session) errorf(format string, a ...any) {
 
 // fail prints err and returns its exit status.
 func (s *session) fail(err error) int {
-	s.errorf("%s", describeErr(err, s.opts.timeout))
+	s.errorf("%s", s.explain(err))
 	return exitCode(err)
+}
+
+// explain words err for the one stderr line; a server that went away is
+// given a moment to be reaped so the line can say how it ended.
+func (s *session) explain(err error) string {
+	msg := describeErr(err, s.opts.timeout)
+	if s.conn != nil && errors.Is(err, client.ErrClosed) {
+		s.conn.Proc.WaitExit(context.Background(), client.DefaultGrace)
+		msg += " (server " + s.conn.Proc.State() + ")"
+	}
+	return msg
 }
 
 // reqCtx bounds one step by --timeout.
