@@ -178,6 +178,18 @@ func TestCallRawRoute(t *testing.T) {
 	if r.code != 0 || len(lines) != 2 || !strings.Contains(r.stdout, `"supportedVersions"`) || !strings.Contains(r.stdout, `"text":"raw`) {
 		t.Errorf("raw: %+v", r)
 	}
+
+	// A 2025-03-26 session may batch: raw waits for the answers inside the
+	// array the server sends back.
+	batch := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"}]
+`
+	r = mcpCall(t, batch, append([]string{"--server-stderr", "discard", "raw"}, server...)...)
+	lines = strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[1], "[") || !strings.Contains(lines[1], `"wordcount"`) {
+		t.Errorf("raw batch: %+v", r)
+	}
 }
 
 // TestCallStopsServerOnTimeout: a call that outlives --timeout ends mcp-call
