@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -93,6 +94,7 @@ type field struct {
 	kind     jtype
 	required bool
 	modern   bool    // only in (and then required by) 2026-07-28 and later
+	since    string  // checked only from this revision on ("" always): before, the schemas leave an unknown member free
 	sub      []field // members of the object, or of each array element
 	// check, when set, checks the value further; path names it in messages.
 	check func(rev, path string, raw json.RawMessage) string
@@ -103,10 +105,80 @@ func (f field) with(check func(rev, path string, raw json.RawMessage) string) fi
 	return f
 }
 
+func (f field) from(rev string) field {
+	f.since = rev
+	return f
+}
+
+// Shared shapes (the schemas' Implementation, Icon, capabilities, Tool,
+// Resource, ResourceTemplate, Prompt).
+var (
+	iconFields = []field{req("src", kString), opt("mimeType", kString), opt("sizes", kArray), opt("theme", kString)}
+	implFields = []field{
+		req("name", kString), req("version", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString).from(Rev20251125),
+		opt("websiteUrl", kString).from(Rev20251125),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+	serverCapFields = []field{
+		opt("tools", kObject), opt("resources", kObject), opt("prompts", kObject),
+		opt("logging", kObject), opt("experimental", kObject),
+		opt("completions", kObject).from(Rev20250326),
+		opt("extensions", kObject).from(Rev20260728),
+	}
+	clientCapFields = []field{
+		opt("roots", kObject), opt("sampling", kObject), opt("experimental", kObject),
+		opt("elicitation", kObject).from(Rev20250618),
+		opt("extensions", kObject).from(Rev20260728),
+	}
+	toolFields = []field{
+		req("name", kString),
+		req("inputSchema", kObject).with(ruleObjectSchema),
+		opt("outputSchema", kObject).with(ruleOutputSchema).from(Rev20250618),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString),
+		opt("annotations", kObject).from(Rev20250326),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+		opt("_meta", kObject).from(Rev20250618),
+	}
+	resourceFields = []field{
+		req("uri", kString), req("name", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString), opt("mimeType", kString), opt("size", kInt),
+		opt("annotations", kObject),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+	templateFields = []field{
+		req("uriTemplate", kString), req("name", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString), opt("mimeType", kString),
+		opt("annotations", kObject),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+	promptFields = []field{
+		req("name", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString),
+		opt("arguments", kArray, req("name", kString), opt("description", kString), opt("required", kBool),
+			opt("title", kString).from(Rev20250618)),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+)
+
 func req(name string, k jtype, sub ...field) field {
 	return field{name: name, kind: k, required: true, sub: sub}
 }
 func opt(name string, k jtype, sub ...field) field { return field{name: name, kind: k, sub: sub} }
+
+// requestMeta, notificationMeta and resultMeta are the _meta every known method's params and
+// every result may carry: an object, whose reserved keys have their types.
+var (
+	// Before 2025-11-25 the method definitions leave params._meta free.
+	requestMeta      = []field{opt("_meta", kObject, opt(MetaProgressToken, kID)).from(Rev20251125)}
+	notificationMeta = []field{opt("_meta", kObject).from(Rev20251125)}
+	resultMeta       = []field{opt("_meta", kObject, opt(MetaServerInfo, kObject, implFields...).from(Rev20260728))}
+)
 
 // cacheable are the members 2026-07-28 requires on results a client may cache.
 var cacheable = []field{
@@ -155,28 +227,28 @@ var methodRules = map[string]methodRule{
 	MethodInitialize: {from: FromClient, revs: legacyOnly, paramsRequired: true,
 		params: []field{
 			req("protocolVersion", kString),
-			req("capabilities", kObject),
-			req("clientInfo", kObject, req("name", kString), req("version", kString)),
+			req("capabilities", kObject, clientCapFields...),
+			req("clientInfo", kObject, implFields...),
 		},
 		result: []field{
 			req("protocolVersion", kString),
-			req("capabilities", kObject),
-			req("serverInfo", kObject, req("name", kString), req("version", kString)),
+			req("capabilities", kObject, serverCapFields...),
+			req("serverInfo", kObject, implFields...),
 			opt("instructions", kString),
 		}},
 	MethodInitialized: {notification: true, from: FromClient, revs: legacyOnly},
 	MethodPing:        {from: FromAny, revs: legacyOnly},
 	MethodDiscover: {from: FromClient, revs: modernOnly,
 		result: append([]field{
-			req("supportedVersions", kArray),
-			req("capabilities", kObject),
+			req("supportedVersions", kArray).with(ruleStrings),
+			req("capabilities", kObject, serverCapFields...),
 			opt("instructions", kString),
 		}, cacheable...)},
 	"logging/setLevel": {from: FromClient, revs: legacyOnly, paramsRequired: true,
-		params: []field{req("level", kString)}},
+		params: []field{req("level", kString).with(ruleLogLevel)}},
 	"completion/complete": {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{
-			req("ref", kObject, req("type", kString)),
+			req("ref", kObject).with(ruleCompleteRef),
 			req("argument", kObject, req("name", kString), req("value", kString)),
 		},
 		result: []field{req("completion", kObject, req("values", kArray))}},
@@ -187,9 +259,7 @@ var methodRules = map[string]methodRule{
 	MethodToolsList: {from: FromClient, revs: allRevs,
 		params: []field{opt("cursor", kString)},
 		result: append([]field{
-			req("tools", kArray, req("name", kString),
-				req("inputSchema", kObject).with(ruleObjectSchema),
-				opt("outputSchema", kObject).with(ruleObjectSchema)),
+			req("tools", kArray, toolFields...),
 			opt("nextCursor", kString),
 		}, cacheable...)},
 	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
@@ -203,18 +273,18 @@ var methodRules = map[string]methodRule{
 	"resources/list": {from: FromClient, revs: allRevs,
 		params: []field{opt("cursor", kString)},
 		result: append([]field{
-			req("resources", kArray, req("uri", kString), req("name", kString)),
+			req("resources", kArray, resourceFields...),
 			opt("nextCursor", kString),
 		}, cacheable...)},
 	"resources/templates/list": {from: FromClient, revs: allRevs,
 		params: []field{opt("cursor", kString)},
 		result: append([]field{
-			req("resourceTemplates", kArray, req("uriTemplate", kString), req("name", kString)),
+			req("resourceTemplates", kArray, templateFields...),
 			opt("nextCursor", kString),
 		}, cacheable...)},
 	"resources/read": {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{req("uri", kString)},
-		result: append([]field{req("contents", kArray, req("uri", kString))}, cacheable...)},
+		result: append([]field{req("contents", kArray, req("uri", kString), opt("mimeType", kString)).with(ruleEach(ruleResourceContents))}, cacheable...)},
 	"resources/subscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
 		params: []field{req("uri", kString)}},
 	"resources/unsubscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
@@ -222,12 +292,15 @@ var methodRules = map[string]methodRule{
 	"prompts/list": {from: FromClient, revs: allRevs,
 		params: []field{opt("cursor", kString)},
 		result: append([]field{
-			req("prompts", kArray, req("name", kString)),
+			req("prompts", kArray, promptFields...),
 			opt("nextCursor", kString),
 		}, cacheable...)},
 	"prompts/get": {from: FromClient, revs: allRevs, paramsRequired: true,
-		params: []field{req("name", kString), opt("arguments", kObject)},
-		result: []field{req("messages", kArray, req("role", kString), req("content", kObject).with(ruleContentBlock))}},
+		params: []field{req("name", kString), opt("arguments", kObject).with(ruleStringValues)},
+		result: []field{
+			opt("description", kString),
+			req("messages", kArray, req("role", kString).with(ruleRole), req("content", kObject).with(ruleContentBlock)),
+		}},
 
 	// Tasks (2025-11-25 only): either side may ask the other.
 	"tasks/get":    {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
@@ -238,7 +311,11 @@ var methodRules = map[string]methodRule{
 
 	// Requests a server sends (legacy revisions; 2026-07-28 servers send none).
 	"sampling/createMessage": {from: FromServer, revs: legacyOnly, paramsRequired: true,
-		params: []field{req("messages", kArray), req("maxTokens", kInt)},
+		params: []field{
+			req("messages", kArray, req("role", kString).with(ruleRole), req("content", kObject|kArray)),
+			req("maxTokens", kInt),
+			opt("systemPrompt", kString), opt("temperature", kNumber), opt("stopSequences", kArray),
+		},
 		result: []field{req("role", kString), req("content", kObject|kArray), req("model", kString)}},
 	"roots/list": {from: FromServer, revs: legacyOnly,
 		result: []field{req("roots", kArray, req("uri", kString))}},
@@ -259,7 +336,7 @@ var methodRules = map[string]methodRule{
 		}},
 	"notifications/roots/list_changed": {notification: true, from: FromClient, revs: legacyOnly},
 	"notifications/message": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
-		params: []field{req("level", kString), req("data", kAny), opt("logger", kString)}},
+		params: []field{req("level", kString).with(ruleLogLevel), req("data", kAny), opt("logger", kString)}},
 	"notifications/resources/list_changed": {notification: true, from: FromServer, revs: allRevs},
 	"notifications/resources/updated": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
 		params: []field{req("uri", kString)}},
@@ -370,6 +447,13 @@ func checkMessage(rev string, from Direction, m *Message, method string) *Error 
 		}
 		return nil
 	}
+	pm := requestMeta
+	if m.IsNotification() {
+		pm = notificationMeta
+	}
+	if e := checkFields(rev, "params.", params, pm); e != "" {
+		return Errorf(CodeInvalidParams, "%s: %s", m.Method, e)
+	}
 	if e := checkFields(rev, "params.", params, rule.params); e != "" {
 		return Errorf(CodeInvalidParams, "%s: %s", m.Method, e)
 	}
@@ -388,6 +472,88 @@ func ruleObjectSchema(_, path string, raw json.RawMessage) string {
 		return fmt.Sprintf("%s.type must be \"object\", not %s", path, clipRaw(t))
 	}
 	return ""
+}
+
+// ruleEach applies check to every element of an array.
+func ruleEach(check func(rev, path string, raw json.RawMessage) string) func(rev, path string, raw json.RawMessage) string {
+	return func(rev, path string, raw json.RawMessage) string {
+		elems, ok := scanElements(raw)
+		if !ok {
+			return path + " is not a valid array"
+		}
+		for i, el := range elems {
+			if e := check(rev, fmt.Sprintf("%s[%d]", path, i), el); e != "" {
+				return e
+			}
+		}
+		return ""
+	}
+}
+
+// ruleStrings: an array of strings.
+func ruleStrings(_, path string, raw json.RawMessage) string {
+	elems, _ := scanElements(raw)
+	for i, el := range elems {
+		if kindOf(el) != kString {
+			return fmt.Sprintf("%s[%d] must be a string, not %s", path, i, jsonKind(el))
+		}
+	}
+	return ""
+}
+
+// ruleStringValues: an object whose members are strings (prompt arguments).
+func ruleStringValues(_, path string, raw json.RawMessage) string {
+	m, _ := objectMembers(raw)
+	for k, v := range m {
+		if kindOf(v) != kString {
+			return fmt.Sprintf("%s.%s must be a string, not %s", path, k, jsonKind(v))
+		}
+	}
+	return ""
+}
+
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// ruleLogLevel: one of the syslog levels the schemas list.
+func ruleLogLevel(_, path string, raw json.RawMessage) string {
+	s, _ := stringValue(raw)
+	if !slices.Contains(logLevels, s) {
+		return fmt.Sprintf("%s must be a logging level (%s), not %s", path, strings.Join(logLevels, ", "), clipRaw(raw))
+	}
+	return ""
+}
+
+// ruleRole: "user" or "assistant".
+func ruleRole(_, path string, raw json.RawMessage) string {
+	if s, _ := stringValue(raw); s != "user" && s != "assistant" {
+		return fmt.Sprintf("%s must be \"user\" or \"assistant\", not %s", path, clipRaw(raw))
+	}
+	return ""
+}
+
+// ruleCompleteRef: a prompt reference (name) or a resource reference (uri).
+func ruleCompleteRef(rev, path string, raw json.RawMessage) string {
+	m, _ := objectMembers(raw)
+	t, ok := m["type"]
+	if !ok {
+		return "missing " + path + ".type"
+	}
+	switch s, _ := stringValue(t); s {
+	case "ref/prompt":
+		return checkFields(rev, path+".", m, []field{req("name", kString)})
+	case "ref/resource":
+		return checkFields(rev, path+".", m, []field{req("uri", kString)})
+	}
+	return fmt.Sprintf("%s.type must be \"ref/prompt\" or \"ref/resource\", not %s", path, clipRaw(t))
+}
+
+// ruleOutputSchema: like an inputSchema until 2025-11-25; from 2026-07-28
+// any JSON Schema object.
+func ruleOutputSchema(rev, path string, raw json.RawMessage) string {
+	if IsModernRevision(rev) {
+		return ""
+	}
+	return ruleObjectSchema(rev, path, raw)
 }
 
 // contentTypeRules are the content block types and the members each requires,
@@ -473,9 +639,9 @@ func checkModernMeta(method string, params map[string]json.RawMessage, known boo
 	if e != "" || meta == nil {
 		return "params._meta must be an object, not " + jsonKind(rawMeta)
 	}
-	fields := []field{req(MetaProtocolVersion, kString), opt(MetaClientCapabilities, kObject),
-		opt(MetaClientInfo, kObject, req("name", kString), req("version", kString)),
-		opt(MetaLogLevel, kString)}
+	fields := []field{req(MetaProtocolVersion, kString), opt(MetaClientCapabilities, kObject, clientCapFields...),
+		opt(MetaClientInfo, kObject, implFields...),
+		opt(MetaLogLevel, kString).with(ruleLogLevel), opt(MetaProgressToken, kID)}
 	if known {
 		fields[1].required = true
 	}
@@ -493,6 +659,9 @@ func checkResult(rev string, raw json.RawMessage, method string) *Error {
 	what := "result"
 	if method != "" {
 		what = method + " result"
+	}
+	if e := checkFields(rev, "", members, resultMeta); e != "" {
+		return Errorf(CodeInvalidRequest, "%s: %s", what, e)
 	}
 	if IsModernRevision(rev) {
 		rt, ok := members["resultType"]
@@ -523,7 +692,7 @@ func checkResult(rev string, raw json.RawMessage, method string) *Error {
 func checkFields(rev string, prefix string, members map[string]json.RawMessage, fields []field) string {
 	modern := IsModernRevision(rev)
 	for _, f := range fields {
-		if f.modern && !modern {
+		if f.modern && !modern || f.since != "" && rev < f.since {
 			continue
 		}
 		raw, ok := members[f.name]

@@ -41,6 +41,24 @@ var checkCases = []checkCase{
 		line: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"x"}}`},
 	{name: "tools/call", revs: legacy, from: codec.FromClient, def: "CallToolRequest",
 		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}`},
+	{name: "tools/call with _meta", revs: legacy, from: codec.FromClient, def: "CallToolRequest",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":"tok","x":1},"name":"echo"}}`},
+	{name: "progress with _meta", from: codec.FromServer, def: "ProgressNotification",
+		line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"_meta":{"progressToken":"x","k":[1]},"progressToken":"t","progress":1}}`},
+	{name: "initialize with full client info", revs: []string{codec.Rev20251125}, from: codec.FromClient, def: "InitializeRequest",
+		line: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"clientInfo":{"name":"c","title":"C","version":"1","icons":[{"src":"https://x/i.png","sizes":["48x48"]}]},"_meta":{"progressToken":1}}}`},
+	{name: "initialize result with full server info", revs: []string{codec.Rev20251125}, from: codec.FromServer, method: "initialize", def: "InitializeResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"logging":{},"completions":{},"prompts":{},"resources":{"subscribe":true}},"serverInfo":{"name":"s","title":"S","version":"1","websiteUrl":"https://x"},"instructions":"hi","_meta":{"a":1}}}`},
+	{name: "rich tool list", revs: []string{codec.Rev20251125, codec.Rev20260728}, from: codec.FromServer, method: "tools/list", def: "ListToolsResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"t","title":"T","description":"d","inputSchema":{"type":"object","properties":{}},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"icons":[{"src":"https://x/i.png"}],"_meta":{"k":1}}]}}`},
+	{name: "prompts and resources", revs: []string{codec.Rev20250618}, from: codec.FromServer, method: "prompts/list", def: "ListPromptsResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"p","title":"P","description":"d","arguments":[{"name":"a","required":true,"description":"x","title":"A"}]}],"nextCursor":"c"}}`},
+	{name: "resources/list result", revs: []string{codec.Rev20250618}, from: codec.FromServer, method: "resources/list", def: "ListResourcesResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"resources":[{"uri":"file:///a","name":"a","title":"A","description":"d","mimeType":"text/plain","size":3,"annotations":{"priority":0.5}}]}}`},
+	{name: "resources/read result", revs: []string{codec.Rev20250618}, from: codec.FromServer, method: "resources/read", def: "ReadResourceResult",
+		line: `{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"x"},{"uri":"file:///b","blob":"AA=="}]}}`},
+	{name: "completion with resource ref", revs: []string{codec.Rev20250618}, from: codec.FromClient, def: "CompleteRequest",
+		line: `{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"file:///{x}"},"argument":{"name":"x","value":"a"}}}`},
 	{name: "cancelled", revs: legacy, from: codec.FromClient, def: "CancelledNotification",
 		line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"bored"}}`},
 	{name: "extension method", from: codec.FromClient,
@@ -431,4 +449,164 @@ func TestCheckMessageErrorIs(t *testing.T) {
 	if !errors.Is(err, codec.ErrInvalidParams) {
 		t.Errorf("errors.Is(%v, ErrInvalidParams) = false", err)
 	}
+}
+
+// TestCheckMessageNoFalsePositives mutates valid messages (each member of
+// params or result, down to a few levels: removed, or replaced by a value of
+// every JSON type) and requires that whenever CheckMessage refuses a
+// mutant, the official schema refuses it too. A filter that drops valid
+// traffic is worse than one that misses a deep defect.
+func TestCheckMessageNoFalsePositives(t *testing.T) {
+	spectest.Dir(t)
+	type seed struct {
+		rev, def, method string
+		from             codec.Direction
+		line             string
+	}
+	var seeds []seed
+	for _, c := range checkCases {
+		if c.want != "" || c.def == "" {
+			continue
+		}
+		for _, rev := range revsOf(c) {
+			seeds = append(seeds, seed{rev, c.def, c.method, c.from, c.line})
+		}
+	}
+	// The 2026-07-28 examples, checked against their plain definitions (a
+	// ...ResultResponse admits any result as an InputRequiredResult).
+	dir := filepath.Join(spectest.Dir(t), codec.Rev20260728, "examples")
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	for _, f := range files {
+		def := filepath.Base(filepath.Dir(f))
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var probe struct {
+			JSONRPC *string `json:"jsonrpc"`
+		}
+		if json.Unmarshal(b, &probe) != nil || probe.JSONRPC == nil || strings.HasSuffix(def, "Error") {
+			continue
+		}
+		s := seed{rev: codec.Rev20260728, def: def, from: codec.FromClient, line: string(b)}
+		if strings.HasSuffix(def, "ResultResponse") {
+			base := strings.TrimSuffix(def, "ResultResponse")
+			s.def, s.method, s.from = base+"Result", exampleMethods[base], codec.FromServer
+		} else if strings.HasSuffix(def, "Notification") && def != "CancelledNotification" {
+			s.from = codec.FromServer
+		}
+		if !spectest.HasDef(t, s.rev, s.def) {
+			continue
+		}
+		seeds = append(seeds, s)
+	}
+	replacements := []any{"s", 1, 1.5, true, nil, map[string]any{}, []any{}}
+	mutants, refused, missed := 0, 0, 0
+	for _, sd := range seeds {
+		var msg map[string]any
+		if err := json.Unmarshal([]byte(sd.line), &msg); err != nil {
+			t.Fatal(err)
+		}
+		body := "params"
+		if _, ok := msg["result"]; ok {
+			body = "result"
+		}
+		if _, ok := msg[body]; !ok {
+			continue
+		}
+		if m, _, err := codec.DecodeFrame([]byte(sd.line), false); err != nil || codec.CheckMessage(sd.rev, sd.from, m[0], sd.method) != nil {
+			continue // a baseline CheckMessage refuses: the examples' known gap
+		}
+		var paths [][]any
+		var walk func(v any, path []any, depth int)
+		walk = func(v any, path []any, depth int) {
+			if depth > 4 {
+				return
+			}
+			switch x := v.(type) {
+			case map[string]any:
+				for k, e := range x {
+					p := append(append([]any{}, path...), k)
+					paths = append(paths, p)
+					walk(e, p, depth+1)
+				}
+			case []any:
+				if len(x) > 0 {
+					p := append(append([]any{}, path...), 0)
+					paths = append(paths, p)
+					walk(x[0], p, depth+1)
+				}
+			}
+		}
+		walk(msg[body], []any{body}, 0)
+		for _, p := range paths {
+			for _, r := range append([]any{deleteMarker{}}, replacements...) {
+				mut := mutate(msg, p, r)
+				line, _ := json.Marshal(mut)
+				ms, _, err := codec.DecodeFrame(line, false)
+				if err != nil {
+					continue // no longer a JSON-RPC message: DecodeFrame's business
+				}
+				mutants++
+				cerr := codec.CheckMessage(sd.rev, sd.from, ms[0], sd.method)
+				doc := line
+				if body == "result" || strings.HasSuffix(sd.def, "Result") {
+					doc, _ = json.Marshal(mut["result"])
+				}
+				schemaErr := spectest.Check(t, sd.rev, sd.def, doc)
+				if cerr == nil {
+					if schemaErr != nil {
+						missed++
+					}
+					continue
+				}
+				refused++
+				if schemaErr == nil {
+					t.Errorf("%s %s: CheckMessage refuses what the schema's %s accepts: %v\n%s", sd.rev, sd.def, sd.def, cerr, line)
+				}
+			}
+		}
+	}
+	// missed counts mutants only the schema refuses: the deep corners
+	// CheckMessage leaves alone (see the comment at the top of check.go).
+	t.Logf("%d seeds, %d mutants: %d refused by CheckMessage, %d more by the schema only", len(seeds), mutants, refused, missed)
+}
+
+type deleteMarker struct{}
+
+// mutate returns a deep copy of v with the member at path deleted (r is a
+// deleteMarker) or replaced by r.
+func mutate(v map[string]any, path []any, r any) map[string]any {
+	b, _ := json.Marshal(v)
+	var c map[string]any
+	json.Unmarshal(b, &c)
+	var cur any = c
+	for i, k := range path {
+		last := i == len(path)-1
+		switch x := cur.(type) {
+		case map[string]any:
+			key := k.(string)
+			if last {
+				if _, del := r.(deleteMarker); del {
+					delete(x, key)
+				} else {
+					x[key] = r
+				}
+				return c
+			}
+			cur = x[key]
+		case []any:
+			idx := k.(int)
+			if last {
+				if _, del := r.(deleteMarker); del {
+					x[idx] = "deleted"
+				} else {
+					x[idx] = r
+				}
+				return c
+			}
+			cur = x[idx]
+		}
+	}
+	return c
 }
