@@ -114,32 +114,28 @@ type Stats struct {
 // r, or writing or flushing w); invalid frames are reported through
 // opts.Report and counted in Stats.Bad.
 func Run(r io.Reader, w io.Writer, opts Options) (Stats, error) {
-	f := &filter{opts: opts, pending: map[string]pendingReq{}}
 	if opts.Revision != "" && !codec.IsSupportedRevision(opts.Revision) {
 		return Stats{}, fmt.Errorf("unsupported revision %q", opts.Revision)
 	}
-	var bw *bufio.Writer
-	in := r
-	if !opts.Check {
-		bw = bufio.NewWriterSize(w, 64<<10)
-		fr := &flushReader{r: r, w: bw}
-		in = fr
-		f.out = codec.NewWriter(bw)
-		f.raw = bw
-		err := f.loop(codec.NewReader(in, opts.MaxFrame))
-		if fr.werr != nil {
-			return f.stats, fmt.Errorf("write: %w", fr.werr)
-		}
-		if err != nil {
-			return f.stats, err
-		}
-		if err := bw.Flush(); err != nil {
-			return f.stats, fmt.Errorf("write: %w", err)
-		}
-		return f.stats, nil
+	f := &filter{opts: opts, pending: map[string]pendingReq{}}
+	if opts.Check {
+		err := f.loop(codec.NewReader(r, opts.MaxFrame))
+		return f.stats, err
 	}
-	err := f.loop(codec.NewReader(in, opts.MaxFrame))
-	return f.stats, err
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fr := &flushReader{r: r, w: bw}
+	f.out, f.raw = codec.NewWriter(bw), bw
+	err := f.loop(codec.NewReader(fr, opts.MaxFrame))
+	switch {
+	case fr.werr != nil: // the reader saw it first, as a read error
+		return f.stats, fmt.Errorf("write: %w", fr.werr)
+	case err != nil:
+		return f.stats, err
+	}
+	if err := bw.Flush(); err != nil {
+		return f.stats, fmt.Errorf("write: %w", err)
+	}
+	return f.stats, nil
 }
 
 type pendingReq struct {
