@@ -11,12 +11,15 @@ import (
 // This file holds the MCP checks on single messages: who may send a method,
 // in which revisions it exists, and the shape of its params and of the
 // result that answers it. They are hand-written from the official schemas
-// (shared/mcp-spec/REV/schema.json), which are not shipped with the code; the
-// tests hold them against those schemas. The checks cover what a peer needs to
-// act on a message (required members and their JSON types, the 2026-07-28
-// envelope rules), not every nested definition: a message that passes may
-// still fail full schema validation in some deep corner (a content block's
-// annotations, an icon's sizes).
+// (shared/mcp-spec/REV/schema.json), which are not shipped with the code.
+// The tests hold them against those schemas both ways: valid messages pass,
+// and every mutant of a valid message that CheckMessage refuses, the schema
+// refuses too (TestCheckMessageNoFalsePositives), because a filter that drops
+// valid traffic is worse than one that misses a defect. The checks cover what
+// a peer needs to act on a message (required members, their JSON types and
+// enums, content blocks, the 2026-07-28 envelope rules), not every nested
+// definition: a message that passes may still fail full schema validation in
+// some deep corner (a sampling message's content, a tool's annotations).
 
 // Direction says which side of a connection sent a message.
 type Direction int
@@ -265,7 +268,7 @@ var methodRules = map[string]methodRule{
 	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{req("name", kString), opt("arguments", kObject)},
 		result: []field{
-			req("content", kArray).with(ruleContentBlocks),
+			req("content", kArray).with(ruleEach(ruleContentBlock)),
 			opt("isError", kBool),
 		}},
 
@@ -567,20 +570,6 @@ var contentTypeRules = map[string]struct {
 	ContentAudio:        {Rev20250326, []field{req("data", kString), req("mimeType", kString)}},
 	ContentResourceLink: {Rev20250618, []field{req("uri", kString), req("name", kString)}},
 	ContentResource:     {"", []field{req("resource", kObject, req("uri", kString)).with(ruleResourceContents)}},
-}
-
-// ruleContentBlocks checks an array of content blocks.
-func ruleContentBlocks(rev, path string, raw json.RawMessage) string {
-	elems, ok := scanElements(raw)
-	if !ok {
-		return path + " is not a valid array"
-	}
-	for i, el := range elems {
-		if e := ruleContentBlock(rev, fmt.Sprintf("%s[%d]", path, i), el); e != "" {
-			return e
-		}
-	}
-	return ""
 }
 
 // ruleContentBlock checks one content block by its type.
