@@ -79,3 +79,34 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckMessage: whatever DecodeFrame accepts, CheckMessage,
+// DeclaredRevision and GuessResultMethod neither panic nor hang, for every
+// revision and direction.
+func FuzzCheckMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"resource","resource":{"uri":"u","text":"t"}}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}],"resultType":"complete"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1","icons":[{}]}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":null}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/resource"},"argument":{}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		msgs, _, _ := DecodeFrame(b, true)
+		for _, m := range msgs {
+			for _, rev := range Revisions {
+				for _, d := range []Direction{FromAny, FromClient, FromServer} {
+					method := GuessResultMethod(m)
+					_ = CheckMessage(rev, d, m, method)
+					_ = CheckMessage(rev, d, m, "")
+				}
+			}
+			DeclaredRevision(m, "")
+			DeclaredRevision(m, MethodInitialize)
+		}
+	})
+}
