@@ -70,7 +70,7 @@ Flags:
   --check          lint only: nothing on stdout, reports on stderr
   --revision REV   check by the rules of REV, one of
                    %s
-                   (default: follow the session: what initialize asks for,
+                   (default, or auto: follow the session: what initialize asks for,
                    then what its result grants, or a request's _meta
                    protocolVersion; else the newest)
   --from SIDE      who wrote the stream: client (requests, notifications),
