@@ -1,0 +1,712 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/spectest"
+)
+
+// mcp-route under the official SDK clients, as a host would run it:
+//   - the Go SDK client (github.com/modelcontextprotocol/go-sdk/mcp), in
+//     this process, always: its default connect (server/discover, so the
+//     modern era) and a legacy initialize at every legacy revision;
+//   - the TypeScript SDK clients, @modelcontextprotocol/sdk (v1) and
+//     @modelcontextprotocol/client (v2, versionNegotiation "auto" and
+//     "legacy"), through interop/route-clients/client.mjs, when
+//     MCP_INTEROP_NODE_DIR names an npm prefix filled by
+//     interop/route-clients/setup.sh (skipped otherwise).
+//
+// Each client lists the tools of interopRouteTools and runs
+// interopRouteCalls on one connection: text, JSON and described tools, a
+// tool killed by a signal, a bad argument and an unknown tool, each followed
+// by a call that must still work, then calls in flight at once. Every message
+// mcp-route sent on the connection is checked against the schema of the
+// revision the client negotiated.
+
+// interopRouteTools writes the tools every client sees into a new tools
+// directory, and returns it and a root directory for mcp-route. It also
+// leaves the tool "hello" ready to appear: its sidecar, and its script under
+// the hidden name .hello (hidden files are no tools), which a rename
+// publishes.
+func interopRouteTools(t *testing.T) (tools, root string) {
+	t.Helper()
+	d := t.TempDir()
+	tools, root = filepath.Join(d, "tools"), filepath.Join(d, "root")
+	files := []struct {
+		name string
+		mode os.FileMode
+		body string
+	}{
+		{"echo.json", 0o644, `{"name":"echo","description":"Echo text back.",` +
+			`"inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`},
+		{"echo", 0o755, `printf '%s' "$MCP_ARG_TEXT"`},
+		{"square.json", 0o644, `{"name":"square","description":"Square an integer.",` +
+			`"inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},` +
+			`"outputSchema":{"type":"object","properties":{"n":{"type":"integer"},"square":{"type":"integer"}},"required":["n","square"]},` +
+			`"run":{"result":"json"}}`},
+		{"square", 0o755, `printf '{"n":%d,"square":%d}' "$MCP_ARG_N" $((MCP_ARG_N * MCP_ARG_N))`},
+		// No sidecar: its definition comes from --mcp-describe.
+		{"greet", 0o755, `if [ "$1" = --mcp-describe ]; then
+	echo '{"name":"greet","description":"Greet someone.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}'
+	exit 0
+fi
+printf 'Hello, %s!' "$MCP_ARG_NAME"`},
+		{"crash.json", 0o644, `{"name":"crash","description":"Die by SIGSEGV.","inputSchema":{"type":"object"}}`},
+		{"crash", 0o755, `echo "about to crash" >&2
+kill -SEGV $$`},
+		{"hello.json", 0o644, `{"name":"hello","description":"Say hello.","inputSchema":{"type":"object"}}`},
+		{".hello", 0o755, `echo hello`},
+	}
+	for _, dir := range []string{tools, root} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		body := f.body
+		if f.mode&0o100 != 0 {
+			body = "#!/bin/sh\n" + body + "\n"
+		}
+		if err := os.WriteFile(filepath.Join(tools, f.name), []byte(body), f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tools, root
+}
+
+// interopRouteToolNames are the tools of interopRouteTools, in the order
+// mcp-route lists them.
+var interopRouteToolNames = []string{"crash", "echo", "greet", "square"}
+
+// An outcome is what a client got from one tools/call: a result, or a
+// JSON-RPC error (code 0 when the client gave none).
+type outcome struct {
+	result  *codec.CallToolResult
+	code    int
+	message string
+}
+
+func (o outcome) String() string {
+	if o.result == nil {
+		return fmt.Sprintf("error %d %q", o.code, o.message)
+	}
+	b, _ := json.Marshal(o.result)
+	return string(b)
+}
+
+// firstText is the text of the first content block, "" without one.
+func (o outcome) firstText() string {
+	if o.result == nil || len(o.result.Content) == 0 {
+		return ""
+	}
+	return o.result.Content[0].Text
+}
+
+type interopCall struct {
+	name string
+	args map[string]any
+	// check returns what is wrong with the outcome, or "".
+	check func(outcome) string
+}
+
+func wantText(want string) func(outcome) string {
+	return func(o outcome) string {
+		if o.result == nil || o.result.IsError || len(o.result.Content) != 1 ||
+			o.result.Content[0].Type != "text" || o.result.Content[0].Text != want {
+			return fmt.Sprintf("want one text block %q", want)
+		}
+		return ""
+	}
+}
+
+func wantIsError(parts ...string) func(outcome) string {
+	return func(o outcome) string {
+		if o.result == nil || !o.result.IsError {
+			return "want an isError result"
+		}
+		for _, p := range parts {
+			if !strings.Contains(o.firstText(), p) {
+				return fmt.Sprintf("want an isError text with %q", p)
+			}
+		}
+		return ""
+	}
+}
+
+// interopRouteCalls is the sequence every client runs on one connection.
+// The calls after a failure prove the connection survived it.
+func interopRouteCalls() []interopCall {
+	const odd = "héllo ✓ \"quoted\" \\ back\tslash"
+	return []interopCall{
+		{"echo", map[string]any{"text": odd}, wantText(odd)},
+		{"square", map[string]any{"n": 7}, func(o outcome) string {
+			var got struct{ N, Square int }
+			if o.result == nil || o.result.IsError || json.Unmarshal(o.result.StructuredContent, &got) != nil ||
+				got.N != 7 || got.Square != 49 {
+				return "want structuredContent {n:7, square:49}"
+			}
+			if !json.Valid([]byte(o.firstText())) {
+				return "want the JSON as text too"
+			}
+			return ""
+		}},
+		{"greet", map[string]any{"name": "Ann"}, wantText("Hello, Ann!")},
+		{"crash", nil, wantIsError("SIGSEGV", "about to crash")},
+		{"echo", map[string]any{"text": "after the crash"}, wantText("after the crash")},
+		// Checked against inputSchema before anything runs (SEP-1303).
+		{"echo", map[string]any{"text": 5}, wantIsError("text")},
+		{"nope", nil, func(o outcome) string {
+			if o.result != nil || o.code != int(codec.CodeInvalidParams) {
+				return "want a JSON-RPC error -32602"
+			}
+			return ""
+		}},
+		{"greet", map[string]any{"name": "Bo"}, wantText("Hello, Bo!")},
+	}
+}
+
+// interopParallel is how many echo calls are put in flight at once.
+const interopParallel = 8
+
+func parallelText(i int) string { return fmt.Sprintf("call %d in flight", i) }
+
+// checkOutcomes checks the outcomes of interopRouteCalls, in order, then
+// interopParallel echoes of parallelText.
+func checkOutcomes(t *testing.T, calls []interopCall, got, parallel []outcome) {
+	t.Helper()
+	if len(got) != len(calls) {
+		t.Fatalf("%d outcomes for %d calls", len(got), len(calls))
+	}
+	for i, c := range calls {
+		if problem := c.check(got[i]); problem != "" {
+			t.Errorf("call %d %s %v: %s; got %v", i, c.name, c.args, problem, got[i])
+		}
+	}
+	if len(parallel) != interopParallel {
+		t.Fatalf("%d outcomes for %d calls in flight", len(parallel), interopParallel)
+	}
+	for i, o := range parallel {
+		if problem := wantText(parallelText(i))(o); problem != "" {
+			t.Errorf("call %d in flight: %s; got %v", i, problem, o)
+		}
+	}
+}
+
+// A wireMsg is one message on a client's connection to mcp-route.
+type wireMsg struct {
+	fromServer bool
+	line       []byte
+}
+
+// checkWire checks every message mcp-route sent against the schema of rev,
+// answers by the method of the request they answer.
+func checkWire(t *testing.T, rev string, msgs []wireMsg) {
+	t.Helper()
+	if !haveSpec {
+		return
+	}
+	methods := map[string]string{} // request id (as JSON) → method
+	var n int
+	for _, m := range msgs {
+		var head struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.Unmarshal(m.line, &head); err != nil {
+			t.Errorf("wire: not JSON (%v): %s", err, m.line)
+			continue
+		}
+		if !m.fromServer {
+			if head.ID != nil && head.Method != "" {
+				methods[string(head.ID)] = head.Method
+			}
+			continue
+		}
+		n++
+		method := ""
+		if head.Method == "" {
+			method = methods[string(head.ID)]
+		}
+		if err := spectest.CheckServerMessageErr(t, rev, method, m.line); err != nil {
+			t.Errorf("mcp-route sent a message invalid in %s: %v\n%s", rev, err, m.line)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no server message seen on the wire")
+	}
+}
+
+// goSDKRoute connects the Go SDK client to a new mcp-route on tools and
+// root. It returns the session, the wire log (the SDK's LoggingTransport,
+// which logs each message as the SDK encodes it) and mcp-route's stderr.
+// Cleanup ends mcp-route if the test did not close the session.
+func goSDKRoute(t *testing.T, ctx context.Context, tools, root string, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *syncBuffer, *syncBuffer, error) {
+	t.Helper()
+	cmd := exec.Command(routeBin(t), "--tools", tools, "--root", root, "--poll", "100ms")
+	cmd.Dir = root
+	cmd.Env = baseEnv()
+	stderr, wire := &syncBuffer{}, &syncBuffer{}
+	cmd.Stderr = stderr
+	transport := &mcp.LoggingTransport{
+		// Close waits this long for mcp-route to exit on EOF before it
+		// signals: long, so that an exit on EOF is what the test sees.
+		Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: waitLong},
+		Writer:    wire,
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "interop-gosdk", Version: "1.0.0"}, copts)
+	cs, err := client.Connect(ctx, transport, sopts)
+	if cmd.Process != nil {
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				cmd.Process.Kill()
+			}
+			if t.Failed() {
+				t.Logf("mcp-route stderr:\n%s", stderr.String())
+			}
+		})
+	}
+	return cs, wire, stderr, err
+}
+
+// goSDKWire parses a LoggingTransport log.
+func goSDKWire(t *testing.T, log string) []wireMsg {
+	t.Helper()
+	var msgs []wireMsg
+	for line := range strings.Lines(log) {
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "read: "):
+			msgs = append(msgs, wireMsg{true, []byte(strings.TrimPrefix(line, "read: "))})
+		case strings.HasPrefix(line, "write: "):
+			msgs = append(msgs, wireMsg{false, []byte(strings.TrimPrefix(line, "write: "))})
+		case line == "read error: EOF":
+			// mcp-route closed its stdout: it exited.
+		default:
+			t.Errorf("go-sdk wire: %s", line)
+		}
+	}
+	return msgs
+}
+
+// goSDKOutcome turns what CallTool returned into an outcome.
+func goSDKOutcome(t *testing.T, res *mcp.CallToolResult, err error) outcome {
+	t.Helper()
+	if err != nil {
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			return outcome{code: int(werr.Code), message: werr.Message}
+		}
+		return outcome{message: err.Error()}
+	}
+	// Through JSON, so both SDKs' results are checked by the same code.
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r codec.CallToolResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+	return outcome{result: &r}
+}
+
+func TestInteropRouteGoSDK(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		request string // ClientSessionOptions.ProtocolVersion; "" is the SDK's default
+		want    string // the version the session must negotiate
+	}{
+		{"default", "", codec.Rev20260728},
+		{"2025-11-25", codec.Rev20251125, codec.Rev20251125},
+		{"2025-06-18", codec.Rev20250618, codec.Rev20250618},
+		{"2025-03-26", codec.Rev20250326, codec.Rev20250326},
+		{"2024-11-05", codec.Rev20241105, codec.Rev20241105},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, root := interopRouteTools(t)
+			ctx := ctxTimeout(t)
+			cs, wire, stderr, err := goSDKRoute(t, ctx, tools, root, nil, &mcp.ClientSessionOptions{ProtocolVersion: tc.request})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			init := cs.InitializeResult()
+			if init.ProtocolVersion != tc.want || init.ServerInfo == nil || init.ServerInfo.Name != "mcp-route" {
+				t.Errorf("negotiated %q with %+v, want %s with mcp-route", init.ProtocolVersion, init.ServerInfo, tc.want)
+			}
+			t.Logf("go-sdk %s: negotiated %s", tc.name, init.ProtocolVersion)
+			lt, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			var names []string
+			for _, tool := range lt.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, interopRouteToolNames) {
+				t.Errorf("tools %v, want %v", names, interopRouteToolNames)
+			}
+			calls := interopRouteCalls()
+			var got []outcome
+			for _, c := range calls {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+				got = append(got, goSDKOutcome(t, res, err))
+			}
+			parallel := make([]outcome, interopParallel)
+			var wg sync.WaitGroup
+			for i := range parallel {
+				wg.Go(func() {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": parallelText(i)}})
+					parallel[i] = goSDKOutcome(t, res, err)
+				})
+			}
+			wg.Wait()
+			checkOutcomes(t, calls, got, parallel)
+			// Close closes mcp-route's stdin and waits: it must exit 0.
+			if err := cs.Close(); err != nil {
+				t.Errorf("close: mcp-route did not exit cleanly on EOF: %v\n%s", err, stderr.String())
+			}
+			checkWire(t, init.ProtocolVersion, goSDKWire(t, wire.String()))
+		})
+	}
+}
+
+// TestInteropRouteGoSDKListChanged: a Go SDK host with a tool list handler
+// (as real hosts register) adds a tool while connected. A legacy session
+// hears of it through notifications/tools/list_changed. A modern session is
+// not told: mcp-route advertises tools.listChanged in its DiscoverResult but
+// answers the SDK's subscriptions/listen with -32601 (the SDK connects
+// anyway), so the client finds the tool by listing again.
+func TestInteropRouteGoSDKListChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name, request string
+		notify        bool // whether the handler must be called
+	}{
+		{"legacy", codec.Rev20251125, true},
+		{"modern", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, root := interopRouteTools(t)
+			ctx := ctxTimeout(t)
+			changed := make(chan struct{}, 16)
+			copts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				changed <- struct{}{}
+			}}
+			cs, _, _, err := goSDKRoute(t, ctx, tools, root, copts, &mcp.ClientSessionOptions{ProtocolVersion: tc.request})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer cs.Close()
+			if err := os.Rename(filepath.Join(tools, ".hello"), filepath.Join(tools, "hello")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.notify {
+				select {
+				case <-changed:
+				case <-ctx.Done():
+					t.Fatal("no notifications/tools/list_changed after a tool was added")
+				}
+			}
+			// A modern client sees the change only by asking again, and the
+			// SDK serves tools/list from its cache for the server's ttlMs:
+			// poll, with a pause that only spaces the tries out.
+			var lt *mcp.ListToolsResult
+			for {
+				lt, err = cs.ListTools(ctx, nil)
+				if err != nil {
+					t.Fatalf("tools/list: %v", err)
+				}
+				if slices.ContainsFunc(lt.Tools, func(tool *mcp.Tool) bool { return tool.Name == "hello" }) {
+					break
+				}
+				if tc.notify || ctx.Err() != nil {
+					t.Fatalf("hello not listed after the change: %v", lt.Tools)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hello"})
+			if problem := wantText("hello\n")(goSDKOutcome(t, res, err)); problem != "" {
+				t.Errorf("hello: %s", problem)
+			}
+		})
+	}
+}
+
+// routeClientsDir returns the npm prefix with the TypeScript SDK clients
+// and the client script, or skips. v2 says whether the v2 client is wanted.
+func routeClientsDir(t *testing.T, v2 bool) (nodeDir, script string) {
+	t.Helper()
+	nodeDir = os.Getenv("MCP_INTEROP_NODE_DIR")
+	if nodeDir == "" {
+		t.Skip("MCP_INTEROP_NODE_DIR not set: run e2e/interop/route-clients/setup.sh DIR and set it to DIR to test mcp-route under the TypeScript SDK clients")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("MCP_INTEROP_NODE_DIR is set but node is not in PATH: %v", err)
+	}
+	pkg := "sdk"
+	if v2 {
+		pkg = "client"
+	}
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
+		if v2 {
+			// setup.sh leaves v2 out on a Node older than 20.
+			t.Skipf("MCP_INTEROP_NODE_DIR=%s has no @modelcontextprotocol/client (needs Node 20+; run e2e/interop/route-clients/setup.sh %s): %v", nodeDir, nodeDir, err)
+		}
+		t.Fatalf("MCP_INTEROP_NODE_DIR=%s has no @modelcontextprotocol/sdk (run e2e/interop/route-clients/setup.sh %s): %v", nodeDir, nodeDir, err)
+	}
+	script, err := filepath.Abs("interop/route-clients/client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("client script: %v", err)
+	}
+	return nodeDir, script
+}
+
+// nodeRun is what client.mjs printed.
+type nodeRun struct {
+	connected struct {
+		Era             string               `json:"era"`
+		ProtocolVersion string               `json:"protocolVersion"`
+		ServerInfo      codec.Implementation `json:"serverInfo"`
+		Capabilities    json.RawMessage      `json:"capabilities"`
+		Discover        json.RawMessage      `json:"discover"`
+	}
+	tools  []codec.Tool
+	steps  map[int]nodeStep
+	wire   []wireMsg
+	closed bool
+	stderr string // mcp-route's
+}
+
+type nodeStep struct {
+	Result  *codec.CallToolResult `json:"result"`
+	Error   *nodeError            `json:"error"`
+	Results []nodeStep            `json:"results"`
+	Tools   []codec.Tool          `json:"tools"`
+	Renamed bool                  `json:"renamed"`
+	Changed *bool                 `json:"changed"`
+}
+
+type nodeError struct {
+	Code    *int   `json:"code"`
+	Message string `json:"message"`
+}
+
+func (s nodeStep) outcome() outcome {
+	if s.Error != nil {
+		o := outcome{message: s.Error.Message}
+		if s.Error.Code != nil {
+			o.code = *s.Error.Code
+		}
+		return o
+	}
+	return outcome{result: s.Result}
+}
+
+// runRouteClient runs client.mjs with flags on a new mcp-route serving
+// tools, the steps of plan on one connection, and returns what it printed.
+// A hung client fails the test: the run is bounded, and its process group
+// (node, mcp-route and the probe sibling) killed.
+func runRouteClient(t *testing.T, v2 bool, tools string, plan []map[string]any, flags ...string) *nodeRun {
+	t.Helper()
+	nodeDir, script := routeClientsDir(t, v2)
+	ctx := ctxTimeout(t)
+	args := append(append([]string{script}, flags...), routeBin(t), tools)
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = filepath.Dir(tools)
+	cmd.Env = append(baseEnv(), "MCP_INTEROP_NODE_DIR="+nodeDir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	in, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	r := &nodeRun{steps: map[int]nodeStep{}}
+	var fatal string
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var line struct {
+			Connected json.RawMessage `json:"connected"`
+			Tools     []codec.Tool    `json:"tools"`
+			Step      *int            `json:"step"`
+			Wire      string          `json:"wire"`
+			Message   json.RawMessage `json:"message"`
+			Closed    bool            `json:"closed"`
+			Stderr    string          `json:"stderr"`
+			Fatal     string          `json:"fatal"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("client.mjs printed a bad line (%v): %s", err, sc.Bytes())
+		}
+		switch {
+		case line.Fatal != "":
+			fatal, r.stderr = line.Fatal, line.Stderr
+		case line.Wire != "":
+			r.wire = append(r.wire, wireMsg{line.Wire == "in", line.Message})
+		case line.Connected != nil:
+			if err := json.Unmarshal(line.Connected, &r.connected); err != nil {
+				t.Fatalf("connected: %v", err)
+			}
+		case line.Step != nil:
+			var s nodeStep
+			if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+				t.Fatalf("step: %v: %s", err, sc.Bytes())
+			}
+			r.steps[*line.Step] = s
+		case line.Closed:
+			r.closed, r.stderr = true, line.Stderr
+		case line.Tools != nil:
+			r.tools = line.Tools
+		}
+	}
+	if fatal != "" || runErr != nil || !r.closed {
+		t.Fatalf("client.mjs %v: %v %s\nnode stderr:\n%s\nmcp-route stderr:\n%s", flags, runErr, fatal, stderr.String(), r.stderr)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("mcp-route stderr:\n%s", r.stderr)
+		}
+	})
+	return r
+}
+
+// nodePlan is interopRouteCalls and the calls in flight as a client.mjs
+// plan, and the index of the parallel step.
+func nodePlan(calls []interopCall) ([]map[string]any, int) {
+	var plan []map[string]any
+	for _, c := range calls {
+		plan = append(plan, map[string]any{"call": c.name, "arguments": c.args})
+	}
+	var par []map[string]any
+	for i := range interopParallel {
+		par = append(par, map[string]any{"call": "echo", "arguments": map[string]any{"text": parallelText(i)}})
+	}
+	return append(plan, map[string]any{"parallel": par}), len(plan)
+}
+
+func TestInteropRouteTypeScript(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		v2       bool
+		flags    []string
+		era, rev string // what the connection must negotiate
+	}{
+		// v1 always initializes, with its newest revision.
+		{"sdk-v1", false, []string{"--sdk", "v1"}, "legacy", codec.Rev20251125},
+		// v2 auto probes with server/discover and must pick the modern era.
+		{"client-v2-auto", true, []string{"--sdk", "v2", "--mode", "auto"}, "modern", codec.Rev20260728},
+		{"client-v2-legacy", true, []string{"--sdk", "v2", "--mode", "legacy"}, "legacy", codec.Rev20251125},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, _ := interopRouteTools(t)
+			calls := interopRouteCalls()
+			plan, par := nodePlan(calls)
+			r := runRouteClient(t, tc.v2, tools, plan, tc.flags...)
+			c := r.connected
+			t.Logf("%s: era %s, protocol version %s", tc.name, c.Era, c.ProtocolVersion)
+			if c.Era != tc.era || c.ProtocolVersion != tc.rev || c.ServerInfo.Name != "mcp-route" {
+				t.Errorf("connected %+v, want era %s, version %s, mcp-route", c, tc.era, tc.rev)
+			}
+			if tc.era == "modern" {
+				// The probe ran on a sibling process, off the wire log:
+				// check the DiscoverResult the client kept.
+				if haveSpec {
+					if err := spectest.Check(t, codec.Rev20260728, "DiscoverResult", c.Discover); err != nil {
+						t.Errorf("DiscoverResult invalid: %v\n%s", err, c.Discover)
+					}
+				}
+				var d struct{ SupportedVersions []string }
+				if json.Unmarshal(c.Discover, &d) != nil || !slices.Equal(d.SupportedVersions, codec.Revisions) {
+					t.Errorf("discover: supportedVersions %v, want %v", d.SupportedVersions, codec.Revisions)
+				}
+			}
+			var names []string
+			for _, tool := range r.tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, interopRouteToolNames) {
+				t.Errorf("tools %v, want %v", names, interopRouteToolNames)
+			}
+			var got, parallel []outcome
+			for i := range calls {
+				got = append(got, r.steps[i].outcome())
+			}
+			for _, s := range r.steps[par].Results {
+				parallel = append(parallel, s.outcome())
+			}
+			checkOutcomes(t, calls, got, parallel)
+			checkWire(t, c.ProtocolVersion, r.wire)
+		})
+	}
+}
+
+// TestInteropRouteTypeScriptListChanged: a TypeScript host with a tool
+// list handler (as real hosts register) adds a tool while connected. A
+// legacy session hears of it through notifications/tools/list_changed; a
+// modern one sees it on its next tools/list.
+func TestInteropRouteTypeScriptListChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		v2     bool
+		flags  []string
+		notify bool // whether the handler must be called
+	}{
+		{"sdk-v1", false, []string{"--sdk", "v1"}, true},
+		{"client-v2-legacy", true, []string{"--sdk", "v2", "--mode", "legacy"}, true},
+		// mcp-route does not serve subscriptions/listen (the client's
+		// listen gets -32601 and it carries on), so a modern client is
+		// not notified; it finds the tool by listing again.
+		{"client-v2-auto", true, []string{"--sdk", "v2", "--mode", "auto"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, _ := interopRouteTools(t)
+			wait := int(waitLong / time.Millisecond)
+			plan := []map[string]any{{"rename": []string{".hello", "hello"}}}
+			if tc.notify {
+				plan = append(plan, map[string]any{"waitListChanged": wait})
+			} else {
+				plan = append(plan, map[string]any{"listUntil": "hello", "timeoutMs": wait})
+			}
+			plan = append(plan, map[string]any{"call": "hello"}, map[string]any{"call": "crash"}, map[string]any{"call": "hello"})
+			r := runRouteClient(t, tc.v2, tools, plan, append(tc.flags, "--list-changed")...)
+			s := r.steps[1]
+			if tc.notify && (s.Changed == nil || !*s.Changed) {
+				t.Fatalf("the listChanged handler was not called after a tool was added: %+v", s)
+			}
+			if !slices.ContainsFunc(s.Tools, func(tool codec.Tool) bool { return tool.Name == "hello" }) {
+				t.Errorf("hello not listed after the change: %+v", s.Tools)
+			}
+			for i, check := range []func(outcome) string{wantText("hello\n"), wantIsError("SIGSEGV"), wantText("hello\n")} {
+				if problem := check(r.steps[2+i].outcome()); problem != "" {
+					t.Errorf("step %d: %s; got %v", 2+i, problem, r.steps[2+i].outcome())
+				}
+			}
+			checkWire(t, r.connected.ProtocolVersion, r.wire)
+		})
+	}
+}
