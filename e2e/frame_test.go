@@ -6,8 +6,10 @@ package e2e
 // processes. Binaries: MCP_FRAME_BIN and MCP_ROUTE_BIN under Bazel.
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,5 +279,106 @@ func TestFrameGuardsServerStdin(t *testing.T) {
 	}
 	if answered[idKey(3)] {
 		t.Error("the bad tools/call reached the server")
+	}
+}
+
+// liveThroughFrame runs `server | mcp-frame --from server` with the
+// requests written to the server's stdin, which stays open until every
+// request is answered on mcp-frame's stdout: so the server cannot drop
+// answers at EOF, and mcp-frame must pass each frame on as it comes (a
+// filter that held output back would stall this test until its timeout).
+func liveThroughFrame(t *testing.T, server []string, requests []string, answers int) (out []string, frameErr string, frameCode int) {
+	t.Helper()
+	ctx := ctxTimeout(t)
+	srv := exec.CommandContext(ctx, server[0], server[1:]...)
+	srv.Env = baseEnv()
+	fr := exec.CommandContext(ctx, frameBin(t), "--from", "server")
+	fr.Env = baseEnv()
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srvErr, frErr bytes.Buffer
+	srv.Stdout, srv.Stderr = w, &srvErr
+	fr.Stdin, fr.Stderr = r, &frErr
+	frOut, err := fr.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r.Close()
+	for _, l := range requests {
+		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+			t.Fatalf("write to the server: %v", err)
+		}
+	}
+	sc := bufio.NewScanner(frOut)
+	sc.Buffer(nil, 1<<20)
+	seen := 0
+	for seen < answers && sc.Scan() {
+		out = append(out, sc.Text())
+		if m, err := codec.DecodeMessage(sc.Bytes()); err == nil && m.IsResponse() {
+			seen++
+		}
+	}
+	stdin.Close()
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	srv.Wait()
+	frWaitErr := fr.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("timed out with %d of %d answers through mcp-frame; server stderr:\n%s", seen, answers, srvErr.String())
+	}
+	if seen < answers {
+		t.Errorf("%d of %d answers came through mcp-frame; its stderr:\n%s\nserver stderr:\n%s", seen, answers, frErr.String(), srvErr.String())
+	}
+	return out, frErr.String(), exitStatus(fr.ProcessState, frWaitErr)
+}
+
+// A server we did not write (the official Go SDK, interop/gosdk-server)
+// writes nothing but protocol, in both eras, by mcp-frame's rules.
+func TestFramePolicesGoSDKServer(t *testing.T) {
+	bin := goSDKServer(t)
+	call := func(id int, meta, name, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s"name":%q,"arguments":%s}}`, id, meta, name, args)
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		requests []string
+		answers  int
+	}{
+		{"legacy", []string{"-legacy"}, []string{frameInit, frameInited, frameListTools,
+			call(2, "", "greet", `{"name":"frame"}`),
+			call(3, "", "add", `{"a":2,"b":3}`),
+			call(4, "", "fail", `{}`),
+			call(5, "", "no_such_tool", `{}`),
+			`{"jsonrpc":"2.0","id":6,"method":"ping"}`,
+		}, 7},
+		{"modern", nil, []string{
+			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + frameModernMeta + `}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + frameModernMeta + `}}`,
+			call(3, frameModernMeta+",", "greet", `{"name":"frame"}`),
+			call(4, frameModernMeta+",", "add", `{"a":2,"b":3}`),
+			call(5, frameModernMeta+",", "fail", `{}`),
+		}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, code := liveThroughFrame(t, append([]string{bin}, c.args...), c.requests, c.answers)
+			if code != 0 || stderr != "" {
+				t.Errorf("mcp-frame exit %d on the Go SDK server's output; stderr:\n%s\noutput:\n%s", code, stderr, strings.Join(out, "\n"))
+			}
+		})
 	}
 }
