@@ -382,3 +382,47 @@ func TestFramePolicesGoSDKServer(t *testing.T) {
 		})
 	}
 }
+
+// The Node servers (the reference filesystem server and a server on the
+// official TypeScript SDK, see interop_call_test.go) pass mcp-frame too.
+func TestFramePolicesNodeServers(t *testing.T) {
+	dir := nodeDir(t)
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("interop/ts-server/server.cjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id int, name, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
+	}
+	for _, c := range []struct {
+		name     string
+		server   []string
+		requests []string
+		answers  int
+	}{
+		{"server-filesystem", []string{filepath.Join(dir, "node_modules", ".bin", "mcp-server-filesystem"), root},
+			[]string{frameInit, frameInited, frameListTools,
+				call(2, "read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(root, "a.txt"))),
+				call(3, "read_text_file", `{"path":"/etc/passwd"}`),
+				call(4, "list_directory", fmt.Sprintf(`{"path":%q}`, root)),
+				`{"jsonrpc":"2.0","id":5,"method":"ping"}`,
+			}, 6},
+		{"ts-sdk", []string{"env", "NODE_PATH=" + filepath.Join(dir, "node_modules"), "node", script},
+			[]string{frameInit, frameInited, frameListTools,
+				call(2, "shout", `{"text":"hey"}`),
+				call(3, "divide", `{"a":1,"b":0}`),
+				call(4, "divide", `{"a":1,"b":"zero"}`),
+			}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, code := liveThroughFrame(t, c.server, c.requests, c.answers)
+			if code != 0 || stderr != "" {
+				t.Errorf("mcp-frame exit %d; stderr:\n%s\noutput:\n%s", code, stderr, strings.Join(out, "\n"))
+			}
+		})
+	}
+}
