@@ -426,3 +426,29 @@ func TestFramePolicesNodeServers(t *testing.T) {
 		})
 	}
 }
+
+// mcp-call's requests are valid client traffic by mcp-frame's rules in every
+// era: mcp-frame --from client sits between mcp-call and mcp-route and
+// reports nothing, and every command still works through it.
+func TestFrameGuardsRouteForMcpCall(t *testing.T) {
+	f := newFixture(t)
+	f.tool("echo", def("echo", `{"type":"object","properties":{"text":{"type":"string"}}}`, ""), `cat`)
+	reports := filepath.Join(t.TempDir(), "reports")
+	pipeline := fmt.Sprintf("%q --from client 2>>%q | %q --tools %q --root %q",
+		frameBin(t), reports, routeBin(t), f.tools, f.root)
+	for _, era := range []string{"auto", "legacy", "modern"} {
+		for _, cmd := range [][]string{{"tools"}, {"call", "echo", "text=hi"}, {"discover"}, {"ping"}} {
+			argv := append(append([]string{"--era", era}, cmd...), "--", "sh", "-c", pipeline)
+			if r := mcpCall(t, "", argv...); r.code != 0 {
+				t.Errorf("mcp-call --era %s %v through mcp-frame: %+v", era, cmd, r)
+			}
+		}
+	}
+	b, err := os.ReadFile(reports)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(b) > 0 {
+		t.Errorf("mcp-frame reported mcp-call's requests:\n%s", b)
+	}
+}
