@@ -72,6 +72,16 @@ printf 'Hello, %s!' "$MCP_ARG_NAME"`},
 		{"crash.json", 0o644, `{"name":"crash","description":"Die by SIGSEGV.","inputSchema":{"type":"object"}}`},
 		{"crash", 0o755, `echo "about to crash" >&2
 kill -SEGV $$`},
+		// Progress on fd 3, when the client asked for it (fd 3 is open).
+		{"steps.json", 0o644, `{"name":"steps","description":"Report progress.","inputSchema":{"type":"object"}}`},
+		{"steps", 0o755, `if (: >&3) 2>/dev/null; then
+	for i in 1 2 3; do printf '{"progress":%d,"total":3,"message":"step %d"}\n' $i $i >&3; done
+fi
+echo done`},
+		// Says it started (so a client can cancel it then), and hangs.
+		{"hang.json", 0o644, `{"name":"hang","description":"Hang until cancelled.","inputSchema":{"type":"object"}}`},
+		{"hang", 0o755, `if (: >&3) 2>/dev/null; then echo '{"progress":0,"message":"started"}' >&3; fi
+sleep 60`},
 		{"hello.json", 0o644, `{"name":"hello","description":"Say hello.","inputSchema":{"type":"object"}}`},
 		{".hello", 0o755, `echo hello`},
 	}
@@ -94,7 +104,7 @@ kill -SEGV $$`},
 
 // interopRouteToolNames are the tools of interopRouteTools, in the order
 // mcp-route lists them.
-var interopRouteToolNames = []string{"crash", "echo", "greet", "square"}
+var interopRouteToolNames = []string{"crash", "echo", "greet", "hang", "square", "steps"}
 
 // An outcome is what a client got from one tools/call: a result, or a
 // JSON-RPC error (code 0 when the client gave none).
@@ -254,6 +264,88 @@ func checkWire(t *testing.T, rev string, msgs []wireMsg) {
 	}
 }
 
+// wireCall returns the tools/call request the client sent for tool, or
+// fails the test.
+func wireCall(t *testing.T, msgs []wireMsg, tool string) (id, progressToken json.RawMessage) {
+	t.Helper()
+	for _, m := range msgs {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if !m.fromServer && json.Unmarshal(m.line, &req) == nil && req.Method == "tools/call" && req.Params.Name == tool {
+			return req.ID, req.Params.Meta.ProgressToken
+		}
+	}
+	t.Fatalf("no tools/call %s on the wire", tool)
+	return nil, nil
+}
+
+// wireProgress returns the progress values mcp-route sent for the call of
+// tool, in order. They are read off the wire, not from the client's
+// progress callback: the TypeScript SDK runs notification handlers a
+// microtask late, and drops progress that arrives in the same read as the
+// response (its handler is gone by then).
+func wireProgress(t *testing.T, msgs []wireMsg, tool string) []float64 {
+	t.Helper()
+	_, token := wireCall(t, msgs, tool)
+	if token == nil {
+		t.Fatalf("the client sent no progressToken for %s", tool)
+	}
+	var got []float64
+	for _, m := range msgs {
+		var n struct {
+			Method string `json:"method"`
+			Params struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+				Progress      float64         `json:"progress"`
+			} `json:"params"`
+		}
+		if m.fromServer && json.Unmarshal(m.line, &n) == nil && n.Method == "notifications/progress" &&
+			bytes.Equal(n.Params.ProgressToken, token) {
+			got = append(got, n.Params.Progress)
+		}
+	}
+	return got
+}
+
+// checkCancelled checks that the client cancelled its call of tool with
+// notifications/cancelled and that mcp-route then sent nothing for it.
+func checkCancelled(t *testing.T, msgs []wireMsg, tool string) {
+	t.Helper()
+	id, _ := wireCall(t, msgs, tool)
+	cancelled := false
+	for _, m := range msgs {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(m.line, &msg) != nil {
+			continue
+		}
+		switch {
+		case !m.fromServer && msg.Method == "notifications/cancelled" && bytes.Equal(msg.Params.RequestID, id):
+			cancelled = true
+		case m.fromServer && bytes.Equal(msg.ID, id):
+			// Before the cancellation the call cannot have been answered:
+			// the tool hangs.
+			t.Errorf("mcp-route answered the cancelled call %s (%s): %s", id, tool, m.line)
+		}
+	}
+	if !cancelled {
+		t.Errorf("the client sent no notifications/cancelled for %s (%s)", id, tool)
+	}
+}
+
 // goSDKRoute connects the Go SDK client to a new mcp-route on tools and
 // root. It returns the session, the wire log (the SDK's LoggingTransport,
 // which logs each message as the SDK encodes it) and mcp-route's stderr.
@@ -297,8 +389,10 @@ func goSDKWire(t *testing.T, log string) []wireMsg {
 			msgs = append(msgs, wireMsg{true, []byte(strings.TrimPrefix(line, "read: "))})
 		case strings.HasPrefix(line, "write: "):
 			msgs = append(msgs, wireMsg{false, []byte(strings.TrimPrefix(line, "write: "))})
-		case line == "read error: EOF":
-			// mcp-route closed its stdout: it exited.
+		case strings.HasPrefix(line, "read error: "):
+			// The read loop ending: mcp-route exited (EOF), or Close
+			// closed the pipe under it. A bad message from mcp-route
+			// would fail the calls themselves.
 		default:
 			t.Errorf("go-sdk wire: %s", line)
 		}
@@ -449,6 +543,69 @@ func TestInteropRouteGoSDKListChanged(t *testing.T) {
 	}
 }
 
+// TestInteropRouteGoSDKProgressCancel: progress on fd 3 reaches the Go SDK's
+// progress handler, and a call the client cancels (its context ends) is
+// killed, not answered, and the connection goes on.
+func TestInteropRouteGoSDKProgressCancel(t *testing.T) {
+	for _, tc := range []struct{ name, request string }{
+		{"default", ""},
+		{"2025-11-25", codec.Rev20251125},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, root := interopRouteTools(t)
+			ctx := ctxTimeout(t)
+			steps := make(chan float64, 16)
+			hangCtx, cancelHang := context.WithCancel(ctx)
+			defer cancelHang()
+			copts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				switch req.Params.ProgressToken {
+				case "steps":
+					steps <- req.Params.Progress
+				case "hang":
+					cancelHang() // it started: cancel it
+				}
+			}}
+			cs, wire, _, err := goSDKRoute(t, ctx, tools, root, copts, &mcp.ClientSessionOptions{ProtocolVersion: tc.request})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			p := &mcp.CallToolParams{Name: "steps"}
+			p.SetProgressToken("steps")
+			res, err := cs.CallTool(ctx, p)
+			if problem := wantText("done\n")(goSDKOutcome(t, res, err)); problem != "" {
+				t.Errorf("steps: %s", problem)
+			}
+			var got []float64
+			for len(got) < 3 {
+				select {
+				case v := <-steps:
+					got = append(got, v)
+				case <-ctx.Done():
+					t.Fatalf("progress: got %v, want 1 2 3", got)
+				}
+			}
+			if !slices.Equal(got, []float64{1, 2, 3}) {
+				t.Errorf("progress %v, want 1 2 3", got)
+			}
+			p = &mcp.CallToolParams{Name: "hang"}
+			p.SetProgressToken("hang")
+			if res, err := cs.CallTool(hangCtx, p); !errors.Is(err, context.Canceled) {
+				t.Errorf("hang: got %v %v, want the call cancelled", goSDKOutcome(t, res, err), err)
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after cancel"}})
+			if problem := wantText("after cancel")(goSDKOutcome(t, res, err)); problem != "" {
+				t.Errorf("echo after cancel: %s", problem)
+			}
+			if err := cs.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+			msgs := goSDKWire(t, wire.String())
+			checkCancelled(t, msgs, "hang")
+			checkWire(t, cs.InitializeResult().ProtocolVersion, msgs)
+		})
+	}
+}
+
 // routeClientsDir returns the npm prefix with the TypeScript SDK clients
 // and the client script, or skips. v2 says whether the v2 client is wanted.
 func routeClientsDir(t *testing.T, v2 bool) (nodeDir, script string) {
@@ -499,6 +656,7 @@ type nodeRun struct {
 
 type nodeStep struct {
 	Result  *codec.CallToolResult `json:"result"`
+	Pong    bool                  `json:"pong"`
 	Error   *nodeError            `json:"error"`
 	Results []nodeStep            `json:"results"`
 	Tools   []codec.Tool          `json:"tools"`
@@ -706,6 +864,52 @@ func TestInteropRouteTypeScriptListChanged(t *testing.T) {
 					t.Errorf("step %d: %s; got %v", 2+i, problem, r.steps[2+i].outcome())
 				}
 			}
+			checkWire(t, r.connected.ProtocolVersion, r.wire)
+		})
+	}
+}
+
+// TestInteropRouteTypeScriptProgressCancel: progress on fd 3 reaches the
+// TypeScript clients, and a call the client aborts (at its first progress
+// notification) is killed, not answered, and the connection goes on.
+func TestInteropRouteTypeScriptProgressCancel(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		v2    bool
+		flags []string
+		ping  bool // 2026-07-28 has no ping: v2 refuses to send it
+	}{
+		{"sdk-v1", false, []string{"--sdk", "v1"}, true},
+		{"client-v2-auto", true, []string{"--sdk", "v2", "--mode", "auto"}, false},
+		{"client-v2-legacy", true, []string{"--sdk", "v2", "--mode", "legacy"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, _ := interopRouteTools(t)
+			plan := []map[string]any{
+				{"call": "steps", "progress": true},
+				{"call": "hang", "cancelOnProgress": true},
+				{"call": "echo", "arguments": map[string]any{"text": "after cancel"}},
+			}
+			if tc.ping {
+				plan = append(plan, map[string]any{"ping": true})
+			}
+			r := runRouteClient(t, tc.v2, tools, plan, tc.flags...)
+			if problem := wantText("done\n")(r.steps[0].outcome()); problem != "" {
+				t.Errorf("steps: %s; got %v", problem, r.steps[0].outcome())
+			}
+			if got := wireProgress(t, r.wire, "steps"); !slices.Equal(got, []float64{1, 2, 3}) {
+				t.Errorf("progress %v, want 1 2 3", got)
+			}
+			if s := r.steps[1]; s.Error == nil {
+				t.Errorf("hang: got %v, want the call aborted", s.outcome())
+			}
+			if problem := wantText("after cancel")(r.steps[2].outcome()); problem != "" {
+				t.Errorf("echo after cancel: %s; got %v", problem, r.steps[2].outcome())
+			}
+			if tc.ping && !r.steps[3].Pong {
+				t.Errorf("ping: %+v", r.steps[3])
+			}
+			checkCancelled(t, r.wire, "hang")
 			checkWire(t, r.connected.ProtocolVersion, r.wire)
 		})
 	}

@@ -14,7 +14,12 @@
 // SDK's default environment, and cwd the parent of TOOLSDIR.
 //
 // The plan on stdin is a JSON array of steps, run in order on one connection:
-//   {"call": NAME, "arguments": {...}}      one tools/call
+//   {"call": NAME, "arguments": {...}}      one tools/call; with
+//       "progress": true                     it asks for progress (onprogress),
+//       "cancelOnProgress": true             and aborts the call (the SDK sends
+//                                            notifications/cancelled) at the
+//                                            first progress notification
+//   {"ping": true}                           ping
 //   {"parallel": [{"call":..., "arguments":...}, ...]}  calls in flight at once
 //   {"list": true}                           tools/list again
 //   {"rename": [FROM, TO]}                   rename a file (paths relative to
@@ -26,7 +31,9 @@
 // Output: JSON lines on stdout, which the Go test asserts on:
 //   {"connected": {"era", "protocolVersion", "serverInfo", "capabilities", "discover"}}
 //   {"tools": [Tool, ...]}                   after connect
-//   {"step": i, "result": CallToolResult}    or "error": {"code","message"}
+//   {"step": i, "result": CallToolResult}    or "error": {"code","message"},
+//                                            and "progress": [Progress, ...]
+//   {"step": i, "pong": true}
 //   {"step": i, "results": [{"result"|"error"}, ...]}  for parallel steps
 //   {"step": i, "tools": [...]}              for list and listUntil steps
 //   {"step": i, "renamed": true}
@@ -167,6 +174,9 @@ async function main() {
 				out({ step: i, ...(await call(client, step)) });
 			} else if (step.parallel !== undefined) {
 				out({ step: i, results: await Promise.all(step.parallel.map((s) => call(client, s))) });
+			} else if (step.ping) {
+				await client.ping();
+				out({ step: i, pong: true });
 			} else if (step.list) {
 				out({ step: i, tools: (await client.listTools()).tools });
 			} else if (step.rename !== undefined) {
@@ -217,10 +227,25 @@ async function listUntil(client, name, timeoutMs) {
 }
 
 async function call(client, step) {
+	const progress = [];
+	const options = {};
+	if (step.progress || step.cancelOnProgress) {
+		const abort = new AbortController();
+		options.onprogress = (p) => {
+			progress.push(p);
+			if (step.cancelOnProgress) abort.abort(new Error('cancelled by the test'));
+		};
+		options.signal = abort.signal;
+	}
+	const params = { name: step.call, arguments: step.arguments ?? {} };
 	try {
-		return { result: await client.callTool({ name: step.call, arguments: step.arguments ?? {} }) };
+		// v1 takes a result schema before the options; undefined is its default.
+		const result = opts.sdk === 'v1'
+			? await client.callTool(params, undefined, options)
+			: await client.callTool(params, options);
+		return { result, progress };
 	} catch (e) {
-		return { error: errorOf(e) };
+		return { error: errorOf(e), progress };
 	}
 }
 
