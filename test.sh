@@ -21,8 +21,16 @@ fi
 export MCP_SPEC_DIR="${MCP_SPEC_DIR:-}"
 export GOTOOLCHAIN=local
 
+# Interoperability with servers and clients we did not write: the official
+# TypeScript SDK (v1 and v2 clients, a server), the reference filesystem
+# server, from npm, pinned. The Go SDK comes through go.mod.
+export MCP_INTEROP_NODE_DIR="${MCP_INTEROP_NODE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/mcpipe-interop}"
+echo "== npm packages for the interop tests into $MCP_INTEROP_NODE_DIR"
+e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR"
+e2e/interop/route-clients/setup.sh "$MCP_INTEROP_NODE_DIR"
+
 echo "== bazel test //... (MCP_SPEC_DIR=${MCP_SPEC_DIR:-unset})"
-./bazelw test //... --test_env=MCP_SPEC_DIR
+./bazelw test //... --test_env=MCP_SPEC_DIR --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
 
 echo "== go test -race ./..."
 go test -race -count=1 ./...

@@ -22,7 +22,12 @@ BINARIES = {
 }
 # Plain data some test packages read from the source tree.
 EXTRA_DATA = {
-    "e2e": ["//examples/tools", "//examples/hosts"],
+    "e2e": [
+        "//examples/tools",
+        "//examples/hosts",
+        "interop/route-clients/client.mjs",
+        "interop/ts-server/server.cjs",
+    ],
     "mcp-route/scaffold": ["//examples/tools/src/hello:main.go"],
 }
 
