@@ -55,7 +55,8 @@ func interopRouteTools(t *testing.T) (tools, root string) {
 		mode os.FileMode
 		body string
 	}{
-		{"echo.json", 0o644, `{"name":"echo","description":"Echo text back.",` +
+		{"echo.json", 0o644, `{"name":"echo","title":"Echo","description":"Echo text back.",` +
+			`"annotations":{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false},` +
 			`"inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`},
 		{"echo", 0o755, `printf '%s' "$MCP_ARG_TEXT"`},
 		{"square.json", 0o644, `{"name":"square","description":"Square an integer.",` +
@@ -226,19 +227,26 @@ type wireMsg struct {
 	line       []byte
 }
 
-// checkWire checks every message mcp-route sent against the schema of rev,
-// answers by the method of the request they answer.
+// checkWire checks every message mcp-route sent against the schema of the
+// revision in use: an answer by the method and revision of the request it
+// answers. In a modern session that is the request's _meta protocol
+// version; a request without one there (the Go SDK's ping) is a legacy
+// message, answered as such, and checked in the newest legacy revision.
 func checkWire(t *testing.T, rev string, msgs []wireMsg) {
 	t.Helper()
 	if !haveSpec {
 		return
 	}
-	methods := map[string]string{} // request id (as JSON) → method
+	type sent struct{ method, rev string }
+	requests := map[string]sent{} // request id (as JSON) → what it was
 	var n int
 	for _, m := range msgs {
 		var head struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
 		}
 		if err := json.Unmarshal(m.line, &head); err != nil {
 			t.Errorf("wire: not JSON (%v): %s", err, m.line)
@@ -246,17 +254,26 @@ func checkWire(t *testing.T, rev string, msgs []wireMsg) {
 		}
 		if !m.fromServer {
 			if head.ID != nil && head.Method != "" {
-				methods[string(head.ID)] = head.Method
+				r := rev
+				if codec.IsModernRevision(rev) {
+					r = codec.LatestLegacyRevision
+					if v, ok := head.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string); ok {
+						r = v
+					}
+				}
+				requests[string(head.ID)] = sent{head.Method, r}
 			}
 			continue
 		}
 		n++
-		method := ""
+		at := sent{rev: rev}
 		if head.Method == "" {
-			method = methods[string(head.ID)]
+			if r, ok := requests[string(head.ID)]; ok {
+				at = r
+			}
 		}
-		if err := spectest.CheckServerMessageErr(t, rev, method, m.line); err != nil {
-			t.Errorf("mcp-route sent a message invalid in %s: %v\n%s", rev, err, m.line)
+		if err := spectest.CheckServerMessageErr(t, at.rev, at.method, m.line); err != nil {
+			t.Errorf("mcp-route sent a message invalid in %s: %v\n%s", at.rev, err, m.line)
 		}
 	}
 	if n == 0 {
@@ -350,9 +367,9 @@ func checkCancelled(t *testing.T, msgs []wireMsg, tool string) {
 // root. It returns the session, the wire log (the SDK's LoggingTransport,
 // which logs each message as the SDK encodes it) and mcp-route's stderr.
 // Cleanup ends mcp-route if the test did not close the session.
-func goSDKRoute(t *testing.T, ctx context.Context, tools, root string, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *syncBuffer, *syncBuffer, error) {
+func goSDKRoute(t *testing.T, ctx context.Context, tools, root string, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, args ...string) (*mcp.ClientSession, *syncBuffer, *syncBuffer, error) {
 	t.Helper()
-	cmd := exec.Command(routeBin(t), "--tools", tools, "--root", root, "--poll", "100ms")
+	cmd := exec.Command(routeBin(t), append([]string{"--tools", tools, "--root", root, "--poll", "100ms"}, args...)...)
 	cmd.Dir = root
 	cmd.Env = baseEnv()
 	stderr, wire := &syncBuffer{}, &syncBuffer{}
@@ -422,6 +439,37 @@ func goSDKOutcome(t *testing.T, res *mcp.CallToolResult, err error) outcome {
 	return outcome{result: &r}
 }
 
+// checkEchoTool checks that the echo tool came through with its title
+// (from 2025-06-18) and annotations (from 2025-03-26), as far as revision
+// rev has them.
+func checkEchoTool(t *testing.T, rev string, tools []codec.Tool) {
+	t.Helper()
+	i := slices.IndexFunc(tools, func(tool codec.Tool) bool { return tool.Name == "echo" })
+	if i < 0 {
+		t.Fatalf("no echo tool")
+	}
+	e := tools[i]
+	hasAnnotations := e.Annotations != nil && e.Annotations.ReadOnlyHint != nil && *e.Annotations.ReadOnlyHint
+	if e.Description != "Echo text back." || !json.Valid(e.InputSchema) ||
+		hasAnnotations != (rev >= codec.Rev20250326) || (e.Title == "Echo") != (rev >= codec.Rev20250618) {
+		t.Errorf("echo tool in %s: %+v", rev, e)
+	}
+}
+
+// goSDKTools turns the Go SDK's tools into codec's, through JSON.
+func goSDKTools(t *testing.T, tools []*mcp.Tool) []codec.Tool {
+	t.Helper()
+	b, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []codec.Tool
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("decoding %s: %v", b, err)
+	}
+	return out
+}
+
 func TestInteropRouteGoSDK(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -446,6 +494,11 @@ func TestInteropRouteGoSDK(t *testing.T) {
 				t.Errorf("negotiated %q with %+v, want %s with mcp-route", init.ProtocolVersion, init.ServerInfo, tc.want)
 			}
 			t.Logf("go-sdk %s: negotiated %s", tc.name, init.ProtocolVersion)
+			// What ClientOptions.KeepAlive sends; in the modern era too
+			// (as a plain ping, which mcp-route answers at any time).
+			if err := cs.Ping(ctx, nil); err != nil {
+				t.Errorf("ping: %v", err)
+			}
 			lt, err := cs.ListTools(ctx, nil)
 			if err != nil {
 				t.Fatalf("tools/list: %v", err)
@@ -457,6 +510,7 @@ func TestInteropRouteGoSDK(t *testing.T) {
 			if !slices.Equal(names, interopRouteToolNames) {
 				t.Errorf("tools %v, want %v", names, interopRouteToolNames)
 			}
+			checkEchoTool(t, init.ProtocolVersion, goSDKTools(t, lt.Tools))
 			calls := interopRouteCalls()
 			var got []outcome
 			for _, c := range calls {
@@ -539,6 +593,42 @@ func TestInteropRouteGoSDKListChanged(t *testing.T) {
 			if problem := wantText("hello\n")(goSDKOutcome(t, res, err)); problem != "" {
 				t.Errorf("hello: %s", problem)
 			}
+		})
+	}
+}
+
+// TestInteropRouteGoSDKPages: with two tools a page, the SDK's Tools
+// iterator follows nextCursor through every page, in both eras.
+func TestInteropRouteGoSDKPages(t *testing.T) {
+	for _, tc := range []struct{ name, request string }{
+		{"default", ""},
+		{"2025-11-25", codec.Rev20251125},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, root := interopRouteTools(t)
+			ctx := ctxTimeout(t)
+			cs, wire, _, err := goSDKRoute(t, ctx, tools, root, nil, &mcp.ClientSessionOptions{ProtocolVersion: tc.request}, "--page-size", "2")
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			var names []string
+			for tool, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatalf("tools: %v", err)
+				}
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, interopRouteToolNames) {
+				t.Errorf("tools %v, want %v", names, interopRouteToolNames)
+			}
+			if err := cs.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+			msgs := goSDKWire(t, wire.String())
+			if n := strings.Count(wire.String(), `"method":"tools/list"`); n != 3 {
+				t.Errorf("%d tools/list requests for 6 tools 2 a page, want 3", n)
+			}
+			checkWire(t, cs.InitializeResult().ProtocolVersion, msgs)
 		})
 	}
 }
@@ -661,6 +751,7 @@ type nodeStep struct {
 	Results []nodeStep            `json:"results"`
 	Tools   []codec.Tool          `json:"tools"`
 	Renamed bool                  `json:"renamed"`
+	Pages   int                   `json:"pages"`
 	Changed *bool                 `json:"changed"`
 }
 
@@ -810,6 +901,7 @@ func TestInteropRouteTypeScript(t *testing.T) {
 			if !slices.Equal(names, interopRouteToolNames) {
 				t.Errorf("tools %v, want %v", names, interopRouteToolNames)
 			}
+			checkEchoTool(t, c.ProtocolVersion, r.tools)
 			var got, parallel []outcome
 			for i := range calls {
 				got = append(got, r.steps[i].outcome())
@@ -910,6 +1002,39 @@ func TestInteropRouteTypeScriptProgressCancel(t *testing.T) {
 				t.Errorf("ping: %+v", r.steps[3])
 			}
 			checkCancelled(t, r.wire, "hang")
+			checkWire(t, r.connected.ProtocolVersion, r.wire)
+		})
+	}
+}
+
+// TestInteropRouteTypeScriptPages: with two tools a page, the TypeScript
+// clients get every tool by following nextCursor (v2 gathers the pages
+// itself).
+func TestInteropRouteTypeScriptPages(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		v2    bool
+		flags []string
+		pages int // listAll's requests: v2's first listTools gathers them all
+	}{
+		{"sdk-v1", false, []string{"--sdk", "v1"}, 3},
+		{"client-v2-auto", true, []string{"--sdk", "v2", "--mode", "auto"}, 1},
+		{"client-v2-legacy", true, []string{"--sdk", "v2", "--mode", "legacy"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, _ := interopRouteTools(t)
+			plan := []map[string]any{{"listAll": true}, {"call": "greet", "arguments": map[string]any{"name": "Cy"}}}
+			r := runRouteClient(t, tc.v2, tools, plan, append(tc.flags, "--route-arg", "--page-size", "--route-arg", "2")...)
+			var names []string
+			for _, tool := range r.steps[0].Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, interopRouteToolNames) || r.steps[0].Pages != tc.pages {
+				t.Errorf("tools %v in %d pages, want %v in %d", names, r.steps[0].Pages, interopRouteToolNames, tc.pages)
+			}
+			if problem := wantText("Hello, Cy!")(r.steps[1].outcome()); problem != "" {
+				t.Errorf("greet: %s; got %v", problem, r.steps[1].outcome())
+			}
 			checkWire(t, r.connected.ProtocolVersion, r.wire)
 		})
 	}

@@ -3,15 +3,15 @@
 //
 // Usage:
 //   MCP_INTEROP_NODE_DIR=DIR node client.mjs [--sdk v1|v2] [--mode auto|legacy]
-//       [--list-changed] ROUTE TOOLSDIR < plan.json
+//       [--list-changed] [--route-arg ARG]... ROUTE TOOLSDIR < plan.json
 //
 // DIR is the npm prefix filled by setup.sh. --sdk v1 is @modelcontextprotocol/sdk
 // (Client + StdioClientTransport, always the legacy handshake); --sdk v2 is
 // @modelcontextprotocol/client, whose versionNegotiation --mode auto probes
 // with server/discover first. --list-changed registers a tools listChanged
 // handler, as hosts do (on a modern connection v2 then opens
-// subscriptions/listen). The client launches `ROUTE --tools TOOLSDIR` with the
-// SDK's default environment, and cwd the parent of TOOLSDIR.
+// subscriptions/listen). The client launches `ROUTE --tools TOOLSDIR [ARG...]`
+// with the SDK's default environment, and cwd the parent of TOOLSDIR.
 //
 // The plan on stdin is a JSON array of steps, run in order on one connection:
 //   {"call": NAME, "arguments": {...}}      one tools/call; with
@@ -22,6 +22,8 @@
 //   {"ping": true}                           ping
 //   {"parallel": [{"call":..., "arguments":...}, ...]}  calls in flight at once
 //   {"list": true}                           tools/list again
+//   {"listAll": true}                        every page of tools/list, following
+//                                            nextCursor
 //   {"rename": [FROM, TO]}                   rename a file (paths relative to
 //                                            TOOLSDIR): how a test adds a tool
 //   {"waitListChanged": MS}                  wait up to MS for the listChanged
@@ -36,6 +38,7 @@
 //   {"step": i, "pong": true}
 //   {"step": i, "results": [{"result"|"error"}, ...]}  for parallel steps
 //   {"step": i, "tools": [...]}              for list and listUntil steps
+//   {"step": i, "tools": [...], "pages": n}  for listAll
 //   {"step": i, "renamed": true}
 //   {"step": i, "changed": true|false, "tools": [...]}  for waitListChanged
 //                                            (tools: what the handler got)
@@ -54,7 +57,7 @@ function usage(msg) {
 	process.exit(2);
 }
 
-const opts = { sdk: 'v1', mode: 'auto', listChanged: false };
+const opts = { sdk: 'v1', mode: 'auto', listChanged: false, routeArgs: [] };
 const rest = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -62,6 +65,7 @@ for (let i = 0; i < argv.length; i++) {
 	if (a === '--sdk') opts.sdk = argv[++i];
 	else if (a === '--mode') opts.mode = argv[++i];
 	else if (a === '--list-changed') opts.listChanged = true;
+	else if (a === '--route-arg') opts.routeArgs.push(argv[++i]);
 	else if (a.startsWith('--')) usage(`unknown flag ${a}`);
 	else rest.push(a);
 }
@@ -129,7 +133,7 @@ async function main() {
 	}
 	const transport = new StdioClientTransport({
 		command: route,
-		args: ['--tools', tools],
+		args: ['--tools', tools, ...opts.routeArgs],
 		cwd: path.dirname(path.resolve(tools)),
 		stderr: 'pipe',
 	});
@@ -177,6 +181,8 @@ async function main() {
 			} else if (step.ping) {
 				await client.ping();
 				out({ step: i, pong: true });
+			} else if (step.listAll) {
+				out({ step: i, ...(await listAll(client)) });
 			} else if (step.list) {
 				out({ step: i, tools: (await client.listTools()).tools });
 			} else if (step.rename !== undefined) {
@@ -224,6 +230,21 @@ async function listUntil(client, name, timeoutMs) {
 		if (tools.some((t) => t.name === name) || Date.now() > deadline) return tools;
 		await new Promise((r) => setTimeout(r, 100));
 	}
+}
+
+// listAll follows nextCursor. (v2's listTools() without a cursor already
+// gathers every page; v1's returns one.)
+async function listAll(client) {
+	const tools = [];
+	let cursor;
+	let pages = 0;
+	do {
+		const r = await client.listTools(cursor === undefined ? undefined : { cursor });
+		tools.push(...r.tools);
+		cursor = r.nextCursor;
+		pages++;
+	} while (cursor !== undefined && pages < 100);
+	return { tools, pages };
 }
 
 async function call(client, step) {
