@@ -737,11 +737,12 @@ type nodeRun struct {
 		Capabilities    json.RawMessage      `json:"capabilities"`
 		Discover        json.RawMessage      `json:"discover"`
 	}
-	tools  []codec.Tool
-	steps  map[int]nodeStep
-	wire   []wireMsg
-	closed bool
-	stderr string // mcp-route's
+	tools        []codec.Tool
+	steps        map[int]nodeStep
+	clientErrors []string // what the SDK reported through onerror
+	wire         []wireMsg
+	closed       bool
+	stderr       string // mcp-route's
 }
 
 type nodeStep struct {
@@ -808,6 +809,7 @@ func runRouteClient(t *testing.T, v2 bool, tools string, plan []map[string]any, 
 			Closed    bool            `json:"closed"`
 			Stderr    string          `json:"stderr"`
 			Fatal     string          `json:"fatal"`
+			Client    string          `json:"clientError"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("client.mjs printed a bad line (%v): %s", err, sc.Bytes())
@@ -815,6 +817,8 @@ func runRouteClient(t *testing.T, v2 bool, tools string, plan []map[string]any, 
 		switch {
 		case line.Fatal != "":
 			fatal, r.stderr = line.Fatal, line.Stderr
+		case line.Client != "":
+			r.clientErrors = append(r.clientErrors, line.Client)
 		case line.Wire != "":
 			r.wire = append(r.wire, wireMsg{line.Wire == "in", line.Message})
 		case line.Connected != nil:
@@ -841,6 +845,22 @@ func runRouteClient(t *testing.T, v2 bool, tools string, plan []map[string]any, 
 			t.Logf("mcp-route stderr:\n%s", r.stderr)
 		}
 	})
+	for _, e := range r.clientErrors {
+		switch {
+		case strings.HasPrefix(e, "Received a progress notification for an unknown token"):
+			// The SDK's own race, not mcp-route's: it runs notification
+			// handlers a microtask late and has dropped the call's progress
+			// handler when its response came in the same read.
+		case strings.Contains(e, `"subscriptions/listen"`):
+			// Known: mcp-route answers the v2 client's subscriptions/listen
+			// (sent on a modern connection with a listChanged handler)
+			// with -32601; the client connects anyway, without live
+			// list updates. Logged until mcp-route serves subscriptions.
+			t.Logf("KNOWN INCOMPATIBILITY: %s", e)
+		default:
+			t.Errorf("the client reported an error: %s", e)
+		}
+	}
 	return r
 }
 

@@ -45,6 +45,8 @@
 //   {"wire": "in"|"out", "message": {...}}   every message on the session
 //                                            connection, in order (not the v2
 //                                            probe sibling's)
+//   {"clientError": "message"}               an error the SDK reported through
+//                                            onerror (no request failed)
 //   {"closed": true, "stderr": "..."}        mcp-route's stderr
 // A failure to connect or a client exception: {"fatal": "message"}, exit 1.
 import { rename } from 'node:fs/promises';
@@ -154,6 +156,9 @@ async function main() {
 		};
 	}
 	const client = new Client({ name: `interop-${opts.sdk}`, version: '1.0.0' }, clientOpts);
+	// What the SDK reports without failing a request: unparsable lines,
+	// unexpected messages, errors in handlers.
+	client.onerror = (e) => out({ clientError: String(e?.message ?? e) });
 	try {
 		await client.connect(transport);
 	} catch (e) {
