@@ -37,9 +37,15 @@ import (
 // Each client lists the tools of interopRouteTools and runs
 // interopRouteCalls on one connection: text, JSON and described tools, a
 // tool killed by a signal, a bad argument and an unknown tool, each followed
-// by a call that must still work, then calls in flight at once. Every message
-// mcp-route sent on the connection is checked against the schema of the
-// revision the client negotiated.
+// by a call that must still work, then calls in flight at once. Other tests
+// add a tool while connected (list_changed), report progress and cancel a
+// hanging call, and page through tools/list. Every message mcp-route sent on
+// the connection is checked against the schema of the revision in use.
+//
+// Known gap, reported and not failed: in the modern era mcp-route advertises
+// tools.listChanged but answers subscriptions/listen with -32601, so modern
+// clients with a list handler get no live updates (they see changes on their
+// next tools/list).
 
 // interopRouteTools writes the tools every client sees into a new tools
 // directory, and returns it and a root directory for mcp-route. It also
