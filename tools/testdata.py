@@ -29,6 +29,12 @@ EXTRA_DATA = {
         "interop/ts-server/server.cjs",
     ],
     "mcp-route/scaffold": ["//examples/tools/src/hello:main.go"],
+    "internal/buildcheck": [
+        "//:MODULE.bazel",
+        "//:deps.bzl",
+        "//:go.mod",
+        "//tools:offline_deps.bzl",
+    ],
 }
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
