@@ -29,6 +29,9 @@ echo "== npm packages for the interop tests into $MCP_INTEROP_NODE_DIR"
 e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR"
 e2e/interop/route-clients/setup.sh "$MCP_INTEROP_NODE_DIR"
 
+echo "== BUILD files up to date (gazelle)"
+tools/gazelle.sh --check
+
 echo "== bazel test //... (MCP_SPEC_DIR=${MCP_SPEC_DIR:-unset})"
 ./bazelw test //... --test_env=MCP_SPEC_DIR --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
 

@@ -7,12 +7,15 @@
 #   tools/gazelle.sh --check   fail, showing the diff, if they are not up to date
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+snapshot() { git ls-files -co --exclude-standard -- '*.bazel' '*.bzl' WORKSPACE | sort | xargs sha256sum; }
+before=$(snapshot)
 ./bazelw run //:gazelle
 python3 tools/testdata.py 2>/dev/null
 ./bazelw run //:gazelle
 if [[ ${1:-} == --check ]]; then
-  if ! git diff --exit-code -- '*.bazel' '*.bzl' WORKSPACE; then
-    echo "gazelle.sh: BUILD files are not up to date: run tools/gazelle.sh and commit the result" >&2
+  if [[ $(snapshot) != "$before" ]]; then
+    git diff --stat -- '*.bazel' '*.bzl' WORKSPACE >&2
+    echo "gazelle.sh: BUILD files were not up to date (now rewritten): commit the result" >&2
     exit 1
   fi
 fi
