@@ -36,7 +36,11 @@
 // swapped for a symlink between a check and a use cannot lead outside.
 // [Root.Resolve] and [ResolveLexical] return path strings for display and
 // for filters such as mcp-jail; a string is only as good as the moment it
-// was made, so code that acts on files uses the operations.
+// was made, so code that acts on files uses the operations. Listings
+// ([Root.ReadDir], [Root.WalkDir], File.ReadDir of a directory the Root
+// opened) stat every entry with fstatat(2) relative to the directory's
+// descriptor while it is open, so an entry's Info describes the file that
+// was listed, never what a path string names later.
 //
 // [Filter] is mcp-jail's streaming loop over either of them.
 //

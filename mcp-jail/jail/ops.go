@@ -37,13 +37,19 @@ func (r *Root) rel(name string) (rel string, isRoot bool, err error) {
 // special file open: it is made with O_NONBLOCK|O_NOCTTY, then anything
 // other than a regular file, or a directory opened read-only, is closed and
 // refused with ErrNotRegular. Symlinks are followed inside the root only.
+// A directory's File lists entries (File.ReadDir) whose Info was taken with
+// fstatat relative to its descriptor, never through a path string.
 func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	rel, _, err := r.rel(name)
 	if err != nil {
 		return nil, err
 	}
 	flag |= syscall.O_NONBLOCK | syscall.O_NOCTTY | syscall.O_CLOEXEC
-	f, handled, err := r.openat2(name, rel, flag, perm)
+	var f *os.File
+	handled := false
+	if flag&syscall.O_DIRECTORY == 0 {
+		f, handled, err = r.openat2(name, rel, flag, perm)
+	}
 	if !handled {
 		f, err = r.root.OpenFile(rel, flag, perm)
 	}
@@ -62,6 +68,17 @@ func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, erro
 	switch {
 	case fi.Mode().IsRegular():
 	case fi.IsDir() && flag&(os.O_WRONLY|os.O_RDWR) == 0:
+		if handled {
+			// The File of a directory opened with openat2 would list
+			// entries whose Info is a lazy lstat of the path string
+			// parent/name: not jailed, and not the directory that was
+			// read once that is swapped for a symlink. os.Root's Files
+			// stat each entry with fstatat on their descriptor, so
+			// directories are opened by os.Root (O_DIRECTORY skips
+			// openat2).
+			f.Close()
+			return r.OpenFile(name, flag|syscall.O_DIRECTORY, perm)
+		}
 	default:
 		f.Close()
 		return nil, &PathError{Path: name, Err: ErrNotRegular}
@@ -222,14 +239,28 @@ func (r *Root) Stat(name string) (fs.FileInfo, error) {
 	return fi, wrapOS(name, err)
 }
 
-// ReadDir lists the directory name, sorted by file name.
+// ReadDir lists the directory name, sorted by file name. Each entry's
+// Info was taken while the directory was open, with fstatat(2) relative to
+// its descriptor (an lstat: a symlink is described, not followed), so it
+// describes the file that was listed under the root even if the directory
+// is later swapped for a symlink that leads outside. An entry that
+// vanished between the listing and its fstatat is left out.
 func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) {
 	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	// Readdir stats every entry with fstatat on the held descriptor,
+	// whatever made the File. f.ReadDir does so only for Files that
+	// os.Root opened (OpenFile sees to that today); for any other File it
+	// answers Info with a lazy lstat of the path string parent/name,
+	// which is not jailed.
+	infos, err := f.Readdir(-1)
+	entries := make([]fs.DirEntry, len(infos))
+	for i, fi := range infos {
+		entries[i] = fs.FileInfoToDirEntry(fi)
+	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, wrapOS(name, err)
 }
