@@ -128,6 +128,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	grace := fs.Duration("grace", router.DefaultGrace, "SIGTERM→SIGKILL delay for a tool, and how long shutdown waits for running calls")
 	pageSize := fs.Int("page-size", router.DefaultPageSize, "tools per tools/list page")
 	poll := fs.Duration("poll", router.DefaultPoll, "how often tool directories are checked for changes (0 disables)")
+	describeTimeout := fs.Duration("describe-timeout", registry.DescribeTimeout, "time limit of one NAME --mcp-describe run (tools without a sidecar)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
@@ -152,8 +153,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", prog, fs.Arg(0))
 		return 2
 	}
-	if *maxProcs < 1 || *maxOutput < 1 || *timeout <= 0 || *grace <= 0 || *maxFrame < 1 || *pageSize < 1 || *poll < 0 {
-		fmt.Fprintf(stderr, "%s: --max-procs, --max-output, --timeout, --grace, --max-frame and --page-size must be positive\n", prog)
+	if *maxProcs < 1 || *maxOutput < 1 || *timeout <= 0 || *grace <= 0 || *maxFrame < 1 || *pageSize < 1 || *poll < 0 || *describeTimeout <= 0 {
+		fmt.Fprintf(stderr, "%s: --max-procs, --max-output, --timeout, --grace, --max-frame, --page-size and --describe-timeout must be positive\n", prog)
 		return 2
 	}
 
@@ -211,11 +212,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
-		Dirs:        dirs,
-		ReadOnly:    *readonly,
-		DescribeEnv: slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
-		DescribeDir: rootDir,
-		Logf:        logf,
+		Dirs:            dirs,
+		ReadOnly:        *readonly,
+		DescribeEnv:     slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
+		DescribeDir:     rootDir,
+		DescribeTimeout: *describeTimeout,
+		Logf:            logf,
 	})
 	pollEvery := *poll
 	if pollEvery == 0 {

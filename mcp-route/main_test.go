@@ -223,3 +223,28 @@ func TestBinary(t *testing.T) {
 		t.Error("stdout had more lines")
 	}
 }
+
+// TestDescribeTimeoutFlag: --describe-timeout bounds a hanging
+// --mcp-describe; the tool is left out with a log line, the rest served.
+func TestDescribeTimeoutFlag(t *testing.T) {
+	dir := envTool(t)
+	if err := os.WriteFile(filepath.Join(dir, "hangs"), []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "log")
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	code, out, errs := runWith(t, initLine+"\n"+list+"\n", "--tools", dir, "--describe-timeout", "300ms", "--log", logFile)
+	if code != 0 || errs != "" {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, `"name":"env"`) || strings.Contains(out, `"name":"hangs"`) {
+		t.Errorf("list: %s", out)
+	}
+	log, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(log), "hangs left out") || !strings.Contains(string(log), "timed out after 300ms") {
+		t.Errorf("log does not say why hangs was left out:\n%s", log)
+	}
+	if code, _, errs := runWith(t, "", "--describe-timeout", "0s"); code != 2 || !strings.Contains(errs, "--describe-timeout") {
+		t.Errorf("--describe-timeout 0: code %d, stderr %q", code, errs)
+	}
+}

@@ -9,7 +9,8 @@
 //
 //  1. a sidecar file NAME.json next to the executable;
 //  2. otherwise the stdout of `NAME --mcp-describe`, run with the describe
-//     environment, a 5s timeout and a 1 MiB output cap.
+//     environment, Options.DescribeTimeout (5s by default) and a 1 MiB
+//     output cap.
 //
 // "name" defaults to the file name and "inputSchema" to {"type":"object"} (a
 // tool without arguments need not spell it out). The definition is checked by
@@ -117,6 +118,9 @@ type cachedDef struct {
 	def    []byte
 	source string
 	err    error
+	// canceled: ctx ended before the definition was read; not a verdict
+	// on the tool, so it is neither logged nor cached.
+	canceled bool
 }
 
 // New returns an empty Registry; call Reload to fill it.
@@ -149,6 +153,13 @@ func (r *Registry) Lookup(name string) *Tool {
 // (the first call always reads them) and reports whether the advertised tool
 // list changed. A directory that cannot be read is logged and counts as
 // empty.
+//
+// ctx bounds the --mcp-describe runs; mcp-route cancels it only when it
+// shuts down. When ctx ends before every definition is read, the load is
+// dropped: the tool set stays as it was, nothing is logged per tool (a
+// describe killed by the shutdown is not a bad tool), one line says the
+// loading was cancelled, the next Reload reads everything again, and
+// Reload reports false.
 func (r *Registry) Reload(ctx context.Context) (changed bool) {
 	r.reloadMu.Lock()
 	defer r.reloadMu.Unlock()
@@ -157,8 +168,11 @@ func (r *Registry) Reload(ctx context.Context) (changed bool) {
 		return false
 	}
 	first := r.fingerprint == ""
+	tools, ok := r.load(ctx, cands)
+	if !ok {
+		return false // cancelled: the next Reload reads them again
+	}
 	r.fingerprint = fp
-	tools := r.load(ctx, cands)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -239,8 +253,9 @@ func (r *Registry) scan() (string, []candidate) {
 	return fp.String(), cands
 }
 
-// load reads and checks every candidate's definition.
-func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
+// load reads and checks every candidate's definition. It reports false,
+// and changes nothing, when ctx ended before every definition was read.
+func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) {
 	defs := make([]cachedDef, len(cands))
 	cached := make([]bool, len(cands))
 	sem := make(chan struct{}, describeWorkers)
@@ -255,10 +270,26 @@ func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if ctx.Err() != nil { // do not start what would be killed at once
+				defs[i] = cachedDef{canceled: true}
+				return
+			}
 			defs[i] = r.readDef(ctx, c)
 		}()
 	}
 	wg.Wait()
+	// A load cut short by shutdown says nothing about the tools it did not
+	// read: one line, not one per tool, and nothing is kept.
+	canceled := 0
+	for _, cd := range defs {
+		if cd.canceled {
+			canceled++
+		}
+	}
+	if canceled > 0 {
+		r.opts.Logf("tool loading cancelled at shutdown: %d of %d tools not read", canceled, len(cands))
+		return nil, false
+	}
 
 	newCache := make(map[string]cachedDef, len(cands))
 	seen := map[string]string{} // name → path
@@ -294,7 +325,7 @@ func (r *Registry) load(ctx context.Context, cands []candidate) []*Tool {
 	}
 	r.cache = newCache
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Def.Name < tools[j].Def.Name })
-	return tools
+	return tools, true
 }
 
 func sidecarStamp(exe string) string {
@@ -337,6 +368,10 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 		MaxOutput: MaxDefinition,
 		MaxStderr: 4096,
 	})
+	if res.Canceled || (!res.OK() && ctx.Err() != nil) {
+		cd.canceled = true
+		return cd
+	}
 	if !res.OK() {
 		cd.err = fmt.Errorf("no sidecar %s, and --mcp-describe failed: %s", filepath.Base(sidecar), res.Failure())
 		return cd

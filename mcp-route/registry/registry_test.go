@@ -246,3 +246,68 @@ func TestQuietReloads(t *testing.T) {
 		t.Errorf("bad tool logged %d times, want 1", n)
 	}
 }
+
+// TestCancelledLoadIsQuiet: a load cut short (mcp-route shutting down while
+// tools are still being described) logs one line, not one per tool, keeps
+// nothing, and the next Reload reads every tool again.
+func TestCancelledLoadIsQuiet(t *testing.T) {
+	dir := t.TempDir()
+	started := filepath.Join(t.TempDir(), "started")
+	release := filepath.Join(t.TempDir(), "release")
+	// Each --mcp-describe marks that it runs, then waits for the release
+	// file (bounded: 10s) before answering.
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		write(t, filepath.Join(dir, n), `#!/bin/sh
+echo x >> `+started+`
+i=0; while [ ! -e `+release+` ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done
+echo '{"description":"described"}'
+`, 0o755)
+	}
+	lb := &logBuf{}
+	r := New(Options{Dirs: []string{dir}, Logf: lb.logf, DescribeEnv: []string{"PATH=/usr/bin:/bin"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool, 1)
+	go func() { done <- r.Reload(ctx) }()
+	waitFile(t, started)
+	cancel()
+	select {
+	case changed := <-done:
+		if changed {
+			t.Error("a cancelled Reload reported a change")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Reload did not return after cancel")
+	}
+	lb.mu.Lock()
+	lines := slices.Clone(lb.lines)
+	lb.mu.Unlock()
+	if len(lines) != 1 || !strings.Contains(lines[0], "tool loading cancelled at shutdown") {
+		t.Errorf("log %q, want one line saying loading was cancelled", lines)
+	}
+	if len(r.Tools()) != 0 {
+		t.Errorf("a cancelled load published tools %v", names(r))
+	}
+	os.WriteFile(release, nil, 0o644)
+	if !r.Reload(context.Background()) || len(r.Tools()) != 6 {
+		t.Errorf("the next Reload did not read the tools again: %v", names(r))
+	}
+	if lb.has("left out") {
+		t.Errorf("a tool was left out: %q", lb.lines)
+	}
+}
+
+// waitFile waits (bounded) for a file a tool creates: the tool runs in
+// another process, so a short poll is unavoidable.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

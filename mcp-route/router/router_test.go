@@ -743,3 +743,50 @@ func TestModernProgressValidates(t *testing.T) {
 		t.Errorf("result %s", m.Result)
 	}
 }
+
+// TestShutdownWhileLoadingIsQuiet: a client that asks server/discover and
+// leaves while the tools are still being described (mcp-call discover)
+// leaves no "tool X left out" line per tool in the log: a describe killed
+// by the shutdown is not a bad tool.
+func TestShutdownWhileLoadingIsQuiet(t *testing.T) {
+	dir := t.TempDir()
+	started := filepath.Join(t.TempDir(), "started")
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		// --mcp-describe marks that it runs, then takes up to 10s.
+		tool(t, dir, n, `if [ "$1" = --mcp-describe ]; then
+echo x >> `+started+`
+i=0; while [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done
+echo '{"description":"described late"}'
+fi`, "")
+	}
+	h := newHarness(t, dir, nil)
+	h.rev = codec.Rev20260728
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta() + `}}`)
+	if m := h.recvMsg("server/discover"); m.Error != nil {
+		t.Fatalf("discover: %v", m.Error)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("no --mcp-describe started")
+		}
+	}
+	for _, l := range h.closeAndDrain() {
+		t.Errorf("unexpected line %s", l)
+	}
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	cancelled := 0
+	for _, l := range h.log {
+		if strings.Contains(l, "left out") {
+			t.Errorf("log line %q", l)
+		}
+		if strings.Contains(l, "cancelled at shutdown") {
+			cancelled++
+		}
+	}
+	if cancelled != 1 {
+		t.Errorf("%d lines say loading was cancelled, want 1:\n%s", cancelled, strings.Join(h.log, "\n"))
+	}
+}
