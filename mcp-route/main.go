@@ -120,6 +120,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins)")
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins)")
 	maxProcs := fs.Int("max-procs", router.DefaultMaxProcs, "tool processes running at once; further calls wait")
+	maxQueue := fs.Int("max-queue", router.DefaultMaxQueue, "calls that may wait for a process; beyond, a call gets an isError result \"server busy\" at once (0: none wait)")
 	logFile := fs.String("log", "", "append logs to `FILE` instead of stderr")
 	fs.Var(passEnv, "pass-env", "pass environment variable `NAME` from mcp-route's environment to every tool (repeatable)")
 	fs.Var(envs, "env", "set `NAME=VALUE` in every tool's environment (repeatable)")
@@ -156,6 +157,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *maxProcs < 1 || *maxOutput < 1 || *timeout <= 0 || *grace <= 0 || *maxFrame < 1 || *pageSize < 1 || *poll < 0 || *describeTimeout <= 0 {
 		fmt.Fprintf(stderr, "%s: --max-procs, --max-output, --timeout, --grace, --max-frame, --page-size and --describe-timeout must be positive\n", prog)
 		return 2
+	}
+
+	if *maxQueue < 0 {
+		fmt.Fprintf(stderr, "%s: --max-queue must not be negative\n", prog)
+		return 2
+	}
+	queue := *maxQueue
+	if queue == 0 {
+		queue = -1 // router: < 0 lets no call wait
 	}
 
 	logw := stderr
@@ -233,6 +243,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Timeout:    *timeout,
 		MaxOutput:  *maxOutput,
 		MaxProcs:   *maxProcs,
+		MaxQueue:   queue,
 		Grace:      *grace,
 		MaxFrame:   *maxFrame,
 		PageSize:   *pageSize,

@@ -54,6 +54,10 @@ func TestHelpVersionUsage(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "NAME=VALUE") {
 		t.Errorf("bad --env: code %d, stderr %q", code, errs)
 	}
+	code, _, errs = runWith(t, "", "--max-queue", "-1")
+	if code != 2 || !strings.Contains(errs, "--max-queue") {
+		t.Errorf("--max-queue -1: code %d, stderr %q", code, errs)
+	}
 	code, _, _ = runWith(t, "", "stray")
 	if code != 2 {
 		t.Errorf("stray argument: code %d", code)

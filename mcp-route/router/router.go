@@ -24,7 +24,13 @@
 // do not match the tool's inputSchema get an isError result naming the field,
 // and nothing runs. Otherwise the tool runs with at most Options.MaxProcs
 // processes at a time (the rest wait in arrival order of their goroutines),
-// and each response is written when its call finishes. A
+// and each response is written when its call finishes. At most
+// Options.MaxQueue calls wait: a tools/call beyond that is answered at once
+// with an isError result "server busy: N calls queued; try again later"
+// (before its params are looked at), so a client flooding tools/call cannot
+// grow the server's memory without bound. A tool result rather than a
+// JSON-RPC error: the refusal reaches the model, which can retry, the way
+// every other failure of a call does. A
 // notifications/cancelled for a pending call kills its process group and
 // suppresses its response. Lines the tool writes to fd 3 become
 // notifications/progress when the request carried _meta.progressToken;
@@ -60,6 +66,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -75,6 +82,7 @@ const (
 	DefaultTimeout   = 30 * time.Second
 	DefaultMaxOutput = 1 << 20
 	DefaultMaxProcs  = 8
+	DefaultMaxQueue  = 256
 	DefaultGrace     = 2 * time.Second
 	DefaultPageSize  = 100
 	DefaultPoll      = time.Second
@@ -93,6 +101,7 @@ type Options struct {
 	Timeout    time.Duration                    // optional: per-call timeout (a tool's run.timeout wins)
 	MaxOutput  int64                            // optional: stdout cap (a tool's run.maxOutput wins)
 	MaxProcs   int                              // optional: tool processes at once
+	MaxQueue   int                              // optional: calls that may wait for a process slot; < 0: none may wait
 	Grace      time.Duration                    // optional: SIGTERM→SIGKILL delay, and shutdown wait
 	MaxFrame   int                              // optional: input frame cap, codec.DefaultMaxFrame
 	PageSize   int                              // optional: tools per tools/list page
@@ -109,6 +118,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxProcs <= 0 {
 		o.MaxProcs = DefaultMaxProcs
+	}
+	if o.MaxQueue == 0 {
+		o.MaxQueue = DefaultMaxQueue
 	}
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
@@ -144,6 +156,7 @@ type server struct {
 	shuttingDown bool
 	writeFailed  bool
 	changedEarly bool // the tool list changed before notifications/initialized
+	busyLogged   bool // calls are being refused and the log said so
 }
 
 // pending is a tools/call that has not been answered.
@@ -473,8 +486,33 @@ func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec
 		ok(res)
 	case codec.MethodToolsCall:
 		<-s.loaded
+		if busy := s.busy(); busy != "" {
+			ok(codec.ErrorResult(busy))
+			return
+		}
 		s.call(rev, id, m.Params, ok, fail, reply)
 	}
+}
+
+// busy returns the text of the result refusing a tools/call when
+// MaxProcs calls run and MaxQueue more wait, else "". Only the read loop
+// adds calls (s.call registers them in s.inflight before returning), so
+// the count cannot grow between this check and the call it admits.
+func (s *server) busy() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maxQueue := max(s.opts.MaxQueue, 0)
+	if len(s.inflight) < s.opts.MaxProcs+maxQueue {
+		s.busyLogged = false
+		return ""
+	}
+	// Admitted calls hold a slot or wait for one.
+	queued := max(len(s.inflight)-len(s.sem), 0)
+	if !s.busyLogged { // once per busy spell, not once per refused call
+		s.busyLogged = true
+		s.opts.Logf("server busy: %d calls running, %d queued: refusing further calls until one finishes", len(s.sem), queued)
+	}
+	return fmt.Sprintf("server busy: %d calls queued; try again later", queued)
 }
 
 func (s *server) capabilities() codec.ServerCapabilities {

@@ -790,3 +790,89 @@ fi`, "")
 		t.Errorf("%d lines say loading was cancelled, want 1:\n%s", cancelled, strings.Join(h.log, "\n"))
 	}
 }
+
+// holdTool writes a tool that reports progress when it starts, then waits
+// (bounded: 10s) for the file release before answering "done".
+func holdTool(t *testing.T, dir, release string) {
+	tool(t, dir, "hold", `echo >&3 '{"progress":1}'
+i=0; while [ ! -e `+release+` ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done
+echo done`, simpleDef(""))
+}
+
+// TestQueueBounded: with MaxProcs calls running and MaxQueue waiting, the
+// next tools/call is refused at once with an isError result; the admitted
+// calls still finish, and once the queue drains calls are taken again.
+func TestQueueBounded(t *testing.T) {
+	dir := t.TempDir()
+	release := filepath.Join(t.TempDir(), "release")
+	holdTool(t, dir, release)
+	h := newHarness(t, dir, func(o *Options) { o.MaxProcs = 1; o.MaxQueue = 2 })
+	h.initialize(codec.Rev20250618)
+	h.send(`{"jsonrpc":"2.0","id":"run","method":"tools/call","params":{"name":"hold","_meta":{"progressToken":1}}}`)
+	if m := h.recvMsg("tools/call"); m.Method != codec.MethodProgress {
+		t.Fatalf("want progress, got %+v", m)
+	}
+	h.send(callLine(`"q1"`, "hold", `{}`), callLine(`"q2"`, "hold", `{}`))
+	// Over the cap: answered before anything admitted finishes, even a call
+	// of an unknown tool (the cap is checked first, and cheaply).
+	h.send(callLine(`"over"`, "hold", `{}`), callLine(`"over2"`, "nosuchtool", `{}`))
+	for _, id := range []string{`"over"`, `"over2"`} {
+		m := h.recvMsg("tools/call")
+		r := callResult(t, m)
+		if string(m.ID) != id || !r.IsError || r.Text() != "server busy: 2 calls queued; try again later" {
+			t.Errorf("over the cap: id %s, result %+v", m.ID, r)
+		}
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for range 3 {
+		m := h.recvMsg("tools/call")
+		if r := callResult(t, m); r.IsError || r.Text() != "done\n" {
+			t.Errorf("admitted call %s: %+v", m.ID, r)
+		}
+		got[string(m.ID)] = true
+	}
+	if !got[`"run"`] || !got[`"q1"`] || !got[`"q2"`] {
+		t.Errorf("answered %v", got)
+	}
+	h.send(callLine(`"after"`, "hold", `{}`))
+	if r := callResult(t, h.recvMsg("tools/call")); r.IsError {
+		t.Errorf("a call after the queue drained: %+v", r)
+	}
+	h.logMu.Lock()
+	busyLines := 0
+	for _, l := range h.log {
+		if strings.Contains(l, "server busy") {
+			busyLines++
+		}
+	}
+	h.logMu.Unlock()
+	if busyLines != 1 {
+		t.Errorf("%d log lines say the server is busy, want 1 per busy spell", busyLines)
+	}
+}
+
+// TestNoQueue: MaxQueue < 0 lets no call wait: beyond MaxProcs running,
+// a call is refused at once, in a modern request too (schema-checked).
+func TestNoQueue(t *testing.T) {
+	dir := t.TempDir()
+	release := filepath.Join(t.TempDir(), "release")
+	holdTool(t, dir, release)
+	h := newHarness(t, dir, func(o *Options) { o.MaxProcs = 1; o.MaxQueue = -1 })
+	h.rev = codec.Rev20260728
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold","_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if m := h.recvMsg("tools/call"); m.Method != codec.MethodProgress {
+		t.Fatalf("want progress, got %+v", m)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hold",` + modernMeta() + `}}`)
+	m := h.recvMsg("tools/call")
+	if r := callResult(t, m); string(m.ID) != "2" || !r.IsError || !strings.HasPrefix(r.Text(), "server busy: 0 calls queued") {
+		t.Errorf("id %s, result %+v", m.ID, r)
+	}
+	os.WriteFile(release, nil, 0o644)
+	if r := callResult(t, h.recvMsg("tools/call")); r.IsError {
+		t.Errorf("running call: %+v", r)
+	}
+}
