@@ -47,7 +47,10 @@
 //
 // The tool directories are polled (Options.Poll, and before each tools/list);
 // when the advertised list changes, an initialized legacy session gets
-// notifications/tools/list_changed. Modern clients see the new list on their
+// notifications/tools/list_changed, and so does every open 2026-07-28
+// subscriptions/listen that asked for toolsListChanged, stamped with its
+// subscriptionId (see subscribe.go: acknowledgement, cancellation, and the
+// answer at shutdown). Modern clients without one see the new list on their
 // next tools/list.
 //
 // Shutdown: when the input ends or ctx is done, Serve stops reading, lets
@@ -147,6 +150,8 @@ type server struct {
 	sem  chan struct{} // MaxProcs slots
 
 	loaded chan struct{} // closed after the first Registry.Reload
+
+	subs subscriptions // open subscriptions/listen requests (subscribe.go)
 
 	callsCtx     context.Context // canceled when shutdown gives up waiting
 	killCalls    context.CancelFunc
@@ -251,6 +256,7 @@ loop:
 
 // shutdown waits up to Grace for pending calls, then kills the rest.
 func (s *server) shutdown(reason string) {
+	s.endSubscriptions()
 	s.mu.Lock()
 	s.shuttingDown = true
 	n := len(s.inflight)
@@ -287,9 +293,11 @@ func (s *server) write(m *codec.Message) {
 	}
 }
 
-// listChanged tells a legacy session that the tool list changed.
+// listChanged tells a legacy session and the modern subscriptions that the
+// tool list changed.
 func (s *server) listChanged() {
-	// Modern clients re-list on their own. A legacy session between
+	s.toolsChanged()
+	// A legacy session between
 	// initialize and notifications/initialized (before which a server sends
 	// no notifications) hears about it once initialized; s.mu orders this
 	// check against the notification handler's.
@@ -417,6 +425,8 @@ var methods = map[string]bool{
 	codec.MethodToolsCall:   true,
 	codec.MethodCancelled:   true,
 	codec.MethodProgress:    true,
+
+	codec.MethodSubscriptionsListen: true,
 }
 
 // handle dispatches one message. reply must be called exactly once for a
@@ -491,6 +501,8 @@ func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec
 			return
 		}
 		s.call(rev, id, m.Params, ok, fail, reply)
+	case codec.MethodSubscriptionsListen:
+		s.listen(rev, id, m.Params, ok, fail, reply)
 	}
 }
 
@@ -539,6 +551,9 @@ func (s *server) notification(m *codec.Message, cerr *codec.Error) {
 		var p codec.CancelledParams
 		if err := json.Unmarshal(m.Params, &p); err != nil || p.RequestID == nil {
 			s.opts.Logf("notifications/cancelled: bad params: %s", clip(m.Params))
+			return
+		}
+		if s.cancelSubscription(*p.RequestID, p.Reason) {
 			return
 		}
 		s.mu.Lock()
