@@ -41,11 +41,6 @@ import (
 // add a tool while connected (list_changed), report progress and cancel a
 // hanging call, and page through tools/list. Every message mcp-route sent on
 // the connection is checked against the schema of the revision in use.
-//
-// Known gap, reported and not failed: in the modern era mcp-route advertises
-// tools.listChanged but answers subscriptions/listen with -32601, so modern
-// clients with a list handler get no live updates (they see changes on their
-// next tools/list).
 
 // interopRouteTools writes the tools every client sees into a new tools
 // directory, and returns it and a root directory for mcp-route. It also
@@ -544,17 +539,17 @@ func TestInteropRouteGoSDK(t *testing.T) {
 
 // TestInteropRouteGoSDKListChanged: a Go SDK host with a tool list handler
 // (as real hosts register) adds a tool while connected. A legacy session
-// hears of it through notifications/tools/list_changed. A modern session is
-// not told: mcp-route advertises tools.listChanged in its DiscoverResult but
-// answers the SDK's subscriptions/listen with -32601 (the SDK connects
-// anyway), so the client finds the tool by listing again.
+// hears of it through notifications/tools/list_changed; a modern one through
+// the same notification on the subscriptions/listen stream the SDK opens
+// when it connects (mcp-route advertises tools.listChanged in its
+// DiscoverResult).
 func TestInteropRouteGoSDKListChanged(t *testing.T) {
 	for _, tc := range []struct {
 		name, request string
 		notify        bool // whether the handler must be called
 	}{
 		{"legacy", codec.Rev20251125, true},
-		{"modern", "", false},
+		{"modern", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tools, root := interopRouteTools(t)
@@ -857,12 +852,6 @@ func runRouteClient(t *testing.T, v2 bool, tools string, plan []map[string]any, 
 			// The SDK's own race, not mcp-route's: it runs notification
 			// handlers a microtask late and has dropped the call's progress
 			// handler when its response came in the same read.
-		case strings.Contains(e, `"subscriptions/listen"`):
-			// Known: mcp-route answers the v2 client's subscriptions/listen
-			// (sent on a modern connection with a listChanged handler)
-			// with -32601; the client connects anyway, without live
-			// list updates. Logged until mcp-route serves subscriptions.
-			t.Logf("KNOWN INCOMPATIBILITY: %s", e)
 		default:
 			t.Errorf("the client reported an error: %s", e)
 		}
@@ -944,7 +933,8 @@ func TestInteropRouteTypeScript(t *testing.T) {
 // TestInteropRouteTypeScriptListChanged: a TypeScript host with a tool
 // list handler (as real hosts register) adds a tool while connected. A
 // legacy session hears of it through notifications/tools/list_changed; a
-// modern one sees it on its next tools/list.
+// modern one through the same notification on the subscriptions/listen
+// stream the v2 client opens for its listChanged handler.
 func TestInteropRouteTypeScriptListChanged(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -954,10 +944,7 @@ func TestInteropRouteTypeScriptListChanged(t *testing.T) {
 	}{
 		{"sdk-v1", false, []string{"--sdk", "v1"}, true},
 		{"client-v2-legacy", true, []string{"--sdk", "v2", "--mode", "legacy"}, true},
-		// mcp-route does not serve subscriptions/listen (the client's
-		// listen gets -32601 and it carries on), so a modern client is
-		// not notified; it finds the tool by listing again.
-		{"client-v2-auto", true, []string{"--sdk", "v2", "--mode", "auto"}, false},
+		{"client-v2-auto", true, []string{"--sdk", "v2", "--mode", "auto"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tools, _ := interopRouteTools(t)
