@@ -65,6 +65,8 @@ func (s *server) listen(rev string, id codec.ID, params json.RawMessage, ok func
 	}
 	honoured := codec.SubscriptionFilter{ToolsListChanged: p.Notifications.ToolsListChanged}
 	key := id.Key()
+	// Only the read loop, which runs this, adds pending calls: none can
+	// take the id between this check and the registration below.
 	s.mu.Lock()
 	_, dup := s.inflight[key]
 	s.mu.Unlock()
@@ -91,15 +93,15 @@ func (s *server) listen(rev string, id codec.ID, params json.RawMessage, ok func
 	}
 	s.subs.mu.Unlock()
 	if !keep {
-		s.opts.Logf("subscription %s: nothing this server can notify of (asked for %s)", id, clip(raw(p.Notifications)))
+		s.opts.Logf("subscription %s: nothing this server can notify of (asked for %s)", id, clip(filterJSON(p.Notifications)))
 		ok(codec.NewSubscriptionsListenResult(id))
 		return
 	}
 	s.opts.Logf("subscription %s: open (tools list changes)", id)
 }
 
-// raw is the filter as JSON, for the log.
-func raw(f *codec.SubscriptionFilter) []byte {
+// filterJSON is the filter as JSON, for the log.
+func filterJSON(f *codec.SubscriptionFilter) []byte {
 	b, _ := codec.Marshal(f)
 	return b
 }
