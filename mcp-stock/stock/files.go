@@ -48,6 +48,54 @@ func openRegular(r *jail.Root, name string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// openText is openRegular for the tools that return a file's lines: a
+// binary file (see looksBinary) is refused too (errBinary).
+func openText(r *jail.Root, name string) (*os.File, fs.FileInfo, error) {
+	f, fi, err := openRegular(r, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkText(f, name); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// textFileArgs are the arguments of the tools that return the text of one
+// file: its path and the byte cap of the output.
+type textFileArgs struct {
+	Path     string `json:"path"`
+	MaxBytes int    `json:"maxBytes"`
+}
+
+// maxBytes is the call's byte cap: maxBytes, or the default, within the
+// limit.
+func (a *textFileArgs) maxBytes() int { return capInt(a.MaxBytes, DefaultMaxBytes, MaxBytesLimit) }
+
+// eachLine reads src line by line (see lineReader) and calls fn with each
+// line's number (from 1), the line as read and its full length (for
+// showLine) until fn returns false or src ends. It stops with the call's
+// context error when the call is cancelled, and with a read error, which
+// names name.
+func eachLine(c *tool.Call, src io.Reader, name string, fn func(n int, line []byte, full int) bool) error {
+	lr := newLineReader(src)
+	for n := 1; ; n++ {
+		if err := c.Context().Err(); err != nil {
+			return err
+		}
+		line, full, err := lr.next()
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s: %w", name, err)
+		case !fn(n, line, full):
+			return nil
+		}
+	}
+}
+
 // sniffLen is how much of a file the binary check looks at, as git and
 // grep do.
 const sniffLen = 8000
@@ -188,6 +236,79 @@ func (w *walker) notes() string {
 		b.WriteString("]\n")
 	}
 	return b.String()
+}
+
+// dirArgs are the arguments of the tools that list or walk a directory:
+// its path (the root by default) and the most results to return.
+type dirArgs struct {
+	Path       string `json:"path"`
+	MaxResults int    `json:"maxResults"`
+}
+
+func (a *dirArgs) check() error {
+	if a.Path == "" {
+		a.Path = "."
+	}
+	return nil
+}
+
+// dirBase resolves dir, the directory a walk starts at as the call named
+// it, to its path relative to the root, and refuses anything but a
+// directory.
+func dirBase(r *jail.Root, dir string) (string, error) {
+	base, err := r.ResolveRel(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := r.Stat(base)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s: not a directory", dir)
+	}
+	return base, nil
+}
+
+// list walks start and lists the path (relative to the root; a
+// directory's with a trailing slash) of every entry match accepts, at most
+// maxResults of them (the call's argument, capped), counting the rest.
+func (w *walker) list(start string, maxResults int, match func(path string, d fs.DirEntry) bool) (*lineBuf, error) {
+	out := newLineBuf(capInt(maxResults, DefaultMaxResults, MaxResultsLimit), MaxBytesLimit)
+	err := w.walk(start, func(p string, d fs.DirEntry) error {
+		if !match(p, d) {
+			return nil
+		}
+		if d.IsDir() {
+			p += "/"
+		}
+		out.Add(p)
+		return nil
+	})
+	return out, err
+}
+
+// writeList writes a list made by list, then its notes: "[no matches]"
+// for an empty list, the truncation note (with the total when the walk
+// saw everything), and the walk's own notes.
+func (w *walker) writeList(c *tool.Call, out *lineBuf) {
+	c.Text(out.String())
+	if out.Seen() == 0 {
+		c.Text("[no matches]\n")
+	}
+	if note := out.Note("paths", !w.limitHit); note != "" {
+		c.Text(note + "\n")
+	}
+	c.Text(w.notes())
+}
+
+// relTo returns p, a path relative to the root, relative to base, a
+// directory above it that is also relative to the root.
+func relTo(base, p string) string {
+	if base == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, base+"/")
 }
 
 // depth is the number of components of a slash-separated path relative to

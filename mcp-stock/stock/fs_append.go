@@ -31,30 +31,24 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Append to a file", false, false),
 		},
-		Handler: fsAppend,
+		Handler: rooted(fsAppend),
 	})
 }
 
-func fsAppend(c *tool.Call) error {
-	args := struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-		Create  *bool  `json:"create"`
-	}{}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Path == "" || args.Content == "" {
+type appendArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Create  *bool  `json:"create"`
+}
+
+func (a *appendArgs) check() error {
+	if a.Path == "" || a.Content == "" {
 		return fmt.Errorf("invalid arguments: path and a non-empty content are required")
 	}
-	if len(args.Content) > MaxWriteBytes {
-		return fmt.Errorf("content is %d bytes, more than the %d a call may write", len(args.Content), MaxWriteBytes)
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	return checkContent(a.Content)
+}
+
+func fsAppend(c *tool.Call, r *jail.Root, args *appendArgs) error {
 	flag := os.O_WRONLY | os.O_APPEND
 	if args.Create == nil || *args.Create {
 		flag |= os.O_CREATE

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strconv"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -28,27 +29,28 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Change permissions", false, true),
 		},
-		Handler: fsChmod,
+		Handler: rooted(fsChmod),
 	})
 }
 
-func fsChmod(c *tool.Call) error {
-	var args struct {
-		Path string `json:"path"`
-		Mode string `json:"mode"`
+type chmodArgs struct {
+	Path string `json:"path"`
+	Mode string `json:"mode"`
+
+	bits uint64 // Mode, parsed
+}
+
+func (a *chmodArgs) check() error {
+	m, err := strconv.ParseUint(a.Mode, 8, 32)
+	if err != nil || len(a.Mode) < 3 || len(a.Mode) > 4 || m > 0o777 || (len(a.Mode) == 4 && a.Mode[0] != '0') {
+		return fmt.Errorf("mode %q: want three octal digits such as \"644\" (setuid, setgid and sticky bits are refused)", a.Mode)
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	m, err := strconv.ParseUint(args.Mode, 8, 32)
-	if err != nil || len(args.Mode) < 3 || len(args.Mode) > 4 || m > 0o777 || (len(args.Mode) == 4 && args.Mode[0] != '0') {
-		return fmt.Errorf("mode %q: want three octal digits such as \"644\" (setuid, setgid and sticky bits are refused)", args.Mode)
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	a.bits = m
+	return nil
+}
+
+func fsChmod(c *tool.Call, r *jail.Root, args *chmodArgs) error {
+	m := args.bits
 	fi, err := r.Stat(args.Path)
 	if err != nil {
 		return err

@@ -1,12 +1,11 @@
 package stock
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -34,48 +33,19 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Copy a file or tree", true, true),
 		},
-		Handler: fsCopy,
+		Handler: rooted(fsCopy),
 	})
 }
 
-func fsCopy(c *tool.Call) error {
-	var args struct {
-		Source      string `json:"source"`
-		Destination string `json:"destination"`
-		Overwrite   bool   `json:"overwrite"`
-		Recursive   bool   `json:"recursive"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Source == "" || args.Destination == "" {
-		return fmt.Errorf("invalid arguments: source and destination are required")
-	}
-	r, err := openRoot(c)
+type copyArgs struct {
+	transferArgs
+	Recursive bool `json:"recursive"`
+}
+
+func fsCopy(c *tool.Call, r *jail.Root, args *copyArgs) error {
+	src, dstExists, err := args.preflight(r, true, "path of the copy")
 	if err != nil {
 		return err
-	}
-	defer r.Close()
-	src, err := r.Stat(args.Source)
-	if err != nil {
-		return err
-	}
-	dstInfo, err := r.Stat(args.Destination)
-	dstExists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if !dstExists {
-		// A dangling symlink is there all the same.
-		if dstExists, err = exists(r, args.Destination); err != nil {
-			return err
-		}
-	}
-	switch {
-	case dstExists && dstInfo != nil && dstInfo.IsDir():
-		return fmt.Errorf("%s: is an existing directory; give the full path of the copy (e.g. %s/%s)", args.Destination, strings.TrimSuffix(args.Destination, "/"), path.Base(args.Source))
-	case dstExists && !args.Overwrite:
-		return errExists(args.Destination)
 	}
 	if !src.IsDir() {
 		if !src.Mode().IsRegular() {

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -17,14 +18,7 @@ func init() {
 			Title: "Count lines, words and bytes",
 			Description: "Count the lines, words, characters and bytes of one file under the root, like wc: lines are newline characters (a last line without one counts too), words are runs of non-space characters, characters are UTF-8 code points (an invalid byte counts as one). " +
 				"Streams the file, so any size works; also reports the longest line in bytes. Refuses directories (use fs_du), FIFOs, sockets, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: pathOnlySchema,
 			OutputSchema: schema(`{
 				"type": "object",
 				"properties": {
@@ -41,7 +35,7 @@ func init() {
 			Annotations: readOnlyHints("Count lines, words and bytes"),
 			Run:         jsonResult(),
 		},
-		Handler: fsCount,
+		Handler: rooted(fsCount),
 	})
 }
 
@@ -54,18 +48,7 @@ type countResult struct {
 	LongestLine int64  `json:"longestLine"`
 }
 
-func fsCount(c *tool.Call) error {
-	var args struct {
-		Path string `json:"path"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func fsCount(c *tool.Call, r *jail.Root, args *pathArgs) error {
 	f, _, err := openRegular(r, args.Path)
 	if err != nil {
 		return err

@@ -1,11 +1,10 @@
 package stock
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"syscall"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -29,23 +28,16 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Delete a file or tree", true, true),
 		},
-		Handler: fsDelete,
+		Handler: rooted(fsDelete),
 	})
 }
 
-func fsDelete(c *tool.Call) error {
-	var args struct {
-		Path      string `json:"path"`
-		Recursive bool   `json:"recursive"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+type deleteArgs struct {
+	Path      string `json:"path"`
+	Recursive bool   `json:"recursive"`
+}
+
+func fsDelete(c *tool.Call, r *jail.Root, args *deleteArgs) error {
 	fi, err := r.Lstat(args.Path)
 	if err != nil {
 		return err
@@ -63,10 +55,7 @@ func fsDelete(c *tool.Call) error {
 		return nil
 	}
 	if !args.Recursive {
-		if err := r.Remove(args.Path); err != nil {
-			if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
-				return fmt.Errorf("%s: directory not empty (set recursive: true to delete it and its contents)", args.Path)
-			}
+		if err := removeEmptyDir(r, args.Path, "set recursive: true to delete it and its contents"); err != nil {
 			return err
 		}
 		c.Textf("deleted directory %s\n", args.Path)

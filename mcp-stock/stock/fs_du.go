@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -50,7 +51,7 @@ func init() {
 			Annotations: readOnlyHints("Disk usage"),
 			Run:         jsonResult(),
 		},
-		Handler: fsDu,
+		Handler: rooted(fsDu),
 	})
 }
 
@@ -103,23 +104,8 @@ type childUsage struct {
 	usage
 }
 
-func fsDu(c *tool.Call) error {
-	var args struct {
-		Path       string `json:"path"`
-		MaxResults int    `json:"maxResults"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Path == "" {
-		args.Path = "."
-	}
+func fsDu(c *tool.Call, r *jail.Root, args *dirArgs) error {
 	limit := capInt(args.MaxResults, 100, MaxResultsLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	base, err := r.ResolveRel(args.Path)
 	if err != nil {
 		return err
@@ -130,7 +116,7 @@ func fsDu(c *tool.Call) error {
 	seen := map[inode]bool{}
 	w := &walker{c: c, r: r, keepGit: true}
 	err = w.walk(base, func(p string, d fs.DirEntry) error {
-		// Metadata through the jail, never d.Info (see entryOf).
+		// A fresh lstat through the jail, as fs_list and fs_find do.
 		fi, err := r.Lstat(p)
 		if err != nil {
 			return nil // gone since the directory was read
@@ -143,11 +129,7 @@ func fsDu(c *tool.Call) error {
 		}
 		total.add(fi, counted)
 		if p != base {
-			rel := p
-			if base != "." {
-				rel = strings.TrimPrefix(p, base+"/")
-			}
-			name, _, _ := strings.Cut(rel, "/")
+			name, _, _ := strings.Cut(relTo(base, p), "/")
 			u := children[name]
 			if u == nil {
 				u = &usage{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -15,14 +16,7 @@ func init() {
 			Title: "Does a path exist",
 			Description: "Report whether a path exists under the root, and its type. Symlinks are followed, as with test -e: a dangling symlink does not exist, and the type is that of the target. " +
 				"A path that leaves the root (also through a symlink) is refused with an error, not reported as missing.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: pathOnlySchema,
 			OutputSchema: schema(`{
 				"type": "object",
 				"properties": {
@@ -37,22 +31,11 @@ func init() {
 			Annotations: readOnlyHints("Does a path exist"),
 			Run:         jsonResult(),
 		},
-		Handler: fsExists,
+		Handler: rooted(fsExists),
 	})
 }
 
-func fsExists(c *tool.Call) error {
-	var args struct {
-		Path string `json:"path"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func fsExists(c *tool.Call, r *jail.Root, args *pathArgs) error {
 	res := struct {
 		Path   string `json:"path"`
 		Exists bool   `json:"exists"`

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -39,112 +40,79 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("Find files by name, type, size or age"),
 		},
-		Handler: fsFind,
+		Handler: rooted(fsFind),
 	})
 }
 
-func fsFind(c *tool.Call) error {
-	var args struct {
-		Path           string `json:"path"`
-		Name           string `json:"name"`
-		Type           string `json:"type"`
-		MinSize        *int64 `json:"minSize"`
-		MaxSize        *int64 `json:"maxSize"`
-		ModifiedWithin string `json:"modifiedWithin"`
-		MaxDepth       int    `json:"maxDepth"`
-		MaxResults     int    `json:"maxResults"`
+type findArgs struct {
+	dirArgs
+	Name           string `json:"name"`
+	Type           string `json:"type"`
+	MinSize        *int64 `json:"minSize"`
+	MaxSize        *int64 `json:"maxSize"`
+	ModifiedWithin string `json:"modifiedWithin"`
+	MaxDepth       int    `json:"maxDepth"`
+
+	wantType fs.FileMode // of Type, when not ""
+	since    time.Time   // from ModifiedWithin; zero when unset
+}
+
+func (a *findArgs) check() error {
+	a.dirArgs.check()
+	if a.Name != "" && (len(a.Name) > MaxPatternLen || !doublestar.ValidatePattern(a.Name)) {
+		return fmt.Errorf("invalid name glob %q", a.Name)
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Path == "" {
-		args.Path = "."
-	}
-	if args.Name != "" && (len(args.Name) > MaxPatternLen || !doublestar.ValidatePattern(args.Name)) {
-		return fmt.Errorf("invalid name glob %q", args.Name)
-	}
-	var wantType fs.FileMode
-	switch args.Type {
+	switch a.Type {
 	case "", "any":
-		args.Type = ""
+		a.Type = ""
 	case "file":
-		wantType = 0
+		a.wantType = 0
 	case "directory":
-		wantType = fs.ModeDir
+		a.wantType = fs.ModeDir
 	case "symlink":
-		wantType = fs.ModeSymlink
+		a.wantType = fs.ModeSymlink
 	default:
-		return fmt.Errorf("type %q: want file, directory, symlink or any", args.Type)
+		return fmt.Errorf("type %q: want file, directory, symlink or any", a.Type)
 	}
-	var since time.Time
-	if args.ModifiedWithin != "" {
-		d, err := time.ParseDuration(args.ModifiedWithin)
+	if a.ModifiedWithin != "" {
+		d, err := time.ParseDuration(a.ModifiedWithin)
 		if err != nil || d <= 0 {
-			return fmt.Errorf("modifiedWithin %q: want a positive duration such as \"24h\"", args.ModifiedWithin)
+			return fmt.Errorf("modifiedWithin %q: want a positive duration such as \"24h\"", a.ModifiedWithin)
 		}
-		since = time.Now().Add(-d)
+		a.since = time.Now().Add(-d)
 	}
-	if args.MaxDepth < 0 {
-		return fmt.Errorf("maxDepth %d: must be at least 1", args.MaxDepth)
+	if a.MaxDepth < 0 {
+		return fmt.Errorf("maxDepth %d: must be at least 1", a.MaxDepth)
 	}
-	needInfo := args.MinSize != nil || args.MaxSize != nil || !since.IsZero()
-	r, err := openRoot(c)
+	return nil
+}
+
+func fsFind(c *tool.Call, r *jail.Root, args *findArgs) error {
+	needInfo := args.MinSize != nil || args.MaxSize != nil || !args.since.IsZero()
+	base, err := dirBase(r, args.Path)
 	if err != nil {
 		return err
-	}
-	defer r.Close()
-	base, err := r.ResolveRel(args.Path)
-	if err != nil {
-		return err
-	}
-	fi, err := r.Stat(base)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s: not a directory", args.Path)
 	}
 	w := &walker{c: c, r: r, maxDepth: args.MaxDepth}
-	out := newLineBuf(capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit), MaxBytesLimit)
-	err = w.walk(base, func(p string, d fs.DirEntry) error {
-		if p == base {
-			return nil
+	out, err := w.list(base, args.MaxResults, func(p string, d fs.DirEntry) bool {
+		switch {
+		case p == base,
+			args.Type != "" && d.Type().Type() != args.wantType,
+			args.Name != "" && !doublestar.MatchUnvalidated(args.Name, d.Name()):
+			return false
+		case !needInfo:
+			return true
 		}
-		if args.Type != "" && d.Type().Type() != wantType {
-			return nil
-		}
-		if args.Name != "" && !doublestar.MatchUnvalidated(args.Name, d.Name()) {
-			return nil
-		}
-		if needInfo {
-			// Metadata through the jail, never d.Info (see entryOf).
-			info, err := r.Lstat(p)
-			if err != nil {
-				return nil
-			}
-			switch {
-			case args.MinSize != nil && info.Size() < *args.MinSize,
-				args.MaxSize != nil && info.Size() > *args.MaxSize,
-				!since.IsZero() && info.ModTime().Before(since):
-				return nil
-			}
-		}
-		if d.IsDir() {
-			p += "/"
-		}
-		out.Add(p)
-		return nil
+		// A fresh lstat through the jail, as fs_list and fs_du do.
+		info, err := r.Lstat(p)
+		return err == nil &&
+			(args.MinSize == nil || info.Size() >= *args.MinSize) &&
+			(args.MaxSize == nil || info.Size() <= *args.MaxSize) &&
+			(args.since.IsZero() || !info.ModTime().Before(args.since))
 	})
 	if err != nil {
 		return err
 	}
-	c.Text(out.String())
-	if out.Seen() == 0 {
-		c.Text("[no matches]\n")
-	}
-	if note := out.Note("paths", !w.limitHit); note != "" {
-		c.Text(note + "\n")
-	}
-	c.Text(w.notes())
+	w.writeList(c, out)
 	return nil
 }

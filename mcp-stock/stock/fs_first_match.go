@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -33,31 +34,24 @@ func init() {
 			Annotations: readOnlyHints("Find the first matching line"),
 			Run:         jsonResult(),
 		},
-		Handler: fsFirstMatch,
+		Handler: rooted(fsFirstMatch),
 	})
 }
 
-func fsFirstMatch(c *tool.Call) error {
-	var args searchArgs
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
+type firstMatchResult struct {
+	Found    bool    `json:"found"`
+	Path     string  `json:"path,omitempty"`
+	Line     int     `json:"line,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Complete *bool   `json:"complete,omitempty"`
+}
+
+func fsFirstMatch(c *tool.Call, r *jail.Root, args *searchArgs) error {
+	s, err := newSearcher(c, r, args)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	s, err := newSearcher(c, r, &args)
-	if err != nil {
-		return err
-	}
-	var res struct {
-		Found    bool    `json:"found"`
-		Path     string  `json:"path,omitempty"`
-		Line     int     `json:"line,omitempty"`
-		Text     *string `json:"text,omitempty"`
-		Complete *bool   `json:"complete,omitempty"`
-	}
+	var res firstMatchResult
 	err = s.search(args.Path, func(p string, n int, line string) bool {
 		res.Found, res.Path, res.Line, res.Text = true, p, n, &line
 		return false

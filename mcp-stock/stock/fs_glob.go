@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -33,44 +34,34 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("Find paths by glob"),
 		},
-		Handler: fsGlob,
+		Handler: rooted(fsGlob),
 	})
 }
 
-func fsGlob(c *tool.Call) error {
-	var args struct {
-		Pattern    string `json:"pattern"`
-		Path       string `json:"path"`
-		MaxResults int    `json:"maxResults"`
+type globArgs struct {
+	dirArgs
+	Pattern string `json:"pattern"`
+
+	pattern string // Pattern, without a leading "./"
+}
+
+func (a *globArgs) check() error {
+	a.dirArgs.check()
+	a.pattern = strings.TrimPrefix(a.Pattern, "./")
+	if a.pattern == "" || len(a.pattern) > MaxPatternLen || !doublestar.ValidatePattern(a.pattern) {
+		return fmt.Errorf("invalid glob pattern %q", a.Pattern)
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
+	if strings.HasPrefix(a.pattern, "/") {
+		return fmt.Errorf("glob pattern %q: must be relative to path", a.Pattern)
 	}
-	if args.Path == "" {
-		args.Path = "."
-	}
-	pattern := strings.TrimPrefix(args.Pattern, "./")
-	if pattern == "" || len(pattern) > MaxPatternLen || !doublestar.ValidatePattern(pattern) {
-		return fmt.Errorf("invalid glob pattern %q", args.Pattern)
-	}
-	if strings.HasPrefix(pattern, "/") {
-		return fmt.Errorf("glob pattern %q: must be relative to path", args.Pattern)
-	}
-	r, err := openRoot(c)
+	return nil
+}
+
+func fsGlob(c *tool.Call, r *jail.Root, args *globArgs) error {
+	pattern := args.pattern
+	base, err := dirBase(r, args.Path)
 	if err != nil {
 		return err
-	}
-	defer r.Close()
-	base, err := r.ResolveRel(args.Path)
-	if err != nil {
-		return err
-	}
-	fi, err := r.Stat(base)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s: not a directory", args.Path)
 	}
 	// Walk only below the pattern's fixed leading directories, and no
 	// deeper than the pattern reaches when it has no **.
@@ -79,26 +70,12 @@ func fsGlob(c *tool.Call) error {
 	if prefix != "." {
 		start = subPath(base, prefix)
 	}
-	w := &walker{c: c, r: r}
+	w := &walker{c: c, r: r, keepGit: strings.Contains(pattern, ".git")}
 	if !strings.Contains(rest, "**") {
 		w.maxDepth = strings.Count(rest, "/") + 1
 	}
-	explicitGit := strings.Contains(pattern, ".git")
-	w.keepGit = explicitGit
-	out := newLineBuf(capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit), MaxBytesLimit)
-	err = w.walk(start, func(p string, d fs.DirEntry) error {
-		rel := p
-		if base != "." {
-			rel = strings.TrimPrefix(p, base+"/")
-		}
-		if p == base || !doublestar.MatchUnvalidated(pattern, rel) {
-			return nil
-		}
-		if d.IsDir() {
-			p += "/"
-		}
-		out.Add(p)
-		return nil
+	out, err := w.list(start, args.MaxResults, func(p string, d fs.DirEntry) bool {
+		return p != base && doublestar.MatchUnvalidated(pattern, relTo(base, p))
 	})
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && start != base:
@@ -106,13 +83,6 @@ func fsGlob(c *tool.Call) error {
 	case err != nil:
 		return err
 	}
-	c.Text(out.String())
-	if out.Seen() == 0 {
-		c.Text("[no matches]\n")
-	}
-	if note := out.Note("paths", !w.limitHit); note != "" {
-		c.Text(note + "\n")
-	}
-	c.Text(w.notes())
+	w.writeList(c, out)
 	return nil
 }

@@ -3,6 +3,7 @@ package stock
 import (
 	"fmt"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -31,29 +32,26 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("Search file contents"),
 		},
-		Handler: fsGrep,
+		Handler: rooted(fsGrep),
 	})
 }
 
-func fsGrep(c *tool.Call) error {
-	var args struct {
-		searchArgs
-		Context    int `json:"context"`
-		MaxResults int `json:"maxResults"`
-		MaxBytes   int `json:"maxBytes"`
+type grepArgs struct {
+	searchArgs
+	Context    int `json:"context"`
+	MaxResults int `json:"maxResults"`
+	MaxBytes   int `json:"maxBytes"`
+}
+
+func (a *grepArgs) check() error {
+	if a.Context < 0 || a.Context > 20 {
+		return fmt.Errorf("context %d: want 0 to 20 lines", a.Context)
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Context < 0 || args.Context > 20 {
-		return fmt.Errorf("context %d: want 0 to 20 lines", args.Context)
-	}
+	return nil
+}
+
+func fsGrep(c *tool.Call, r *jail.Root, args *grepArgs) error {
 	maxMatches := capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	s, err := newSearcher(c, r, &args.searchArgs)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -46,7 +47,7 @@ func init() {
 			Annotations: readOnlyHints("Count matching lines"),
 			Run:         jsonResult(),
 		},
-		Handler: fsGrepCount,
+		Handler: rooted(fsGrepCount),
 	})
 }
 
@@ -55,33 +56,28 @@ type fileCount struct {
 	Count int    `json:"count"`
 }
 
-func fsGrepCount(c *tool.Call) error {
-	var args struct {
-		searchArgs
-		MaxResults int `json:"maxResults"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
+type grepCountResult struct {
+	Total         int         `json:"total"`
+	Files         []fileCount `json:"files"`
+	MatchingFiles int         `json:"matchingFiles"`
+	FilesSearched int         `json:"filesSearched"`
+	BinarySkipped int         `json:"binarySkipped"`
+	Truncated     bool        `json:"truncated"`
+	Complete      bool        `json:"complete"`
+}
+
+type grepCountArgs struct {
+	searchArgs
+	MaxResults int `json:"maxResults"`
+}
+
+func fsGrepCount(c *tool.Call, r *jail.Root, args *grepCountArgs) error {
 	limit := capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	s, err := newSearcher(c, r, &args.searchArgs)
 	if err != nil {
 		return err
 	}
-	res := struct {
-		Total         int         `json:"total"`
-		Files         []fileCount `json:"files"`
-		MatchingFiles int         `json:"matchingFiles"`
-		FilesSearched int         `json:"filesSearched"`
-		BinarySkipped int         `json:"binarySkipped"`
-		Truncated     bool        `json:"truncated"`
-		Complete      bool        `json:"complete"`
-	}{Files: []fileCount{}}
+	res := grepCountResult{Files: []fileCount{}}
 	last := ""
 	var budget jsonBudget
 	err = s.search(args.Path, func(p string, _ int, _ string) bool {

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -45,7 +46,7 @@ func init() {
 			Annotations: readOnlyHints("Hash a file"),
 			Run:         jsonResult(),
 		},
-		Handler: fsHash,
+		Handler: rooted(fsHash),
 	})
 }
 
@@ -53,32 +54,31 @@ func init() {
 // reports; a variable so that a test can make it small.
 var hashProgressStep int64 = 64 << 20
 
-func fsHash(c *tool.Call) error {
-	var args struct {
-		Path      string `json:"path"`
-		Algorithm string `json:"algorithm"`
+// hashes are fs_hash's algorithms by name.
+var hashes = map[string]func() hash.Hash{
+	"sha256": sha256.New,
+	"sha512": sha512.New,
+	"sha1":   sha1.New,
+	"md5":    md5.New,
+}
+
+type hashArgs struct {
+	Path      string `json:"path"`
+	Algorithm string `json:"algorithm"`
+}
+
+func (a *hashArgs) check() error {
+	if a.Algorithm == "" {
+		a.Algorithm = "sha256"
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
+	if hashes[a.Algorithm] == nil {
+		return fmt.Errorf("algorithm %q: want sha256, sha512, sha1 or md5", a.Algorithm)
 	}
-	var h hash.Hash
-	switch args.Algorithm {
-	case "", "sha256":
-		args.Algorithm, h = "sha256", sha256.New()
-	case "sha512":
-		h = sha512.New()
-	case "sha1":
-		h = sha1.New()
-	case "md5":
-		h = md5.New()
-	default:
-		return fmt.Errorf("algorithm %q: want sha256, sha512, sha1 or md5", args.Algorithm)
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	return nil
+}
+
+func fsHash(c *tool.Call, r *jail.Root, args *hashArgs) error {
+	h := hashes[args.Algorithm]()
 	f, fi, err := openRegular(r, args.Path)
 	if err != nil {
 		return err

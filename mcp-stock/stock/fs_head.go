@@ -2,8 +2,8 @@ package stock
 
 import (
 	"fmt"
-	"io"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -30,44 +30,33 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("First lines of a file"),
 		},
-		Handler: fsHead,
+		Handler: rooted(fsHead),
 	})
 }
 
-func fsHead(c *tool.Call) error {
-	var args struct {
-		Path     string `json:"path"`
-		Lines    int    `json:"lines"`
-		MaxBytes int    `json:"maxBytes"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	want := capInt(args.Lines, 10, MaxLinesLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	f, _, err := openRegular(r, args.Path)
+// endLinesArgs are the arguments of fs_head and fs_tail.
+type endLinesArgs struct {
+	textFileArgs
+	Lines int `json:"lines"`
+}
+
+// want is how many lines the call asks for: lines, by default 10.
+func (a *endLinesArgs) want() int { return capInt(a.Lines, 10, MaxLinesLimit) }
+
+func fsHead(c *tool.Call, r *jail.Root, args *endLinesArgs) error {
+	want := args.want()
+	f, _, err := openText(r, args.Path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := checkText(f, args.Path); err != nil {
-		return err
-	}
-	out := newLineBuf(want, capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit))
-	lr := newLineReader(f)
-	for out.Shown() < want && !out.Full() {
-		line, full, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", args.Path, err)
-		}
+	out := newLineBuf(want, args.maxBytes())
+	err = eachLine(c, f, args.Path, func(_ int, line []byte, full int) bool {
 		out.Add(showLine(line, full))
+		return out.Shown() < want && !out.Full()
+	})
+	if err != nil {
+		return err
 	}
 	c.Text(out.String())
 	if out.Full() {

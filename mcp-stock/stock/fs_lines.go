@@ -2,8 +2,8 @@ package stock
 
 import (
 	"fmt"
-	"io"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -35,69 +35,53 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("Read a range of lines"),
 		},
-		Handler: fsLines,
+		Handler: rooted(fsLines),
 	})
 }
 
-func fsLines(c *tool.Call) error {
-	var args struct {
-		Path     string `json:"path"`
-		Start    int    `json:"start"`
-		End      int    `json:"end"`
-		Numbered *bool  `json:"numbered"`
-		MaxBytes int    `json:"maxBytes"`
+type linesArgs struct {
+	textFileArgs
+	Start    int   `json:"start"`
+	End      int   `json:"end"`
+	Numbered *bool `json:"numbered"`
+}
+
+func (a *linesArgs) check() error {
+	if a.Start < 1 {
+		return fmt.Errorf("start %d: lines are numbered from 1", a.Start)
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
+	if a.End == 0 {
+		a.End = a.Start + DefaultMaxLines - 1
 	}
-	if args.Start < 1 {
-		return fmt.Errorf("start %d: lines are numbered from 1", args.Start)
+	if a.End < a.Start {
+		return fmt.Errorf("end %d is before start %d", a.End, a.Start)
 	}
+	return nil
+}
+
+func fsLines(c *tool.Call, r *jail.Root, args *linesArgs) error {
 	end := args.End
-	if end == 0 {
-		end = args.Start + DefaultMaxLines - 1
-	}
-	if end < args.Start {
-		return fmt.Errorf("end %d is before start %d", end, args.Start)
-	}
 	numbered := args.Numbered == nil || *args.Numbered
 	want := min(end-args.Start+1, MaxLinesLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	f, _, err := openRegular(r, args.Path)
+	f, _, err := openText(r, args.Path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := checkText(f, args.Path); err != nil {
-		return err
-	}
-	out := newLineBuf(want, capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit))
-	lr := newLineReader(f)
+	out := newLineBuf(want, args.maxBytes())
 	n := 0 // lines read
-	for out.Shown() < want && !out.Full() {
-		line, full, err := lr.next()
-		if err == io.EOF {
-			break
+	err = eachLine(c, f, args.Path, func(i int, line []byte, full int) bool {
+		if n = i; n >= args.Start {
+			s := showLine(line, full)
+			if numbered {
+				s = fmt.Sprintf("%6d\t%s", n, s)
+			}
+			out.Add(s)
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", args.Path, err)
-		}
-		if err := c.Context().Err(); err != nil {
-			return err
-		}
-		n++
-		if n < args.Start {
-			continue
-		}
-		s := showLine(line, full)
-		if numbered {
-			s = fmt.Sprintf("%6d\t%s", n, s)
-		}
-		out.Add(s)
+		return out.Shown() < want && !out.Full()
+	})
+	if err != nil {
+		return err
 	}
 	c.Text(out.String())
 	switch {

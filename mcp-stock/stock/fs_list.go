@@ -54,7 +54,7 @@ func init() {
 			Annotations: readOnlyHints("List a directory"),
 			Run:         jsonResult(),
 		},
-		Handler: fsList,
+		Handler: rooted(fsList),
 	})
 }
 
@@ -67,25 +67,14 @@ type listEntry struct {
 	Target  string `json:"target,omitempty"`
 }
 
-func fsList(c *tool.Call) error {
-	var args struct {
-		Path       string `json:"path"`
-		Hidden     *bool  `json:"hidden"`
-		MaxResults int    `json:"maxResults"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Path == "" {
-		args.Path = "."
-	}
+type listArgs struct {
+	dirArgs
+	Hidden *bool `json:"hidden"`
+}
+
+func fsList(c *tool.Call, r *jail.Root, args *listArgs) error {
 	hidden := args.Hidden == nil || *args.Hidden
 	limit := capInt(args.MaxResults, DefaultMaxResults, MaxResultsLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	dir, err := r.ResolveRel(args.Path)
 	if err != nil {
 		return err
@@ -120,9 +109,8 @@ func fsList(c *tool.Call) error {
 	return c.JSON(res)
 }
 
-// entryOf describes the entry d at path (relative to the root). Its
-// metadata comes from the jail, never from d.Info, which may look the name
-// up by a path string outside the root handle.
+// entryOf describes the entry d at path (relative to the root) as fs_stat
+// would (see describe), from a fresh lstat through the jail.
 func entryOf(r *jail.Root, path string, d fs.DirEntry) listEntry {
 	e := listEntry{Name: d.Name(), Type: fileType(d.Type())}
 	fi, err := r.Lstat(path)
@@ -130,15 +118,10 @@ func entryOf(r *jail.Root, path string, d fs.DirEntry) listEntry {
 		// Gone since the listing, or unreadable: name and type only.
 		return e
 	}
-	size := fi.Size()
-	e.Type, e.Size, e.Mode, e.ModTime = fileType(fi.Mode()), &size, octalMode(fi.Mode()), timeString(fi.ModTime())
-	if fi.Mode().Type() == fs.ModeSymlink {
-		// Readlink refuses a link that leads out: its target stays
-		// unrevealed, the entry is still listed.
-		if t, err := r.Readlink(path); err == nil {
-			e.Target = t
-		}
-	}
+	// A link that leads out is still listed, its target unrevealed: the
+	// error says only that.
+	st, _ := describe(r, path, fi)
+	e.Type, e.Size, e.Mode, e.ModTime, e.Target = st.Type, &st.Size, st.Mode, st.ModTime, st.Target
 	return e
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -28,23 +29,16 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Create a directory", false, true),
 		},
-		Handler: fsMkdir,
+		Handler: rooted(fsMkdir),
 	})
 }
 
-func fsMkdir(c *tool.Call) error {
-	args := struct {
-		Path    string `json:"path"`
-		Parents *bool  `json:"parents"`
-	}{}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+type mkdirArgs struct {
+	Path    string `json:"path"`
+	Parents *bool  `json:"parents"`
+}
+
+func fsMkdir(c *tool.Call, r *jail.Root, args *mkdirArgs) error {
 	if args.Parents != nil && !*args.Parents {
 		if err := r.Mkdir(args.Path, 0o755); err != nil {
 			return err

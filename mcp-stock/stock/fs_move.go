@@ -3,11 +3,9 @@ package stock
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"strings"
 	"syscall"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -32,40 +30,14 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Move or rename", true, false),
 		},
-		Handler: fsMove,
+		Handler: rooted(fsMove),
 	})
 }
 
-func fsMove(c *tool.Call) error {
-	var args struct {
-		Source      string `json:"source"`
-		Destination string `json:"destination"`
-		Overwrite   bool   `json:"overwrite"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Source == "" || args.Destination == "" {
-		return fmt.Errorf("invalid arguments: source and destination are required")
-	}
-	r, err := openRoot(c)
+func fsMove(c *tool.Call, r *jail.Root, args *transferArgs) error {
+	src, _, err := args.preflight(r, false, "new path")
 	if err != nil {
 		return err
-	}
-	defer r.Close()
-	src, err := r.Lstat(args.Source)
-	if err != nil {
-		return err
-	}
-	dst, err := r.Lstat(args.Destination)
-	switch {
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return err
-	case err != nil:
-	case dst.IsDir():
-		return fmt.Errorf("%s: is an existing directory; give the full new path (e.g. %s/%s)", args.Destination, strings.TrimSuffix(args.Destination, "/"), path.Base(args.Source))
-	case !args.Overwrite:
-		return errExists(args.Destination)
 	}
 	if src.IsDir() {
 		srcRel, err := r.ResolveRel(args.Source)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -29,24 +30,14 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("Read a text file"),
 		},
-		Handler: fsRead,
+		Handler: rooted(fsRead),
 	})
 }
 
-func fsRead(c *tool.Call) error {
-	var args struct {
-		Path     string `json:"path"`
-		MaxBytes int    `json:"maxBytes"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	maxBytes := capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit)
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func fsRead(c *tool.Call, r *jail.Root, args *textFileArgs) error {
+	maxBytes := args.maxBytes()
+	// Not openText: the binary check looks at what is read, so a small
+	// maxBytes reads only that much.
 	f, fi, err := openRegular(r, args.Path)
 	if err != nil {
 		return err

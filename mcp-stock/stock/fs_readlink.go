@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -12,32 +13,14 @@ func init() {
 			Title: "Read a symlink",
 			Description: "Return the target of a symbolic link under the root, as stored in the link (not resolved; use fs_realpath for that). " +
 				"Refuses a path that is not a symlink, and a symlink that leads outside the root (its target is not revealed).",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: pathOnlySchema,
 			Annotations: readOnlyHints("Read a symlink"),
 		},
-		Handler: fsReadlink,
+		Handler: rooted(fsReadlink),
 	})
 }
 
-func fsReadlink(c *tool.Call) error {
-	var args struct {
-		Path string `json:"path"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func fsReadlink(c *tool.Call, r *jail.Root, args *pathArgs) error {
 	target, err := r.Readlink(args.Path)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -13,14 +14,7 @@ func init() {
 			Description: "Resolve a path under the root: \".\" and \"..\" collapsed and existing symlinks followed. " +
 				"Returns the resolved path relative to the root (\".\" for the root itself), the absolute path, and whether it exists; a path whose last parts do not exist yet resolves too. " +
 				"Refuses a path that leaves the root, also through a symlink.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: pathOnlySchema,
 			OutputSchema: schema(`{
 				"type": "object",
 				"properties": {
@@ -35,22 +29,11 @@ func init() {
 			Annotations: readOnlyHints("Resolve a path"),
 			Run:         jsonResult(),
 		},
-		Handler: fsRealpath,
+		Handler: rooted(fsRealpath),
 	})
 }
 
-func fsRealpath(c *tool.Call) error {
-	var args struct {
-		Path string `json:"path"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func fsRealpath(c *tool.Call, r *jail.Root, args *pathArgs) error {
 	abs, err := r.Resolve(args.Path)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -35,29 +36,26 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Replace text in a file", true, false),
 		},
-		Handler: fsReplace,
+		Handler: rooted(fsReplace),
 	})
 }
 
-func fsReplace(c *tool.Call) error {
-	args := struct {
-		Path          string  `json:"path"`
-		Old           string  `json:"old"`
-		New           *string `json:"new"`
-		All           bool    `json:"all"`
-		ExpectedCount int     `json:"expectedCount"`
-	}{}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Path == "" || args.Old == "" || args.New == nil {
+type replaceArgs struct {
+	Path          string  `json:"path"`
+	Old           string  `json:"old"`
+	New           *string `json:"new"`
+	All           bool    `json:"all"`
+	ExpectedCount int     `json:"expectedCount"`
+}
+
+func (a *replaceArgs) check() error {
+	if a.Path == "" || a.Old == "" || a.New == nil {
 		return fmt.Errorf("invalid arguments: path, a non-empty old and new are required")
 	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	return nil
+}
+
+func fsReplace(c *tool.Call, r *jail.Root, args *replaceArgs) error {
 	f, _, err := openRegular(r, args.Path)
 	if err != nil {
 		return err

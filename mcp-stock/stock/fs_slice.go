@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -51,7 +52,7 @@ func init() {
 			Annotations: readOnlyHints("Read a byte range of a file"),
 			Run:         jsonResult(),
 		},
-		Handler: fsSlice,
+		Handler: rooted(fsSlice),
 	})
 }
 
@@ -65,33 +66,29 @@ type sliceResult struct {
 	Data     string `json:"data"`
 }
 
-func fsSlice(c *tool.Call) error {
-	var args struct {
-		Path     string `json:"path"`
-		Offset   int64  `json:"offset"`
-		Length   int    `json:"length"`
-		Encoding string `json:"encoding"`
+type sliceArgs struct {
+	Path     string `json:"path"`
+	Offset   int64  `json:"offset"`
+	Length   int    `json:"length"`
+	Encoding string `json:"encoding"`
+}
+
+func (a *sliceArgs) check() error {
+	if a.Offset < 0 {
+		return fmt.Errorf("offset %d: must not be negative", a.Offset)
 	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Offset < 0 {
-		return fmt.Errorf("offset %d: must not be negative", args.Offset)
-	}
-	length := capInt(args.Length, 4096, MaxBytesLimit)
-	enc := args.Encoding
-	switch enc {
+	switch a.Encoding {
 	case "":
-		enc = "text"
+		a.Encoding = "text"
 	case "text", "base64", "hex":
 	default:
-		return fmt.Errorf("encoding %q: want text, base64 or hex", enc)
+		return fmt.Errorf("encoding %q: want text, base64 or hex", a.Encoding)
 	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	return nil
+}
+
+func fsSlice(c *tool.Call, r *jail.Root, args *sliceArgs) error {
+	length, enc := capInt(args.Length, 4096, MaxBytesLimit), args.Encoding
 	f, fi, err := openRegular(r, args.Path)
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func init() {
 			Annotations: readOnlyHints("File metadata"),
 			Run:         jsonResult(),
 		},
-		Handler: fsStat,
+		Handler: rooted(fsStat),
 	})
 }
 
@@ -63,25 +63,17 @@ type statResult struct {
 	Target     string `json:"target,omitempty"`
 }
 
-func fsStat(c *tool.Call) error {
-	var args struct {
-		Path   string `json:"path"`
-		Follow bool   `json:"follow"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	var fi fs.FileInfo
+type statArgs struct {
+	Path   string `json:"path"`
+	Follow bool   `json:"follow"`
+}
+
+func fsStat(c *tool.Call, r *jail.Root, args *statArgs) error {
+	stat := r.Lstat
 	if args.Follow {
-		fi, err = r.Stat(args.Path)
-	} else {
-		fi, err = r.Lstat(args.Path)
+		stat = r.Stat
 	}
+	fi, err := stat(args.Path)
 	if err != nil {
 		return err
 	}
@@ -92,9 +84,10 @@ func fsStat(c *tool.Call) error {
 	return c.JSON(res)
 }
 
-// describe turns fi, the FileInfo of name, into a statResult. A symlink
-// that leads outside the root is refused: describing it would be a step
-// outside.
+// describe turns fi, the FileInfo of name, into a statResult: what
+// fs_stat returns, and what fs_list shows of each entry. A symlink that
+// leads outside the root is refused (the result has no target): describing
+// it would be a step outside.
 func describe(r *jail.Root, name string, fi fs.FileInfo) (statResult, error) {
 	res := statResult{
 		Path:       name,

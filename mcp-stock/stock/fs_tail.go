@@ -3,8 +3,8 @@ package stock
 import (
 	"bytes"
 	"fmt"
-	"io"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -32,37 +32,20 @@ func init() {
 			}`),
 			Annotations: readOnlyHints("Last lines of a file"),
 		},
-		Handler: fsTail,
+		Handler: rooted(fsTail),
 	})
 }
 
 // tailChunk is how much fs_tail reads per step backwards.
 const tailChunk = 64 << 10
 
-func fsTail(c *tool.Call) error {
-	var args struct {
-		Path     string `json:"path"`
-		Lines    int    `json:"lines"`
-		MaxBytes int    `json:"maxBytes"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	want := capInt(args.Lines, 10, MaxLinesLimit)
-	maxBytes := int64(capInt(args.MaxBytes, DefaultMaxBytes, MaxBytesLimit))
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	f, fi, err := openRegular(r, args.Path)
+func fsTail(c *tool.Call, r *jail.Root, args *endLinesArgs) error {
+	want, maxBytes := args.want(), int64(args.maxBytes())
+	f, fi, err := openText(r, args.Path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := checkText(f, args.Path); err != nil {
-		return err
-	}
 	end := fi.Size()
 	// A final newline ends the last line; it does not start another, so
 	// the walk back starts before it.
@@ -110,13 +93,12 @@ func fsTail(c *tool.Call) error {
 		buf = append(buf, '\n')
 	}
 	var lines []string
-	lr := newLineReader(bytes.NewReader(buf))
-	for {
-		line, full, err := lr.next()
-		if err == io.EOF {
-			break
-		}
+	err = eachLine(c, bytes.NewReader(buf), args.Path, func(_ int, line []byte, full int) bool {
 		lines = append(lines, showLine(line, full))
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	if cut {
 		c.Textf("[truncated: last %d of %d lines shown, byte cap reached]\n", len(lines), want)

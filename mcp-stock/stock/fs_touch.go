@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -30,30 +31,30 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Touch a file", false, true),
 		},
-		Handler: fsTouch,
+		Handler: rooted(fsTouch),
 	})
 }
 
-func fsTouch(c *tool.Call) error {
-	var args struct {
-		Path string `json:"path"`
-		Time string `json:"time"`
-	}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	t := time.Now()
-	if args.Time != "" {
+type touchArgs struct {
+	Path string `json:"path"`
+	Time string `json:"time"`
+
+	t time.Time // Time, parsed, or now
+}
+
+func (a *touchArgs) check() error {
+	a.t = time.Now()
+	if a.Time != "" {
 		var err error
-		if t, err = time.Parse(time.RFC3339Nano, args.Time); err != nil {
-			return fmt.Errorf("time %q: want RFC 3339, e.g. 2024-05-01T12:00:00Z", args.Time)
+		if a.t, err = time.Parse(time.RFC3339Nano, a.Time); err != nil {
+			return fmt.Errorf("time %q: want RFC 3339, e.g. 2024-05-01T12:00:00Z", a.Time)
 		}
 	}
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	return nil
+}
+
+func fsTouch(c *tool.Call, r *jail.Root, args *touchArgs) error {
+	t := args.t
 	created := false
 	fi, err := r.Stat(args.Path)
 	switch {

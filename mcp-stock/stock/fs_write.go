@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -33,32 +34,26 @@ func init() {
 			}`),
 			Annotations: mutatingHints("Write a file", true, true),
 		},
-		Handler: fsWrite,
+		Handler: rooted(fsWrite),
 	})
 }
 
-func fsWrite(c *tool.Call) error {
-	args := struct {
-		Path       string  `json:"path"`
-		Content    *string `json:"content"`
-		Overwrite  *bool   `json:"overwrite"`
-		CreateDirs bool    `json:"createDirs"`
-	}{}
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	if args.Path == "" || args.Content == nil {
+type writeArgs struct {
+	Path       string  `json:"path"`
+	Content    *string `json:"content"`
+	Overwrite  *bool   `json:"overwrite"`
+	CreateDirs bool    `json:"createDirs"`
+}
+
+func (a *writeArgs) check() error {
+	if a.Path == "" || a.Content == nil {
 		return fmt.Errorf("invalid arguments: path and content are required")
 	}
-	if len(*args.Content) > MaxWriteBytes {
-		return fmt.Errorf("content is %d bytes, more than the %d a call may write", len(*args.Content), MaxWriteBytes)
-	}
+	return checkContent(*a.Content)
+}
+
+func fsWrite(c *tool.Call, r *jail.Root, args *writeArgs) error {
 	overwrite := args.Overwrite == nil || *args.Overwrite
-	r, err := openRoot(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	if args.CreateDirs {
 		dir, err := parentDir(r, args.Path)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 )
@@ -30,6 +31,63 @@ const (
 	propOverwrite = `"overwrite": {"type": "boolean", "default": false,
 		"description": "Replace the destination when it exists (a file; a directory is never replaced). Default false: an existing destination is an error."}`
 )
+
+// checkContent refuses content larger than one call may write.
+func checkContent(content string) error {
+	if len(content) > MaxWriteBytes {
+		return fmt.Errorf("content is %d bytes, more than the %d a call may write", len(content), MaxWriteBytes)
+	}
+	return nil
+}
+
+// transferArgs are the arguments fs_copy and fs_move share.
+type transferArgs struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Overwrite   bool   `json:"overwrite"`
+}
+
+func (a *transferArgs) check() error {
+	if a.Source == "" || a.Destination == "" {
+		return fmt.Errorf("invalid arguments: source and destination are required")
+	}
+	return nil
+}
+
+// preflight checks a copy or a move before anything changes and returns
+// the source's FileInfo and whether the destination exists. The source
+// must exist. The destination may not be an existing directory: the error
+// suggests the full path instead (what is the copy's "path of the copy"
+// or the move's "new path"). Any other existing destination needs
+// overwrite. follow says whether symlinks are followed: a copy copies what
+// a link names, a move moves the link; a dangling symlink at the
+// destination exists all the same.
+func (a *transferArgs) preflight(r *jail.Root, follow bool, what string) (src fs.FileInfo, dstExists bool, err error) {
+	stat := r.Lstat
+	if follow {
+		stat = r.Stat
+	}
+	if src, err = stat(a.Source); err != nil {
+		return nil, false, err
+	}
+	dst, err := stat(a.Destination)
+	dstExists = err == nil
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, false, err
+	case err != nil && follow:
+		if dstExists, err = exists(r, a.Destination); err != nil {
+			return nil, false, err
+		}
+	}
+	switch {
+	case dstExists && dst != nil && dst.IsDir():
+		return nil, false, fmt.Errorf("%s: is an existing directory; give the full %s (e.g. %s/%s)", a.Destination, what, strings.TrimSuffix(a.Destination, "/"), path.Base(a.Source))
+	case dstExists && !a.Overwrite:
+		return nil, false, errExists(a.Destination)
+	}
+	return src, dstExists, nil
+}
 
 // parentDir returns the directory that name, resolved under r with its
 // symlinks followed, is created in, relative to the root ("." for the
@@ -128,6 +186,17 @@ func createTempIn(r *jail.Root, dir, base string, perm fs.FileMode) (string, *os
 			return name, f, err
 		}
 	}
+}
+
+// removeEmptyDir removes the empty directory name. A directory with
+// entries is refused with "NAME: directory not empty (HINT)", hint saying
+// how to remove it all the same.
+func removeEmptyDir(r *jail.Root, name, hint string) error {
+	err := r.Remove(name)
+	if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return fmt.Errorf("%s: directory not empty (%s)", name, hint)
+	}
+	return err
 }
 
 // plural returns "1 file" or "3 files".

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
@@ -139,6 +140,51 @@ const (
 	propDirPath = `"path": {"type": "string", "minLength": 1, "maxLength": 4095, "default": ".",
 		"description": "Directory, relative to the root (default: the root itself). Paths that leave the root are refused."}`
 )
+
+// pathOnlySchema is the input schema of a tool whose one argument is path.
+var pathOnlySchema = schema(`{
+	"type": "object",
+	"properties": {
+		` + propPath + `
+	},
+	"required": ["path"],
+	"additionalProperties": false
+}`)
+
+// pathArgs are the arguments of a tool whose one argument is path.
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+// argChecker is an arguments type that checks itself, and fills in its
+// defaults and derived fields, before the root is opened (see rooted).
+type argChecker interface{ check() error }
+
+// rooted makes the handler of a tool that works under the root, so that a
+// tool file holds only what is its own: the handler decodes the call's
+// arguments into a new A (strictly, see decodeArgs), lets them check
+// themselves when *A is an argChecker, so that a bad call fails before
+// anything is opened, opens the call's root (openRoot) and runs h with the
+// root and the arguments. The root is closed when h returns.
+func rooted[A any](h func(c *tool.Call, r *jail.Root, args *A) error) func(*tool.Call) error {
+	return func(c *tool.Call) error {
+		var args A
+		if err := decodeArgs(c, &args); err != nil {
+			return err
+		}
+		if ck, ok := any(&args).(argChecker); ok {
+			if err := ck.check(); err != nil {
+				return err
+			}
+		}
+		r, err := openRoot(c)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return h(c, r, &args)
+	}
+}
 
 // decodeArgs decodes the call's arguments into v, strictly: an unknown
 // argument is an error. mcp-route has checked the arguments against the

@@ -145,11 +145,7 @@ func (s *searcher) included(base, p string) bool {
 	if !strings.Contains(s.include, "/") {
 		return doublestar.MatchUnvalidated(s.include, path.Base(p))
 	}
-	rel := p
-	if base != "." {
-		rel = strings.TrimPrefix(p, base+"/")
-	}
-	return doublestar.MatchUnvalidated(s.include, rel)
+	return doublestar.MatchUnvalidated(s.include, relTo(base, p))
 }
 
 // file searches one file. A file that cannot be opened or read is noted

@@ -88,26 +88,17 @@ func TestFsGrepLongLines(t *testing.T) {
 
 func TestFsGrepCount(t *testing.T) {
 	root := searchTree(t)
-	type res struct {
-		Total         int         `json:"total"`
-		Files         []fileCount `json:"files"`
-		MatchingFiles int         `json:"matchingFiles"`
-		FilesSearched int         `json:"filesSearched"`
-		BinarySkipped int         `json:"binarySkipped"`
-		Truncated     bool        `json:"truncated"`
-		Complete      bool        `json:"complete"`
-	}
-	var got res
+	var got grepCountResult
 	okJSON(t, &got, "fs_grep_count", root, `{"pattern":"todo","ignoreCase":true}`)
 	if got.Total != 5 || got.MatchingFiles != 4 || len(got.Files) != 4 || got.Files[1] != (fileCount{"b.txt", 2}) || got.BinarySkipped != 1 || got.FilesSearched != 5 || got.Truncated || !got.Complete {
 		t.Errorf("%+v", got)
 	}
-	got = res{}
+	got = grepCountResult{}
 	okJSON(t, &got, "fs_grep_count", root, `{"pattern":"todo","ignoreCase":true,"maxResults":1}`)
 	if got.Total != 5 || len(got.Files) != 1 || got.Files[0] != (fileCount{"a.go", 1}) || !got.Truncated {
 		t.Errorf("truncated: %+v", got)
 	}
-	got = res{}
+	got = grepCountResult{}
 	okJSON(t, &got, "fs_grep_count", root, `{"pattern":"zzz"}`)
 	if got.Total != 0 || len(got.Files) != 0 {
 		t.Errorf("none: %+v", got)
@@ -117,19 +108,12 @@ func TestFsGrepCount(t *testing.T) {
 
 func TestFsFirstMatch(t *testing.T) {
 	root := searchTree(t)
-	type res struct {
-		Found    bool    `json:"found"`
-		Path     string  `json:"path"`
-		Line     int     `json:"line"`
-		Text     *string `json:"text"`
-		Complete *bool   `json:"complete"`
-	}
-	var got res
+	var got firstMatchResult
 	okJSON(t, &got, "fs_first_match", root, `{"pattern":"TODO (t\\w+)","path":"sub"}`)
 	if !got.Found || got.Path != "sub/c.go" || got.Line != 2 || got.Text == nil || *got.Text != "// TODO three" || got.Complete != nil {
 		t.Errorf("%+v", got)
 	}
-	got = res{}
+	got = firstMatchResult{}
 	okJSON(t, &got, "fs_first_match", root, `{"pattern":"^$"}`)
 	if got.Found || got.Complete == nil || !*got.Complete {
 		t.Errorf("none: %+v", got)

@@ -74,6 +74,18 @@
 // when its context is cancelled (SIGTERM from mcp-route). fs_hash reports
 // progress on fd 3 when mcp-route asks for it.
 //
+// # Source layout
+//
+// A tool's file (fs_read.go, sh_exec.go ...) holds its definition and the
+// logic that is its own. Every shared rule is written once: rooted
+// (registry.go) decodes and checks a call's arguments and opens the root;
+// openRegular and openText (files.go) open a regular, or text, file under
+// the root, and eachLine reads it line by line under the caps of caps.go;
+// walker.list and writeList walk a tree with a matcher and report; describe
+// (fs_stat.go) reports an lstat for fs_stat and fs_list;
+// transferArgs.preflight (mutating.go) checks a copy or a move before it
+// happens; searcher (search.go) runs the content searches.
+//
 // # Concurrency
 //
 // The registry is filled by init functions and read-only afterwards. Each
