@@ -23,8 +23,7 @@ func init() {
 				"type": "object",
 				"properties": {
 					` + propDirPath + `,
-					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 100,
-						"description": "Most children to list."}
+					` + propMaxResults(duDefaultChildren, "Most children to list.") + `
 				},
 				"additionalProperties": false
 			}`),
@@ -54,6 +53,9 @@ func init() {
 		Handler: rooted(fsDu),
 	})
 }
+
+// duDefaultChildren is how many children fs_du lists by default.
+const duDefaultChildren = 100
 
 // usageProps are the output-schema properties of a usage.
 const usageProps = `
@@ -105,7 +107,7 @@ type childUsage struct {
 }
 
 func fsDu(c *tool.Call, r *jail.Root, args *dirArgs) error {
-	limit := capInt(args.MaxResults, 100, MaxResultsLimit)
+	limit := capInt(args.MaxResults, duDefaultChildren, MaxResultsLimit)
 	base, err := r.ResolveRel(args.Path)
 	if err != nil {
 		return err

@@ -33,8 +33,7 @@ func init() {
 						"description": "Only entries modified less than this long ago: a Go duration such as \"90m\", \"24h\", \"1h30m\"."},
 					"maxDepth": {"type": "integer", "minimum": 1, "maximum": 1000,
 						"description": "How deep to descend: 1 lists the directory's own entries only. Default: no limit."},
-					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
-						"description": "Most paths to return."}
+					` + propMaxResults(DefaultMaxResults, "Most paths to return.") + `
 				},
 				"additionalProperties": false
 			}`),

@@ -26,8 +26,7 @@ func init() {
 					"pattern": {"type": "string", "minLength": 1, "maxLength": 4096,
 						"description": "Glob pattern, relative to path, with / as separator."},
 					` + propDirPath + `,
-					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
-						"description": "Most paths to return."}
+					` + propMaxResults(DefaultMaxResults, "Most paths to return.") + `
 				},
 				"required": ["pattern"],
 				"additionalProperties": false

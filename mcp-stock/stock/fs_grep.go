@@ -22,10 +22,8 @@ func init() {
 				"properties": {` + searchProps + `,
 					"context": {"type": "integer", "minimum": 0, "maximum": 20, "default": 0,
 						"description": "Lines of context to show before and after each match."},
-					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
-						"description": "Most matching lines to return."},
-					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
-						"description": "Most bytes of output."}
+					` + propMaxResults(DefaultMaxResults, "Most matching lines to return.") + `,
+					` + propMaxBytes("Most bytes of output.") + `
 				},
 				"required": ["pattern"],
 				"additionalProperties": false

@@ -16,8 +16,7 @@ func init() {
 			InputSchema: schema(`{
 				"type": "object",
 				"properties": {` + searchProps + `,
-					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
-						"description": "Most files to list."}
+					` + propMaxResults(DefaultMaxResults, "Most files to list.") + `
 				},
 				"required": ["pattern"],
 				"additionalProperties": false

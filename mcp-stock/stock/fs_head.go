@@ -20,10 +20,8 @@ func init() {
 				"type": "object",
 				"properties": {
 					` + propPath + `,
-					"lines": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 10,
-						"description": "How many lines to return from the start."},
-					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
-						"description": "Most bytes of output."}
+					` + propLines("How many lines to return from the start.") + `,
+					` + propMaxBytes("Most bytes of output.") + `
 				},
 				"required": ["path"],
 				"additionalProperties": false
@@ -41,7 +39,10 @@ type endLinesArgs struct {
 }
 
 // want is how many lines the call asks for: lines, by default 10.
-func (a *endLinesArgs) want() int { return capInt(a.Lines, 10, MaxLinesLimit) }
+func (a *endLinesArgs) want() int { return capInt(a.Lines, defaultEndLines, MaxLinesLimit) }
+
+// defaultEndLines is how many lines fs_head and fs_tail return by default.
+const defaultEndLines = 10
 
 func fsHead(c *tool.Call, r *jail.Root, args *endLinesArgs) error {
 	want := args.want()

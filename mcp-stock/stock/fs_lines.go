@@ -27,8 +27,7 @@ func init() {
 						"description": "Last line to return (inclusive); default start+1999."},
 					"numbered": {"type": "boolean", "default": true,
 						"description": "Prefix each line with its number and a tab."},
-					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
-						"description": "Most bytes of output."}
+					` + propMaxBytes("Most bytes of output.") + `
 				},
 				"required": ["path", "start"],
 				"additionalProperties": false

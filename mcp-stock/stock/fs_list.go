@@ -23,8 +23,7 @@ func init() {
 					` + propDirPath + `,
 					"hidden": {"type": "boolean", "default": true,
 						"description": "Include entries whose names start with \".\"."},
-					"maxResults": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000,
-						"description": "Most entries to return."}
+					` + propMaxResults(DefaultMaxResults, "Most entries to return.") + `
 				},
 				"additionalProperties": false
 			}`),

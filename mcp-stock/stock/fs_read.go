@@ -22,8 +22,7 @@ func init() {
 				"type": "object",
 				"properties": {
 					` + propPath + `,
-					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
-						"description": "Most bytes of the file to return."}
+					` + propMaxBytes("Most bytes of the file to return.") + `
 				},
 				"required": ["path"],
 				"additionalProperties": false

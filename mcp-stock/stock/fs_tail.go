@@ -22,10 +22,8 @@ func init() {
 				"type": "object",
 				"properties": {
 					` + propPath + `,
-					"lines": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 10,
-						"description": "How many lines to return from the end."},
-					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 262144,
-						"description": "Most bytes of the file to read from the end."}
+					` + propLines("How many lines to return from the end.") + `,
+					` + propMaxBytes("Most bytes of the file to read from the end.") + `
 				},
 				"required": ["path"],
 				"additionalProperties": false

@@ -120,3 +120,36 @@ func argsJSON(t *testing.T, kv ...any) string {
 	}
 	return string(b)
 }
+
+// pathCase is what a "json" tool must return for {"path": path}.
+type pathCase[T comparable] struct {
+	path string
+	want T
+}
+
+// okJSONPaths calls the "json" tool name with each case's path and checks
+// that its output decodes (strictly, see okJSON) to the case's want.
+func okJSONPaths[T comparable](t *testing.T, name, root string, cases []pathCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		var got T
+		okJSON(t, &got, name, root, argsJSON(t, "path", c.path))
+		if got != c.want {
+			t.Errorf("%s %s: %+v, want %+v", name, c.path, got, c.want)
+		}
+	}
+}
+
+// outputCase is the output a text tool must write for args.
+type outputCase struct{ args, want string }
+
+// okOutputs calls the text tool name with each case's arguments and checks
+// its output.
+func okOutputs(t *testing.T, name, root string, cases []outputCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := ok(t, name, root, c.args); got != c.want {
+			t.Errorf("%s %s: %q, want %q", name, c.args, got, c.want)
+		}
+	}
+}

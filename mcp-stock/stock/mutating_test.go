@@ -23,6 +23,15 @@ func readFile(t *testing.T, root, name string) string {
 	return string(b)
 }
 
+// holds checks that the file name under root holds want; what names the
+// step checked.
+func holds(t *testing.T, root, name, want, what string) {
+	t.Helper()
+	if got := readFile(t, root, name); got != want {
+		t.Errorf("%s: %s holds %q, want %q", what, name, got, want)
+	}
+}
+
 func missing(t *testing.T, root, name string) {
 	t.Helper()
 	if _, err := os.Lstat(filepath.Join(root, name)); err == nil {
@@ -62,29 +71,19 @@ func TestFsWrite(t *testing.T) {
 	}
 	// Through a symlink inside the root: the target is written, the link stays.
 	ok(t, "fs_write", root, `{"path":"link","content":"via link"}`)
-	if readFile(t, root, "old.txt") != "via link" {
-		t.Error("write through a link did not reach its target")
-	}
+	holds(t, root, "old.txt", "via link", "write through a link did not reach its target")
 	if fi, _ := os.Lstat(filepath.Join(root, "link")); fi.Mode().Type() != os.ModeSymlink {
 		t.Error("the link was replaced by a file")
 	}
 	ok(t, "fs_write", root, `{"path":"empty","content":""}`)
-	if readFile(t, root, "empty") != "" {
-		t.Error("empty content")
-	}
+	holds(t, root, "empty", "", "empty content")
 	failsWith(t, "already exists", "fs_write", root, `{"path":"old.txt","content":"x","overwrite":false}`)
-	if readFile(t, root, "old.txt") != "via link" {
-		t.Error("overwrite:false changed the file")
-	}
+	holds(t, root, "old.txt", "via link", "overwrite:false changed the file")
 	ok(t, "fs_write", root, `{"path":"fresh","content":"x","overwrite":false}`)
-	if readFile(t, root, "fresh") != "x" {
-		t.Error("overwrite:false did not create a new file")
-	}
+	holds(t, root, "fresh", "x", "overwrite:false did not create a new file")
 	failsWith(t, "no such file", "fs_write", root, `{"path":"a/b/c.txt","content":"x"}`)
 	ok(t, "fs_write", root, `{"path":"a/b/c.txt","content":"deep","createDirs":true}`)
-	if readFile(t, root, "a/b/c.txt") != "deep" {
-		t.Error("createDirs")
-	}
+	holds(t, root, "a/b/c.txt", "deep", "createDirs")
 	failsWith(t, "is a directory", "fs_write", root, `{"path":"dir","content":"x"}`)
 	failsWith(t, "operation not permitted on the root", "fs_write", root, `{"path":".","content":"x"}`)
 	failsWith(t, "invalid arguments", "fs_write", root, `{"path":"x"}`)
@@ -118,9 +117,7 @@ func TestFsAppend(t *testing.T) {
 		t.Errorf("append: %q %q", readFile(t, root, "log"), out)
 	}
 	ok(t, "fs_append", root, `{"path":"new","content":"x"}`)
-	if readFile(t, root, "new") != "x" {
-		t.Error("append creates")
-	}
+	holds(t, root, "new", "x", "append creates")
 	failsWith(t, "no such file", "fs_append", root, `{"path":"absent","content":"x","create":false}`)
 	missing(t, root, "absent")
 	fails(t, "fs_append", root, `{"path":"dir","content":"x"}`)
@@ -149,14 +146,10 @@ func TestFsReplace(t *testing.T) {
 	if !strings.Contains(stderr, "occurs 3 times (at lines 1, 2, 3)") || !strings.Contains(stderr, "all: true") {
 		t.Errorf("ambiguous: %q", stderr)
 	}
-	if readFile(t, root, "many.go") != "x := 1\ny := x\nz := x\n" {
-		t.Error("a refused replace changed the file")
-	}
+	holds(t, root, "many.go", "x := 1\ny := x\nz := x\n", "a refused replace changed the file")
 	failsWith(t, "not the expected 2", "fs_replace", root, `{"path":"many.go","old":"x","new":"w","expectedCount":2}`)
 	ok(t, "fs_replace", root, `{"path":"many.go","old":"x","new":"w","expectedCount":3}`)
-	if readFile(t, root, "many.go") != "w := 1\ny := w\nz := w\n" {
-		t.Error("expectedCount replace")
-	}
+	holds(t, root, "many.go", "w := 1\ny := w\nz := w\n", "expectedCount replace")
 	out = ok(t, "fs_replace", root, `{"path":"many.go","old":"w","new":"v","all":true}`)
 	if !strings.Contains(out, "replaced 3 occurrences") {
 		t.Errorf("all: %q", out)
@@ -210,9 +203,7 @@ func TestFsMkdir(t *testing.T) {
 func TestFsTouch(t *testing.T) {
 	root := tree(t, map[string]string{"f": "keep", "d/": ""})
 	ok(t, "fs_touch", root, `{"path":"new"}`)
-	if readFile(t, root, "new") != "" {
-		t.Error("touch creates an empty file")
-	}
+	holds(t, root, "new", "", "touch creates an empty file")
 	ok(t, "fs_touch", root, `{"path":"f","time":"2001-02-03T04:05:06Z"}`)
 	fi, _ := os.Stat(filepath.Join(root, "f"))
 	if !fi.ModTime().Equal(time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)) || readFile(t, root, "f") != "keep" {
@@ -239,9 +230,7 @@ func TestFsDelete(t *testing.T) {
 	root := tree(t, map[string]string{"f": "x", "empty/": "", "tree/a/b": "x", "tree/c": "y", "link": "->f", "dangling": "->nowhere"})
 	ok(t, "fs_delete", root, `{"path":"link"}`)
 	missing(t, root, "link")
-	if readFile(t, root, "f") != "x" {
-		t.Error("deleting a link touched its target")
-	}
+	holds(t, root, "f", "x", "deleting a link touched its target")
 	ok(t, "fs_delete", root, `{"path":"dangling"}`)
 	ok(t, "fs_delete", root, `{"path":"f"}`)
 	missing(t, root, "f")
@@ -275,9 +264,7 @@ func TestFsCopy(t *testing.T) {
 	}
 	failsWith(t, "already exists", "fs_copy", root, `{"source":"f","destination":"g"}`)
 	ok(t, "fs_copy", root, `{"source":"f","destination":"g","overwrite":true}`)
-	if readFile(t, root, "g") != "data" {
-		t.Error("overwrite")
-	}
+	holds(t, root, "g", "data", "overwrite")
 	failsWith(t, "existing directory", "fs_copy", root, `{"source":"f","destination":"out"}`)
 	failsWith(t, "recursive: true", "fs_copy", root, `{"source":"d","destination":"d2"}`)
 	out = ok(t, "fs_copy", root, `{"source":"d","destination":"out/d2","recursive":true}`)
@@ -301,23 +288,17 @@ func TestFsMove(t *testing.T) {
 	root := tree(t, map[string]string{"f": "data", "g": "other", "d/x": "1", "e/": "", "link": "->f"})
 	ok(t, "fs_move", root, `{"source":"f","destination":"f2"}`)
 	missing(t, root, "f")
-	if readFile(t, root, "f2") != "data" {
-		t.Error("move")
-	}
+	holds(t, root, "f2", "data", "move")
 	failsWith(t, "already exists", "fs_move", root, `{"source":"f2","destination":"g"}`)
 	ok(t, "fs_move", root, `{"source":"f2","destination":"g","overwrite":true}`)
-	if readFile(t, root, "g") != "data" {
-		t.Error("move overwrite")
-	}
+	holds(t, root, "g", "data", "move overwrite")
 	// A link moves as a link.
 	ok(t, "fs_move", root, `{"source":"link","destination":"link2"}`)
 	if target, err := os.Readlink(filepath.Join(root, "link2")); err != nil || target != "f" {
 		t.Errorf("link moved as %q, %v", target, err)
 	}
 	ok(t, "fs_move", root, `{"source":"d","destination":"d2"}`)
-	if readFile(t, root, "d2/x") != "1" {
-		t.Error("move dir")
-	}
+	holds(t, root, "d2/x", "1", "move dir")
 	failsWith(t, "existing directory", "fs_move", root, `{"source":"g","destination":"e"}`)
 	failsWith(t, "existing directory", "fs_move", root, `{"source":"d2","destination":"e","overwrite":true}`)
 	failsWith(t, "into itself", "fs_move", root, `{"source":"d2","destination":"d2/inner"}`)

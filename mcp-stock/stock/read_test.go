@@ -212,10 +212,7 @@ func TestFsExists(t *testing.T) {
 		Exists bool   `json:"exists"`
 		Type   string `json:"type"`
 	}
-	for _, tc := range []struct {
-		path string
-		want ex
-	}{
+	okJSONPaths(t, "fs_exists", root, []pathCase[ex]{
 		{"f", ex{"f", true, "file"}},
 		{"d/", ex{"d/", true, "directory"}},
 		{"l", ex{"l", true, "directory"}},
@@ -223,13 +220,7 @@ func TestFsExists(t *testing.T) {
 		{"nope", ex{"nope", false, ""}},
 		{"nope/deeper", ex{"nope/deeper", false, ""}},
 		{"f/under", ex{"f/under", false, ""}},
-	} {
-		var got ex
-		okJSON(t, &got, "fs_exists", root, argsJSON(t, "path", tc.path))
-		if got != tc.want {
-			t.Errorf("%s: %+v, want %+v", tc.path, got, tc.want)
-		}
-	}
+	})
 	failsWith(t, "path escapes root", "fs_exists", root, `{"path":"out"}`)
 	failsWith(t, "path escapes root", "fs_exists", root, `{"path":"../x"}`)
 }
@@ -250,21 +241,12 @@ func TestFsReadlinkRealpath(t *testing.T) {
 		Exists   bool   `json:"exists"`
 	}
 	real, _ := filepath.EvalSymlinks(root)
-	for _, tc := range []struct {
-		path string
-		want rp
-	}{
+	okJSONPaths(t, "fs_realpath", root, []pathCase[rp]{
 		{"ld/f", rp{"ld/f", "d/f", real + "/d/f", true}},
 		{"./d/../l", rp{"./d/../l", "d/f", real + "/d/f", true}},
 		{".", rp{".", ".", real, true}},
 		{"d/new/file", rp{"d/new/file", "d/new/file", real + "/d/new/file", false}},
-	} {
-		var got rp
-		okJSON(t, &got, "fs_realpath", root, argsJSON(t, "path", tc.path))
-		if got != tc.want {
-			t.Errorf("%s: %+v, want %+v", tc.path, got, tc.want)
-		}
-	}
+	})
 	failsWith(t, "path escapes root", "fs_realpath", root, `{"path":"chain"}`)
 	failsWith(t, "path escapes root", "fs_realpath", root, `{"path":"d/../.."}`)
 }

@@ -141,6 +141,29 @@ const (
 		"description": "Directory, relative to the root (default: the root itself). Paths that leave the root are refused."}`
 )
 
+// propMaxBytes is the "maxBytes" argument of a tool whose text output is
+// capped by DefaultMaxBytes and MaxBytesLimit; description says what it
+// counts.
+func propMaxBytes(description string) string {
+	return fmt.Sprintf(`"maxBytes": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
+		MaxBytesLimit, DefaultMaxBytes, description)
+}
+
+// propMaxResults is the "maxResults" argument of a tool whose list is
+// capped by MaxResultsLimit, by default def; description says what it
+// counts.
+func propMaxResults(def int, description string) string {
+	return fmt.Sprintf(`"maxResults": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
+		MaxResultsLimit, def, description)
+}
+
+// propLines is the "lines" argument of fs_head and fs_tail, as capped by
+// endLinesArgs.want.
+func propLines(description string) string {
+	return fmt.Sprintf(`"lines": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
+		MaxLinesLimit, defaultEndLines, description)
+}
+
 // pathOnlySchema is the input schema of a tool whose one argument is path.
 var pathOnlySchema = schema(`{
 	"type": "object",

@@ -123,7 +123,7 @@ func TestFsFirstMatch(t *testing.T) {
 
 func TestFsGlob(t *testing.T) {
 	root := searchTree(t)
-	for _, tc := range []struct{ args, want string }{
+	okOutputs(t, "fs_glob", root, []outputCase{
 		{`{"pattern":"*.go"}`, "a.go\nlink.go\n"},
 		{`{"pattern":"**/*.go"}`, "a.go\nlink.go\nsub/c.go\nsub/deep/d.go\n"},
 		{`{"pattern":"sub/**"}`, "sub/\nsub/c.go\nsub/deep/\nsub/deep/d.go\nsub/empty.txt\nsub/fifo\n"},
@@ -133,11 +133,7 @@ func TestFsGlob(t *testing.T) {
 		{`{"pattern":".git/*"}`, ".git/config\n"},
 		{`{"pattern":"nope/**"}`, "[no matches]\n"},
 		{`{"pattern":"*.go","maxResults":1}`, "a.go\n[truncated: 1 of 2 paths shown]\n"},
-	} {
-		if got := ok(t, "fs_glob", root, tc.args); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.args, got, tc.want)
-		}
-	}
+	})
 	failsWith(t, "path escapes root", "fs_glob", root, `{"pattern":"out/*"}`)
 	failsWith(t, "path escapes root", "fs_glob", root, `{"pattern":"../*"}`)
 	failsWith(t, "path escapes root", "fs_glob", root, `{"pattern":"*","path":".."}`)
@@ -151,7 +147,7 @@ var past = time.Now().Add(-48 * time.Hour)
 func TestFsFind(t *testing.T) {
 	root := searchTree(t)
 	os.Chtimes(filepath.Join(root, "b.txt"), past, past)
-	for _, tc := range []struct{ args, want string }{
+	okOutputs(t, "fs_find", root, []outputCase{
 		{`{"name":"*.go"}`, "a.go\nlink.go\nsub/c.go\nsub/deep/d.go\n"},
 		{`{"name":"*.go","type":"file"}`, "a.go\nsub/c.go\nsub/deep/d.go\n"},
 		{`{"type":"symlink"}`, "link.go\nout\n"},
@@ -162,11 +158,7 @@ func TestFsFind(t *testing.T) {
 		{`{"type":"file","modifiedWithin":"1h","name":"*.txt"}`, "sub/empty.txt\n"},
 		{`{"name":"zzz"}`, "[no matches]\n"},
 		{`{"type":"file","maxResults":2}`, "a.go\nb.txt\n[truncated: 2 of 6 paths shown]\n"},
-	} {
-		if got := ok(t, "fs_find", root, tc.args); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.args, got, tc.want)
-		}
-	}
+	})
 	failsWith(t, "path escapes root", "fs_find", root, `{"path":"out"}`)
 	failsWith(t, "modifiedWithin", "fs_find", root, `{"modifiedWithin":"yesterday"}`)
 	failsWith(t, "not a directory", "fs_find", root, `{"path":"a.go"}`)
