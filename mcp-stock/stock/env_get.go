@@ -20,26 +20,17 @@ func init() {
 			Description: "Return environment variables of the tool process, only those the operator lists in MCP_ENV_ALLOW (comma-separated names; empty: none). " +
 				"With name, returns that one variable; without, every allowed variable. A name not on the list is refused without saying whether it is set. " +
 				"The tool sees only what mcp-route passes it (its minimal set plus --env and --pass-env), so a listed variable must also be passed. Values are cut at 64 KiB.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"name": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
-						"description": "The variable to read. Omit to read every allowed variable."}
-				},
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"variables": {"type": "object", "additionalProperties": {"type": "string"},
-						"description": "Allowed variables that are set, by name."},
-					"unset": {"type": "array", "items": {"type": "string"},
-						"description": "Allowed variables asked for that are not set."},
-					"truncated": {"type": "boolean", "description": "A value was cut at 64 KiB."}
-				},
-				"required": ["variables", "unset"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema(nil,
+				`"name": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+					"description": "The variable to read. Omit to read every allowed variable."}`,
+			),
+			OutputSchema: objectSchema([]string{"variables", "unset"},
+				`"variables": {"type": "object", "additionalProperties": {"type": "string"},
+					"description": "Allowed variables that are set, by name."}`,
+				`"unset": {"type": "array", "items": {"type": "string"},
+					"description": "Allowed variables asked for that are not set."}`,
+				`"truncated": {"type": "boolean", "description": "A value was cut at 64 KiB."}`,
+			),
 			Annotations: readOnlyHints("Read allowed environment variables"),
 			Run:         jsonResult(),
 		},

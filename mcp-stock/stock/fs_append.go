@@ -17,18 +17,13 @@ func init() {
 			Description: "Append text to the end of a file under the root, in one write to a file opened for appending (O_APPEND): the existing contents are never rewritten, and concurrent appends do not interleave within one call's text. " +
 				"Creates the file when missing (mode 0644) unless create is false. No newline is added: end content with \"\\n\" to append whole lines. " +
 				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"content": {"type": "string", "minLength": 1, "maxLength": 8388608,
-						"description": "The text to append (UTF-8)."},
-					"create": {"type": "boolean", "default": true,
-						"description": "Create the file when it does not exist (default). false: fail instead."}
-				},
-				"required": ["path", "content"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path", "content"},
+				propPath,
+				`"content": {"type": "string", "minLength": 1, "maxLength": 8388608,
+					"description": "The text to append (UTF-8)."}`,
+				`"create": {"type": "boolean", "default": true,
+					"description": "Create the file when it does not exist (default). false: fail instead."}`,
+			),
 			Annotations: mutatingHints("Append to a file", false, false),
 		},
 		Handler: rooted(fsAppend),

@@ -17,16 +17,11 @@ func init() {
 			Title: "Change permissions",
 			Description: "Set the permission bits of a file or directory under the root to an octal mode such as \"644\" or \"0755\" (a symlink inside the root is followed; its target's mode changes). " +
 				"Only the nine rwx bits: setuid, setgid and sticky bits are refused, and so are paths that leave the root. Reports the old and new mode.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"mode": {"type": "string", "pattern": "^0?[0-7]{3}$",
-						"description": "Permission bits in octal: three digits, optionally with a leading 0, e.g. \"644\", \"0755\"."}
-				},
-				"required": ["path", "mode"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path", "mode"},
+				propPath,
+				`"mode": {"type": "string", "pattern": "^0?[0-7]{3}$",
+					"description": "Permission bits in octal: three digits, optionally with a leading 0, e.g. \"644\", \"0755\"."}`,
+			),
 			Annotations: mutatingHints("Change permissions", false, true),
 		},
 		Handler: rooted(fsChmod),

@@ -19,18 +19,13 @@ func init() {
 				"destination is the full path of the copy, not a directory to copy into. An existing destination is refused unless overwrite: true (a file only; a directory is never replaced). " +
 				"recursive: true copies a directory tree into a destination that must not exist; symlinks and special files inside it are skipped and listed, and at most 200000 entries are copied. " +
 				"Refuses copying a directory into itself, FIFOs and devices, and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propSource + `,
-					` + propDestination + `,
-					` + propOverwrite + `,
-					"recursive": {"type": "boolean", "default": false,
-						"description": "Copy a directory and everything below it. Default false: source must be a file."}
-				},
-				"required": ["source", "destination"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"source", "destination"},
+				propSource,
+				propDestination,
+				propOverwrite,
+				`"recursive": {"type": "boolean", "default": false,
+					"description": "Copy a directory and everything below it. Default false: source must be a file."}`,
+			),
 			Annotations: mutatingHints("Copy a file or tree", true, true),
 		},
 		Handler: rooted(fsCopy),

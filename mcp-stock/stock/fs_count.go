@@ -19,19 +19,14 @@ func init() {
 			Description: "Count the lines, words, characters and bytes of one file under the root, like wc: lines are newline characters (a last line without one counts too), words are runs of non-space characters, characters are UTF-8 code points (an invalid byte counts as one). " +
 				"Streams the file, so any size works; also reports the longest line in bytes. Refuses directories (use fs_du), FIFOs, sockets, devices and paths that leave the root.",
 			InputSchema: pathOnlySchema,
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string"},
-					"lines": {"type": "integer"},
-					"words": {"type": "integer"},
-					"chars": {"type": "integer"},
-					"bytes": {"type": "integer"},
-					"longestLine": {"type": "integer", "description": "Length of the longest line in bytes, without its newline."}
-				},
-				"required": ["path", "lines", "words", "chars", "bytes", "longestLine"],
-				"additionalProperties": false
-			}`),
+			OutputSchema: objectSchema([]string{"path", "lines", "words", "chars", "bytes", "longestLine"},
+				`"path": {"type": "string"}`,
+				`"lines": {"type": "integer"}`,
+				`"words": {"type": "integer"}`,
+				`"chars": {"type": "integer"}`,
+				`"bytes": {"type": "integer"}`,
+				`"longestLine": {"type": "integer", "description": "Length of the longest line in bytes, without its newline."}`,
+			),
 			Annotations: readOnlyHints("Count lines, words and bytes"),
 			Run:         jsonResult(),
 		},

@@ -16,16 +16,11 @@ func init() {
 			Title: "Delete a file or tree",
 			Description: "Delete a file, a symlink (the link, never its target) or an empty directory under the root; with recursive: true, a directory and everything below it (symlinks inside are removed, never followed). " +
 				"A path that does not exist is an error. Refuses the root itself and paths that leave the root. There is no undo.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"recursive": {"type": "boolean", "default": false,
-						"description": "Delete a non-empty directory and all its contents. Default false."}
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				`"recursive": {"type": "boolean", "default": false,
+					"description": "Delete a non-empty directory and all its contents. Default false."}`,
+			),
 			Annotations: mutatingHints("Delete a file or tree", true, true),
 		},
 		Handler: rooted(fsDelete),

@@ -19,14 +19,10 @@ func init() {
 			Description: "Measure the disk usage of a file or directory tree under the root: total apparent size in bytes (of files and symlinks), space allocated on disk (directories included), and the numbers of files, directories, symlinks and other entries. " +
 				"For a directory, also the usage of each immediate child, largest first (at most maxResults children, default 100, at most 10000, and about 512 KiB of JSON). " +
 				"Hard-linked files count once; symlinks are counted, not followed; .git directories are included. Visits at most 200000 entries (complete is false when the limit cut the walk). Refuses paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propDirPath + `,
-					` + propMaxResults(duDefaultChildren, "Most children to list.") + `
-				},
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema(nil,
+				propDirPath,
+				propMaxResults(duDefaultChildren, "Most children to list."),
+			),
 			OutputSchema: schema(`{
 				"type": "object",
 				"properties": {

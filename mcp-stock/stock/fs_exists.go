@@ -17,17 +17,12 @@ func init() {
 			Description: "Report whether a path exists under the root, and its type. Symlinks are followed, as with test -e: a dangling symlink does not exist, and the type is that of the target. " +
 				"A path that leaves the root (also through a symlink) is refused with an error, not reported as missing.",
 			InputSchema: pathOnlySchema,
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string"},
-					"exists": {"type": "boolean"},
-					"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"],
-						"description": "Present when the path exists."}
-				},
-				"required": ["path", "exists"],
-				"additionalProperties": false
-			}`),
+			OutputSchema: objectSchema([]string{"path", "exists"},
+				`"path": {"type": "string"}`,
+				`"exists": {"type": "boolean"}`,
+				`"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"],
+					"description": "Present when the path exists."}`,
+			),
 			Annotations: readOnlyHints("Does a path exist"),
 			Run:         jsonResult(),
 		},

@@ -19,24 +19,20 @@ func init() {
 			Description: "Walk a directory tree under the root and list the entries that pass every filter given: name (a glob on the entry's own name, e.g. \"*.log\"), type (file, directory, symlink), size bounds in bytes, modification age (modifiedWithin, a duration like \"24h\" or \"30m\"), and maxDepth (1: the directory's own entries). " +
 				"Prints one path per line, relative to the root, directories with a trailing /, in name order; the starting directory itself is not listed. " +
 				"Does not follow symlinks, skips directories named .git, visits at most 200000 entries and prints at most maxResults paths (default 1000, at most 10000) with a note giving the total. Prints \"[no matches]\" when nothing passed. Refuses paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propDirPath + `,
-					"name": {"type": "string", "minLength": 1, "maxLength": 4096,
-						"description": "Glob matched against each entry's name (not its path): * ? [abc] {a,b}."},
-					"type": {"type": "string", "enum": ["file", "directory", "symlink", "any"], "default": "any",
-						"description": "Only entries of this type."},
-					"minSize": {"type": "integer", "minimum": 0, "description": "Only entries of at least this many bytes."},
-					"maxSize": {"type": "integer", "minimum": 0, "description": "Only entries of at most this many bytes."},
-					"modifiedWithin": {"type": "string", "maxLength": 64, "pattern": "^[0-9][0-9.]*(ns|us|µs|ms|s|m|h)([0-9.]+(ns|us|µs|ms|s|m|h))*$",
-						"description": "Only entries modified less than this long ago: a Go duration such as \"90m\", \"24h\", \"1h30m\"."},
-					"maxDepth": {"type": "integer", "minimum": 1, "maximum": 1000,
-						"description": "How deep to descend: 1 lists the directory's own entries only. Default: no limit."},
-					` + propMaxResults(DefaultMaxResults, "Most paths to return.") + `
-				},
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema(nil,
+				propDirPath,
+				`"name": {"type": "string", "minLength": 1, "maxLength": 4096,
+					"description": "Glob matched against each entry's name (not its path): * ? [abc] {a,b}."}`,
+				`"type": {"type": "string", "enum": ["file", "directory", "symlink", "any"], "default": "any",
+					"description": "Only entries of this type."}`,
+				`"minSize": {"type": "integer", "minimum": 0, "description": "Only entries of at least this many bytes."}`,
+				`"maxSize": {"type": "integer", "minimum": 0, "description": "Only entries of at most this many bytes."}`,
+				`"modifiedWithin": {"type": "string", "maxLength": 64, "pattern": "^[0-9][0-9.]*(ns|us|µs|ms|s|m|h)([0-9.]+(ns|us|µs|ms|s|m|h))*$",
+					"description": "Only entries modified less than this long ago: a Go duration such as \"90m\", \"24h\", \"1h30m\"."}`,
+				`"maxDepth": {"type": "integer", "minimum": 1, "maximum": 1000,
+					"description": "How deep to descend: 1 lists the directory's own entries only. Default: no limit."}`,
+				propMaxResults(DefaultMaxResults, "Most paths to return."),
+			),
 			Annotations: readOnlyHints("Find files by name, type, size or age"),
 		},
 		Handler: rooted(fsFind),

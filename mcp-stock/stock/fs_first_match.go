@@ -13,24 +13,16 @@ func init() {
 			Title: "Find the first matching line",
 			Description: "Find the first line matching a regular expression in a file, or in the files under a directory taken in name order, and stop there: returns whether one was found and its path (relative to the root), line number and text (cut at 4096 bytes). " +
 				searchDoc,
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {` + searchProps + `},
-				"required": ["pattern"],
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"found": {"type": "boolean"},
-					"path": {"type": "string", "description": "File of the match, relative to the root."},
-					"line": {"type": "integer", "description": "Line number, from 1."},
-					"text": {"type": "string", "description": "The matching line."},
-					"complete": {"type": "boolean", "description": "When nothing was found: false if a walk or read limit stopped the search early."}
-				},
-				"required": ["found"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"pattern"},
+				searchProps,
+			),
+			OutputSchema: objectSchema([]string{"found"},
+				`"found": {"type": "boolean"}`,
+				`"path": {"type": "string", "description": "File of the match, relative to the root."}`,
+				`"line": {"type": "integer", "description": "Line number, from 1."}`,
+				`"text": {"type": "string", "description": "The matching line."}`,
+				`"complete": {"type": "boolean", "description": "When nothing was found: false if a walk or read limit stopped the search early."}`,
+			),
 			Annotations: readOnlyHints("Find the first matching line"),
 			Run:         jsonResult(),
 		},

@@ -20,17 +20,12 @@ func init() {
 			Description: "List the files and directories under a directory whose paths, relative to that directory, match a glob pattern: * and ? within one path element, ** across elements (\"**/*.go\", \"src/**/test_*.py\"), [abc] classes and {a,b} alternatives; * matches names starting with \".\" too. " +
 				"Prints one path per line, relative to the root, directories with a trailing /, in name order. " +
 				"Walks the tree without following symlinks and skips directories named .git (a pattern naming .git explicitly still reaches it); at most maxResults paths (default 1000, at most 10000) with a note giving the total, and at most 200000 entries visited. Prints \"[no matches]\" when nothing matched. Refuses paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"pattern": {"type": "string", "minLength": 1, "maxLength": 4096,
-						"description": "Glob pattern, relative to path, with / as separator."},
-					` + propDirPath + `,
-					` + propMaxResults(DefaultMaxResults, "Most paths to return.") + `
-				},
-				"required": ["pattern"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"pattern"},
+				`"pattern": {"type": "string", "minLength": 1, "maxLength": 4096,
+					"description": "Glob pattern, relative to path, with / as separator."}`,
+				propDirPath,
+				propMaxResults(DefaultMaxResults, "Most paths to return."),
+			),
 			Annotations: readOnlyHints("Find paths by glob"),
 		},
 		Handler: rooted(fsGlob),

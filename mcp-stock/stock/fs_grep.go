@@ -17,17 +17,13 @@ func init() {
 				"With context N, also the N lines before and after each match, as \"path-line-text\", with \"--\" between groups that are not adjacent. " +
 				searchDoc + " " +
 				"At most maxResults matching lines (default 1000, at most 10000) and maxBytes of output (default 262144, at most 1024000), with a note giving the total when cut; lines longer than 4096 bytes are cut and marked. Prints \"[no matches]\" when nothing matched.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {` + searchProps + `,
-					"context": {"type": "integer", "minimum": 0, "maximum": 20, "default": 0,
-						"description": "Lines of context to show before and after each match."},
-					` + propMaxResults(DefaultMaxResults, "Most matching lines to return.") + `,
-					` + propMaxBytes("Most bytes of output.") + `
-				},
-				"required": ["pattern"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"pattern"},
+				searchProps,
+				`"context": {"type": "integer", "minimum": 0, "maximum": 20, "default": 0,
+					"description": "Lines of context to show before and after each match."}`,
+				propMaxResults(DefaultMaxResults, "Most matching lines to return."),
+				propMaxBytes("Most bytes of output."),
+			),
 			Annotations: readOnlyHints("Search file contents"),
 		},
 		Handler: rooted(fsGrep),

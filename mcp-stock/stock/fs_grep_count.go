@@ -13,36 +13,27 @@ func init() {
 			Title: "Count matching lines",
 			Description: "Count the lines matching a regular expression in a file, or in every file under a directory: the total, and the count per file for files with at least one match (at most maxResults files listed, default 1000, at most 10000, and about 512 KiB of JSON; truncated says when more matched). " +
 				searchDoc,
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {` + searchProps + `,
-					` + propMaxResults(DefaultMaxResults, "Most files to list.") + `
-				},
-				"required": ["pattern"],
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"total": {"type": "integer", "description": "Matching lines in all files searched."},
-					"files": {"type": "array", "items": {
-						"type": "object",
-						"properties": {
-							"path": {"type": "string", "description": "Relative to the root."},
-							"count": {"type": "integer"}
-						},
-						"required": ["path", "count"],
-						"additionalProperties": false
-					}},
-					"matchingFiles": {"type": "integer", "description": "Files with at least one match."},
-					"filesSearched": {"type": "integer"},
-					"binarySkipped": {"type": "integer"},
-					"truncated": {"type": "boolean", "description": "Files with matches were left out of files."},
-					"complete": {"type": "boolean", "description": "False when a walk or read limit stopped the search early."}
-				},
-				"required": ["total", "files", "matchingFiles", "filesSearched", "binarySkipped", "truncated", "complete"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"pattern"},
+				searchProps,
+				propMaxResults(DefaultMaxResults, "Most files to list."),
+			),
+			OutputSchema: objectSchema([]string{"total", "files", "matchingFiles", "filesSearched", "binarySkipped", "truncated", "complete"},
+				`"total": {"type": "integer", "description": "Matching lines in all files searched."}`,
+				`"files": {"type": "array", "items": {
+					"type": "object",
+					"properties": {
+						"path": {"type": "string", "description": "Relative to the root."},
+						"count": {"type": "integer"}
+					},
+					"required": ["path", "count"],
+					"additionalProperties": false
+				}}`,
+				`"matchingFiles": {"type": "integer", "description": "Files with at least one match."}`,
+				`"filesSearched": {"type": "integer"}`,
+				`"binarySkipped": {"type": "integer"}`,
+				`"truncated": {"type": "boolean", "description": "Files with matches were left out of files."}`,
+				`"complete": {"type": "boolean", "description": "False when a walk or read limit stopped the search early."}`,
+			),
 			Annotations: readOnlyHints("Count matching lines"),
 			Run:         jsonResult(),
 		},

@@ -22,27 +22,17 @@ func init() {
 			Title: "Hash a file",
 			Description: "Compute a cryptographic digest of one file under the root, streaming it (any size; progress is reported for large files): sha256 (default), sha512, sha1 or md5, as lowercase hex, with the file size. " +
 				"sha1 and md5 are for matching published checksums only, not for security. Refuses directories, FIFOs, sockets, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"algorithm": {"type": "string", "enum": ["sha256", "sha512", "sha1", "md5"], "default": "sha256",
-						"description": "Digest algorithm."}
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string"},
-					"algorithm": {"type": "string", "enum": ["sha256", "sha512", "sha1", "md5"]},
-					"hash": {"type": "string", "pattern": "^[0-9a-f]+$"},
-					"size": {"type": "integer", "description": "Bytes hashed."}
-				},
-				"required": ["path", "algorithm", "hash", "size"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				`"algorithm": {"type": "string", "enum": ["sha256", "sha512", "sha1", "md5"], "default": "sha256",
+					"description": "Digest algorithm."}`,
+			),
+			OutputSchema: objectSchema([]string{"path", "algorithm", "hash", "size"},
+				`"path": {"type": "string"}`,
+				`"algorithm": {"type": "string", "enum": ["sha256", "sha512", "sha1", "md5"]}`,
+				`"hash": {"type": "string", "pattern": "^[0-9a-f]+$"}`,
+				`"size": {"type": "integer", "description": "Bytes hashed."}`,
+			),
 			Annotations: readOnlyHints("Hash a file"),
 			Run:         jsonResult(),
 		},

@@ -16,16 +16,11 @@ func init() {
 			Description: "Return the first lines of a text file under the root (default 10, at most 100000), reading only as much of the file as needed. " +
 				"Output is bounded by maxBytes (default 262144, at most 1024000) with a note when cut; lines longer than 4096 bytes are cut and marked. " +
 				"Refuses directories, binary files, FIFOs, sockets, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					` + propLines("How many lines to return from the start.") + `,
-					` + propMaxBytes("Most bytes of output.") + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				propLines("How many lines to return from the start."),
+				propMaxBytes("Most bytes of output."),
+			),
 			Annotations: readOnlyHints("First lines of a file"),
 		},
 		Handler: rooted(fsHead),

@@ -17,21 +17,16 @@ func init() {
 				"Reads the file only up to the last line wanted. At most 100000 lines per call (default end: start+1999) and maxBytes of output (default 262144, at most 1024000), with a note when cut; lines longer than 4096 bytes are cut and marked. " +
 				"A range past the end of the file says how many lines the file has. " +
 				"Refuses directories, binary files, FIFOs, sockets, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"start": {"type": "integer", "minimum": 1,
-						"description": "First line to return (1-based)."},
-					"end": {"type": "integer", "minimum": 1,
-						"description": "Last line to return (inclusive); default start+1999."},
-					"numbered": {"type": "boolean", "default": true,
-						"description": "Prefix each line with its number and a tab."},
-					` + propMaxBytes("Most bytes of output.") + `
-				},
-				"required": ["path", "start"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path", "start"},
+				propPath,
+				`"start": {"type": "integer", "minimum": 1,
+					"description": "First line to return (1-based)."}`,
+				`"end": {"type": "integer", "minimum": 1,
+					"description": "Last line to return (inclusive); default start+1999."}`,
+				`"numbered": {"type": "boolean", "default": true,
+					"description": "Prefix each line with its number and a tab."}`,
+				propMaxBytes("Most bytes of output."),
+			),
 			Annotations: readOnlyHints("Read a range of lines"),
 		},
 		Handler: rooted(fsLines),

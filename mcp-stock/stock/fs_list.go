@@ -17,39 +17,30 @@ func init() {
 			Description: "List the entries of one directory under the root (not recursive; use fs_find or fs_glob for trees), sorted by name, each with its type, size, permission bits, modification time and, for a symlink that stays inside the root, its target. " +
 				"At most maxResults entries (default 1000, at most 10000) and about 512 KiB of JSON; a longer listing says truncated and gives the total. " +
 				"hidden: false leaves out names starting with \".\". Refuses paths that leave the root and paths that are not directories.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propDirPath + `,
-					"hidden": {"type": "boolean", "default": true,
-						"description": "Include entries whose names start with \".\"."},
-					` + propMaxResults(DefaultMaxResults, "Most entries to return.") + `
-				},
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string", "description": "The directory, relative to the root."},
-					"entries": {"type": "array", "items": {
-						"type": "object",
-						"properties": {
-							"name": {"type": "string"},
-							"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]},
-							"size": {"type": "integer"},
-							"mode": {"type": "string", "description": "Permission bits in octal."},
-							"modTime": {"type": "string", "format": "date-time"},
-							"target": {"type": "string", "description": "Symlink target, when it stays inside the root."}
-						},
-						"required": ["name", "type"],
-						"additionalProperties": false
-					}},
-					"total": {"type": "integer", "description": "Number of entries (after the hidden filter)."},
-					"truncated": {"type": "boolean"}
-				},
-				"required": ["path", "entries", "total", "truncated"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema(nil,
+				propDirPath,
+				`"hidden": {"type": "boolean", "default": true,
+					"description": "Include entries whose names start with \".\"."}`,
+				propMaxResults(DefaultMaxResults, "Most entries to return."),
+			),
+			OutputSchema: objectSchema([]string{"path", "entries", "total", "truncated"},
+				`"path": {"type": "string", "description": "The directory, relative to the root."}`,
+				`"entries": {"type": "array", "items": {
+					"type": "object",
+					"properties": {
+						"name": {"type": "string"},
+						"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]},
+						"size": {"type": "integer"},
+						"mode": {"type": "string", "description": "Permission bits in octal."},
+						"modTime": {"type": "string", "format": "date-time"},
+						"target": {"type": "string", "description": "Symlink target, when it stays inside the root."}
+					},
+					"required": ["name", "type"],
+					"additionalProperties": false
+				}}`,
+				`"total": {"type": "integer", "description": "Number of entries (after the hidden filter)."}`,
+				`"truncated": {"type": "boolean"}`,
+			),
 			Annotations: readOnlyHints("List a directory"),
 			Run:         jsonResult(),
 		},

@@ -17,16 +17,11 @@ func init() {
 			Title: "Create a directory",
 			Description: "Create a directory under the root (mode 0755). With parents (the default) missing parent directories are created too and an existing directory is not an error, like mkdir -p; parents: false creates one directory and fails if it exists or its parent is missing. " +
 				"Refuses paths that leave the root, and a path where a file exists.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"parents": {"type": "boolean", "default": true,
-						"description": "Create missing parents and accept an existing directory (mkdir -p). Default true."}
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				`"parents": {"type": "boolean", "default": true,
+					"description": "Create missing parents and accept an existing directory (mkdir -p). Default true."}`,
+			),
 			Annotations: mutatingHints("Create a directory", false, true),
 		},
 		Handler: rooted(fsMkdir),

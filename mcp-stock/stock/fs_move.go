@@ -18,16 +18,11 @@ func init() {
 			Description: "Move or rename a file, directory or symlink (the link itself) under the root, atomically (rename(2)). " +
 				"destination is the full new path, not a directory to move into. An existing destination is refused unless overwrite: true, which replaces a file (a directory is never replaced). " +
 				"Refuses moving the root or a directory into itself, moves across file systems, and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propSource + `,
-					` + propDestination + `,
-					` + propOverwrite + `
-				},
-				"required": ["source", "destination"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"source", "destination"},
+				propSource,
+				propDestination,
+				propOverwrite,
+			),
 			Annotations: mutatingHints("Move or rename", true, false),
 		},
 		Handler: rooted(fsMove),

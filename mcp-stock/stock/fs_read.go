@@ -18,15 +18,10 @@ func init() {
 				"Reads at most maxBytes bytes (default 262144, at most 1024000); a longer file is cut at a character boundary and ends with a note like \"[truncated: 262144 of 5000000 bytes shown]\". " +
 				"Use fs_lines, fs_head, fs_tail or fs_slice for parts of large files. " +
 				"Invalid UTF-8 is shown as U+FFFD. Refuses directories, binary files (NUL bytes in the first 8000 bytes), FIFOs, sockets and devices, and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					` + propMaxBytes("Most bytes of the file to return.") + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				propMaxBytes("Most bytes of the file to return."),
+			),
 			Annotations: readOnlyHints("Read a text file"),
 		},
 		Handler: rooted(fsRead),

@@ -15,17 +15,12 @@ func init() {
 				"Returns the resolved path relative to the root (\".\" for the root itself), the absolute path, and whether it exists; a path whose last parts do not exist yet resolves too. " +
 				"Refuses a path that leaves the root, also through a symlink.",
 			InputSchema: pathOnlySchema,
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string", "description": "The path as given."},
-					"relative": {"type": "string", "description": "The resolved path, relative to the root."},
-					"absolute": {"type": "string", "description": "The resolved absolute path."},
-					"exists": {"type": "boolean"}
-				},
-				"required": ["path", "relative", "absolute", "exists"],
-				"additionalProperties": false
-			}`),
+			OutputSchema: objectSchema([]string{"path", "relative", "absolute", "exists"},
+				`"path": {"type": "string", "description": "The path as given."}`,
+				`"relative": {"type": "string", "description": "The resolved path, relative to the root."}`,
+				`"absolute": {"type": "string", "description": "The resolved absolute path."}`,
+				`"exists": {"type": "boolean"}`,
+			),
 			Annotations: readOnlyHints("Resolve a path"),
 			Run:         jsonResult(),
 		},

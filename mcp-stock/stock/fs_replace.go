@@ -18,22 +18,17 @@ func init() {
 			Description: "Replace an exact piece of text (not a pattern) in a file under the root, and write the file back atomically (temporary file + rename in the same directory), keeping its permission bits. " +
 				"By default old must occur exactly once: when it occurs more than once the call is refused, naming the lines, so that a model adds context to make it unique; set all: true to replace every occurrence, or expectedCount to state how many there must be. Text that does not occur is an error. " +
 				"Files of at most 8 MiB; binary files (with NUL bytes) are refused, and so are directories, FIFOs, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"old": {"type": "string", "minLength": 1, "maxLength": 1048576,
-						"description": "The exact text to find (whitespace and newlines count)."},
-					"new": {"type": "string", "maxLength": 8388608,
-						"description": "The replacement text; empty deletes old."},
-					"all": {"type": "boolean", "default": false,
-						"description": "Replace every occurrence. Default false: old must occur exactly once."},
-					"expectedCount": {"type": "integer", "minimum": 1, "maximum": 1000000,
-						"description": "Refuse unless old occurs exactly this many times; then replace them all."}
-				},
-				"required": ["path", "old", "new"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path", "old", "new"},
+				propPath,
+				`"old": {"type": "string", "minLength": 1, "maxLength": 1048576,
+					"description": "The exact text to find (whitespace and newlines count)."}`,
+				`"new": {"type": "string", "maxLength": 8388608,
+					"description": "The replacement text; empty deletes old."}`,
+				`"all": {"type": "boolean", "default": false,
+					"description": "Replace every occurrence. Default false: old must occur exactly once."}`,
+				`"expectedCount": {"type": "integer", "minimum": 1, "maximum": 1000000,
+					"description": "Refuse unless old occurs exactly this many times; then replace them all."}`,
+			),
 			Annotations: mutatingHints("Replace text in a file", true, false),
 		},
 		Handler: rooted(fsReplace),

@@ -21,34 +21,24 @@ func init() {
 				"Returns the data with the number of bytes returned (length), the file size and whether the end of the file was reached; an offset past the end returns no data. " +
 				"The encoded data is kept under about 512 KiB, so a large length may return fewer bytes (about 256 KiB in hex): continue at offset+length. " +
 				"Refuses directories, FIFOs, sockets, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"offset": {"type": "integer", "minimum": 0, "default": 0,
-						"description": "Byte offset to start at (0-based)."},
-					"length": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 4096,
-						"description": "How many bytes to read."},
-					"encoding": {"type": "string", "enum": ["text", "base64", "hex"], "default": "text",
-						"description": "How to return the bytes."}
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string"},
-					"offset": {"type": "integer", "description": "Offset of the first byte returned."},
-					"length": {"type": "integer", "description": "Number of bytes returned."},
-					"size": {"type": "integer", "description": "Size of the file in bytes."},
-					"eof": {"type": "boolean", "description": "Whether the slice reaches the end of the file."},
-					"encoding": {"type": "string", "enum": ["text", "base64", "hex"]},
-					"data": {"type": "string"}
-				},
-				"required": ["path", "offset", "length", "size", "eof", "encoding", "data"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				`"offset": {"type": "integer", "minimum": 0, "default": 0,
+					"description": "Byte offset to start at (0-based)."}`,
+				`"length": {"type": "integer", "minimum": 1, "maximum": 1024000, "default": 4096,
+					"description": "How many bytes to read."}`,
+				`"encoding": {"type": "string", "enum": ["text", "base64", "hex"], "default": "text",
+					"description": "How to return the bytes."}`,
+			),
+			OutputSchema: objectSchema([]string{"path", "offset", "length", "size", "eof", "encoding", "data"},
+				`"path": {"type": "string"}`,
+				`"offset": {"type": "integer", "description": "Offset of the first byte returned."}`,
+				`"length": {"type": "integer", "description": "Number of bytes returned."}`,
+				`"size": {"type": "integer", "description": "Size of the file in bytes."}`,
+				`"eof": {"type": "boolean", "description": "Whether the slice reaches the end of the file."}`,
+				`"encoding": {"type": "string", "enum": ["text", "base64", "hex"]}`,
+				`"data": {"type": "string"}`,
+			),
 			Annotations: readOnlyHints("Read a byte range of a file"),
 			Run:         jsonResult(),
 		},

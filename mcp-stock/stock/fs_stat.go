@@ -18,32 +18,22 @@ func init() {
 			Title: "File metadata",
 			Description: "Return the metadata of a file or directory under the root: type, size, permission bits, modification time, and for a symlink its target (by default the symlink itself is described; follow: true describes what it points to, which must stay inside the root). " +
 				"Reads no contents. Refuses paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"follow": {"type": "boolean", "default": false,
-						"description": "Describe the target of a symlink instead of the link."}
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"path": {"type": "string", "description": "The path as given."},
-					"name": {"type": "string", "description": "The last element of the path."},
-					"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]},
-					"size": {"type": "integer", "description": "Size in bytes."},
-					"mode": {"type": "string", "description": "Permission bits in octal, e.g. \"0644\"."},
-					"modeString": {"type": "string", "description": "ls -l style mode, e.g. \"-rw-r--r--\"."},
-					"modTime": {"type": "string", "format": "date-time", "description": "Modification time, RFC 3339, UTC."},
-					"links": {"type": "integer", "description": "Number of hard links."},
-					"target": {"type": "string", "description": "For a symlink: its target as stored, when it stays inside the root."}
-				},
-				"required": ["path", "name", "type", "size", "mode", "modeString", "modTime"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				`"follow": {"type": "boolean", "default": false,
+					"description": "Describe the target of a symlink instead of the link."}`,
+			),
+			OutputSchema: objectSchema([]string{"path", "name", "type", "size", "mode", "modeString", "modTime"},
+				`"path": {"type": "string", "description": "The path as given."}`,
+				`"name": {"type": "string", "description": "The last element of the path."}`,
+				`"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]}`,
+				`"size": {"type": "integer", "description": "Size in bytes."}`,
+				`"mode": {"type": "string", "description": "Permission bits in octal, e.g. \"0644\"."}`,
+				`"modeString": {"type": "string", "description": "ls -l style mode, e.g. \"-rw-r--r--\"."}`,
+				`"modTime": {"type": "string", "format": "date-time", "description": "Modification time, RFC 3339, UTC."}`,
+				`"links": {"type": "integer", "description": "Number of hard links."}`,
+				`"target": {"type": "string", "description": "For a symlink: its target as stored, when it stays inside the root."}`,
+			),
 			Annotations: readOnlyHints("File metadata"),
 			Run:         jsonResult(),
 		},

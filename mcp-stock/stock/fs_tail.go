@@ -18,16 +18,11 @@ func init() {
 				"Reads backwards from the end, so only the tail of a large file is read. " +
 				"Output is bounded by maxBytes (default 262144, at most 1024000): when the requested lines do not fit, the last lines that fit are shown after a note. Lines longer than 4096 bytes are cut and marked. " +
 				"Refuses directories, binary files, FIFOs, sockets, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					` + propLines("How many lines to return from the end.") + `,
-					` + propMaxBytes("Most bytes of the file to read from the end.") + `
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				propLines("How many lines to return from the end."),
+				propMaxBytes("Most bytes of the file to read from the end."),
+			),
 			Annotations: readOnlyHints("Last lines of a file"),
 		},
 		Handler: rooted(fsTail),

@@ -19,16 +19,11 @@ func init() {
 			Title: "Touch a file",
 			Description: "Set the modification and access times of a file or directory under the root to now (or to time, RFC 3339), creating an empty file (mode 0644) when nothing exists there, like touch. " +
 				"Never changes contents. A symlink inside the root is followed. Refuses FIFOs, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"time": {"type": "string", "format": "date-time", "maxLength": 64,
-						"description": "The time to set, RFC 3339 (e.g. \"2024-05-01T12:00:00Z\"). Default: now."}
-				},
-				"required": ["path"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path"},
+				propPath,
+				`"time": {"type": "string", "format": "date-time", "maxLength": 64,
+					"description": "The time to set, RFC 3339 (e.g. \"2024-05-01T12:00:00Z\"). Default: now."}`,
+			),
 			Annotations: mutatingHints("Touch a file", false, true),
 		},
 		Handler: rooted(fsTouch),

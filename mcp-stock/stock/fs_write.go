@@ -18,20 +18,15 @@ func init() {
 				"Creates the file when missing (mode 0644); an existing file keeps its permission bits; a symlink inside the root is followed. " +
 				"overwrite: false refuses an existing file; createDirs: true creates missing parent directories. " +
 				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					` + propPath + `,
-					"content": {"type": "string", "maxLength": 8388608,
-						"description": "The new contents, as text (UTF-8)."},
-					"overwrite": {"type": "boolean", "default": true,
-						"description": "Replace an existing file (default). false: fail when the file exists."},
-					"createDirs": {"type": "boolean", "default": false,
-						"description": "Create missing parent directories (mode 0755)."}
-				},
-				"required": ["path", "content"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"path", "content"},
+				propPath,
+				`"content": {"type": "string", "maxLength": 8388608,
+					"description": "The new contents, as text (UTF-8)."}`,
+				`"overwrite": {"type": "boolean", "default": true,
+					"description": "Replace an existing file (default). false: fail when the file exists."}`,
+				`"createDirs": {"type": "boolean", "default": false,
+					"description": "Create missing parent directories (mode 0755)."}`,
+			),
 			Annotations: mutatingHints("Write a file", true, true),
 		},
 		Handler: rooted(fsWrite),

@@ -141,6 +141,19 @@ const (
 		"description": "Directory, relative to the root (default: the root itself). Paths that leave the root are refused."}`
 )
 
+// objectSchema is the JSON Schema of an object with the properties props
+// (each a snippet `"name": {...}`, or a few joined by commas) and the
+// required ones listed, compacted like schema. It is closed
+// (additionalProperties: false): an input schema refuses an argument the
+// tool does not know, such as a misspelt one, instead of ignoring it.
+func objectSchema(required []string, props ...string) json.RawMessage {
+	s := `{"type": "object", "properties": {` + strings.Join(props, ",") + `}`
+	if len(required) > 0 {
+		s += `, "required": ["` + strings.Join(required, `", "`) + `"]`
+	}
+	return schema(s + `, "additionalProperties": false}`)
+}
+
 // propMaxBytes is the "maxBytes" argument of a tool whose text output is
 // capped by DefaultMaxBytes and MaxBytesLimit; description says what it
 // counts.
@@ -165,14 +178,9 @@ func propLines(description string) string {
 }
 
 // pathOnlySchema is the input schema of a tool whose one argument is path.
-var pathOnlySchema = schema(`{
-	"type": "object",
-	"properties": {
-		` + propPath + `
-	},
-	"required": ["path"],
-	"additionalProperties": false
-}`)
+var pathOnlySchema = objectSchema([]string{"path"},
+	propPath,
+)
 
 // pathArgs are the arguments of a tool whose one argument is path.
 type pathArgs struct {

@@ -35,35 +35,25 @@ func init() {
 				"The first word must be a bare program name on the allowlist (none when it is empty). Shells, interpreters (awk, sed, perl, python ...) and wrappers (env, xargs, sudo, timeout ...) are never run; options that make a program run another (find -exec/-delete, git -c/aliases/config, tar --to-command/-I, rsync -e, --upload-pack, --compress-program ...) are refused; any argument naming a place outside the root is refused. " +
 				"The program gets a minimal environment, no stdin, timeoutSeconds (default 30, at most 300) after which its process group is killed, and maxBytes of stdout and of stderr kept (default 64 KiB each). " +
 				"Returns stdout, stderr and the exit status; a non-zero exit or a kill is an error result.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"command": {"type": "string", "minLength": 1, "maxLength": 8192,
-						"description": "The command line, e.g. \"git log --oneline -n 5\" or \"grep -rn 'TODO' src\"."},
-					"timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 300, "default": 30,
-						"description": "Kill the command after this many seconds."},
-					"maxBytes": {"type": "integer", "minimum": 1, "maximum": 262144, "default": 65536,
-						"description": "Bytes of stdout, and of stderr, to return; the rest is counted and cut with a note."}
-				},
-				"required": ["command"],
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"argv": {"type": "array", "items": {"type": "string"}, "description": "The words the command line was split into."},
-					"exitCode": {"type": "integer", "description": "The exit status; -1 when killed by a signal."},
-					"signal": {"type": "string", "description": "The signal that killed the program, if any."},
-					"timedOut": {"type": "boolean", "description": "Killed because timeoutSeconds passed."},
-					"stdout": {"type": "string"},
-					"stderr": {"type": "string"},
-					"stdoutBytes": {"type": "integer", "description": "Bytes the program wrote to stdout (more than shown when truncated)."},
-					"stderrBytes": {"type": "integer", "description": "Bytes the program wrote to stderr."},
-					"truncated": {"type": "boolean", "description": "stdout or stderr was cut to maxBytes."}
-				},
-				"required": ["argv", "exitCode", "timedOut", "stdout", "stderr", "stdoutBytes", "stderrBytes", "truncated"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema([]string{"command"},
+				`"command": {"type": "string", "minLength": 1, "maxLength": 8192,
+					"description": "The command line, e.g. \"git log --oneline -n 5\" or \"grep -rn 'TODO' src\"."}`,
+				`"timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 300, "default": 30,
+					"description": "Kill the command after this many seconds."}`,
+				`"maxBytes": {"type": "integer", "minimum": 1, "maximum": 262144, "default": 65536,
+					"description": "Bytes of stdout, and of stderr, to return; the rest is counted and cut with a note."}`,
+			),
+			OutputSchema: objectSchema([]string{"argv", "exitCode", "timedOut", "stdout", "stderr", "stdoutBytes", "stderrBytes", "truncated"},
+				`"argv": {"type": "array", "items": {"type": "string"}, "description": "The words the command line was split into."}`,
+				`"exitCode": {"type": "integer", "description": "The exit status; -1 when killed by a signal."}`,
+				`"signal": {"type": "string", "description": "The signal that killed the program, if any."}`,
+				`"timedOut": {"type": "boolean", "description": "Killed because timeoutSeconds passed."}`,
+				`"stdout": {"type": "string"}`,
+				`"stderr": {"type": "string"}`,
+				`"stdoutBytes": {"type": "integer", "description": "Bytes the program wrote to stdout (more than shown when truncated)."}`,
+				`"stderrBytes": {"type": "integer", "description": "Bytes the program wrote to stderr."}`,
+				`"truncated": {"type": "boolean", "description": "stdout or stderr was cut to maxBytes."}`,
+			),
 			Annotations: &codec.ToolAnnotations{
 				Title:           "Run a command (no shell)",
 				ReadOnlyHint:    codec.Bool(false),

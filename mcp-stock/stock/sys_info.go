@@ -19,27 +19,18 @@ func init() {
 			Title: "System information",
 			Description: "Return non-secret facts about the machine the tools run on: operating system, CPU architecture, number of CPUs, the Go version mcp-stock was built with, and on Linux the uptime, load averages and total and available memory. " +
 				"Deliberately leaves out anything that identifies or exposes the host: no host name, user names, environment, network addresses, kernel version or process list.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {},
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"os": {"type": "string", "description": "GOOS, e.g. linux, darwin."},
-					"arch": {"type": "string", "description": "GOARCH, e.g. amd64, arm64."},
-					"cpus": {"type": "integer", "description": "Logical CPUs usable by the process."},
-					"goVersion": {"type": "string"},
-					"uptimeSeconds": {"type": "number", "description": "Seconds since boot (Linux)."},
-					"loadAverage": {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3,
-						"description": "1, 5 and 15 minute load averages (Linux)."},
-					"memTotalBytes": {"type": "integer", "description": "Physical memory (Linux)."},
-					"memAvailableBytes": {"type": "integer", "description": "Memory available for new work (Linux)."}
-				},
-				"required": ["os", "arch", "cpus", "goVersion"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema(nil),
+			OutputSchema: objectSchema([]string{"os", "arch", "cpus", "goVersion"},
+				`"os": {"type": "string", "description": "GOOS, e.g. linux, darwin."}`,
+				`"arch": {"type": "string", "description": "GOARCH, e.g. amd64, arm64."}`,
+				`"cpus": {"type": "integer", "description": "Logical CPUs usable by the process."}`,
+				`"goVersion": {"type": "string"}`,
+				`"uptimeSeconds": {"type": "number", "description": "Seconds since boot (Linux)."}`,
+				`"loadAverage": {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3,
+					"description": "1, 5 and 15 minute load averages (Linux)."}`,
+				`"memTotalBytes": {"type": "integer", "description": "Physical memory (Linux)."}`,
+				`"memAvailableBytes": {"type": "integer", "description": "Memory available for new work (Linux)."}`,
+			),
 			Annotations: readOnlyHints("System information"),
 			Run:         jsonResult(),
 		},

@@ -15,29 +15,20 @@ func init() {
 			Name:        "time_now",
 			Title:       "Current time",
 			Description: "Return the current time: RFC 3339 in UTC and in a time zone (an IANA name such as \"Europe/Paris\"; default UTC), Unix seconds and milliseconds, the zone's abbreviation and offset, and the weekday. Reads nothing else.",
-			InputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"timezone": {"type": "string", "minLength": 1, "maxLength": 64, "default": "UTC",
-						"description": "IANA time zone name, e.g. \"America/New_York\", or \"UTC\" or \"Local\" (the host's zone)."}
-				},
-				"additionalProperties": false
-			}`),
-			OutputSchema: schema(`{
-				"type": "object",
-				"properties": {
-					"utc": {"type": "string", "format": "date-time"},
-					"local": {"type": "string", "format": "date-time", "description": "The time in the requested zone."},
-					"timezone": {"type": "string"},
-					"abbreviation": {"type": "string", "description": "The zone's abbreviation at this time, e.g. CEST."},
-					"offsetSeconds": {"type": "integer", "description": "Offset from UTC in seconds."},
-					"unix": {"type": "integer", "description": "Seconds since 1970-01-01T00:00:00Z."},
-					"unixMillis": {"type": "integer"},
-					"weekday": {"type": "string"}
-				},
-				"required": ["utc", "local", "timezone", "abbreviation", "offsetSeconds", "unix", "unixMillis", "weekday"],
-				"additionalProperties": false
-			}`),
+			InputSchema: objectSchema(nil,
+				`"timezone": {"type": "string", "minLength": 1, "maxLength": 64, "default": "UTC",
+					"description": "IANA time zone name, e.g. \"America/New_York\", or \"UTC\" or \"Local\" (the host's zone)."}`,
+			),
+			OutputSchema: objectSchema([]string{"utc", "local", "timezone", "abbreviation", "offsetSeconds", "unix", "unixMillis", "weekday"},
+				`"utc": {"type": "string", "format": "date-time"}`,
+				`"local": {"type": "string", "format": "date-time", "description": "The time in the requested zone."}`,
+				`"timezone": {"type": "string"}`,
+				`"abbreviation": {"type": "string", "description": "The zone's abbreviation at this time, e.g. CEST."}`,
+				`"offsetSeconds": {"type": "integer", "description": "Offset from UTC in seconds."}`,
+				`"unix": {"type": "integer", "description": "Seconds since 1970-01-01T00:00:00Z."}`,
+				`"unixMillis": {"type": "integer"}`,
+				`"weekday": {"type": "string"}`,
+			),
 			Annotations: readOnlyHints("Current time"),
 			Run:         jsonResult(),
 		},
