@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-stock/shexec/shexectest"
 )
 
 // shPath is the PATH the sh_exec tests give the tool: the directories of
@@ -153,9 +154,8 @@ func TestShExecInjectionCorpus(t *testing.T) {
 			path += ":" + filepath.Dir(full)
 		}
 	}
-	allow := "echo,ls,find,git,tar,sort,make,rsync,sh,bash,env,xargs,awk,timeout,nice"
-	for _, cmd := range injectionCorpus(in, out) {
-		r := call(t, "sh_exec", root, argsJSON(t, "command", cmd, "timeoutSeconds", 5), "MCP_SH_ALLOW", allow, "PATH", path)
+	for _, cmd := range shexectest.InjectionCorpus(in, out, "canary") {
+		r := call(t, "sh_exec", root, argsJSON(t, "command", cmd, "timeoutSeconds", 5), "MCP_SH_ALLOW", shexectest.Allow, "PATH", path)
 		for _, c := range []string{in, out} {
 			if _, err := os.Lstat(c); err == nil {
 				t.Fatalf("%q created %s (exit %d, stdout %q, stderr %q)", cmd, c, r.Code, r.Stdout, r.Stderr)
@@ -168,63 +168,4 @@ func TestShExecInjectionCorpus(t *testing.T) {
 	if _, err := os.Stat(in); err != nil {
 		t.Errorf("control: touch canary did not create it: %v", err)
 	}
-}
-
-// injectionCorpus returns command lines that would create the canary in or
-// out if anything interpreted them.
-func injectionCorpus(in, out string) []string {
-	var cmds []string
-	for _, c := range []string{in, out, "canary"} {
-		cmds = append(cmds,
-			"touch "+c,
-			"/usr/bin/touch "+c,
-			"../../usr/bin/touch "+c,
-			"echo x; touch "+c,
-			"echo x;touch "+c,
-			"echo x && touch "+c,
-			"echo x || touch "+c,
-			"echo x | touch "+c,
-			"echo x & touch "+c,
-			"echo x > "+c,
-			"echo x >"+c,
-			"echo x >> "+c,
-			"echo x 1>"+c,
-			"echo x\ntouch "+c,
-			"echo x\rtouch "+c,
-			"echo $(touch "+c+")",
-			"echo `touch "+c+"`",
-			`echo "$(touch `+c+`)"`,
-			"echo \"`touch "+c+"`\"",
-			"echo ${x:-$(touch "+c+")}",
-			"(touch "+c+")",
-			"{ touch "+c+"; }",
-			"sh -c 'touch "+c+"'",
-			"bash -c 'touch "+c+"'",
-			"env touch "+c,
-			"xargs touch "+c,
-			"timeout 5 touch "+c,
-			"nice touch "+c,
-			"awk 'BEGIN{system(\"touch "+c+"\")}'",
-			"find . -exec touch "+c+" ';'",
-			"find . -execdir touch "+c+" '+'",
-			"find . -ok touch "+c+" ';'",
-			"find . -fprint "+c,
-			"git -c 'alias.x=!touch "+c+"' x",
-			"git -c core.pager='touch "+c+"' log",
-			"git --config-env=core.pager=X log",
-			"git clone --upload-pack='touch "+c+"' . x",
-			"git clone 'ext::sh -c touch% "+c+"' x",
-			"tar -cf a.tar --to-command='touch "+c+"' .",
-			"tar -c --use-compress-program='touch "+c+"' -f a.tar .",
-			"tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='touch "+c+"' .",
-			"sort --compress-program='touch "+c+"' x",
-			"make --eval='x:=$$(shell touch "+c+")'",
-			"make 'X=$(shell touch "+c+")'",
-			"rsync -e 'touch "+c+"' a b:c",
-			"rsync --rsh='touch "+c+"' a b",
-			"echo \\$(touch "+c+")",
-			"ls -la # ; touch "+c,
-		)
-	}
-	return cmds
 }
