@@ -57,8 +57,9 @@
 //
 // # Platforms
 //
-// Unix. On Linux 5.6 and later, opens and [Root.Resolve] of an existing
-// path use openat2; on older kernels, under a seccomp filter that refuses
+// Unix. On Linux 5.6 and later, opens of files (directories are opened by
+// os.Root, whose Files list entries safely) and [Root.Resolve] of an
+// existing path use openat2; on older kernels, under a seccomp filter that refuses
 // it, and elsewhere, os.Root and the package's own walker (lstat, readlink
 // and open of one component at a time, relative to held directory handles)
 // do the same job with the same answers.
