@@ -563,6 +563,13 @@ func TestInteropRouteGoSDKListChanged(t *testing.T) {
 				t.Fatalf("connect: %v", err)
 			}
 			defer cs.Close()
+			// mcp-route reads its tools in the background; tools/list waits
+			// for that first read. Without this, a busy machine can let the
+			// rename below land before the first read, and there is then no
+			// change to announce.
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
 			if err := os.Rename(filepath.Join(tools, ".hello"), filepath.Join(tools, "hello")); err != nil {
 				t.Fatal(err)
 			}
