@@ -182,15 +182,14 @@ func (w *Writer) WriteFrame(raw []byte) error {
 	return w.writeLine(b.Bytes())
 }
 
+// writeLine writes b and a newline; b must be a fresh slice nobody else holds.
 func (w *Writer) writeLine(b []byte) error {
 	if bytes.IndexByte(b, '\n') >= 0 {
 		// Compact JSON escapes newlines inside strings, so this means a
 		// broken MarshalJSON; refuse rather than split a frame.
 		return errors.New("codec: frame contains a raw newline")
 	}
-	line := make([]byte, len(b)+1)
-	copy(line, b)
-	line[len(b)] = '\n'
+	line := append(b, '\n') // b is ours: usually no copy
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, err := w.w.Write(line)
@@ -371,15 +370,17 @@ func decodeEnvelope(obj *envelope) (*Message, *DecodeError) {
 	if rawV == nil {
 		return nil, invalid(m.ID, `missing "jsonrpc": "2.0"`)
 	}
-	if string(rawV) != `"2.0"` && (rawV[0] != '"' || jsKey(rawV) != "2.0") {
-		return nil, invalid(m.ID, `"jsonrpc" must be "2.0", got %s`, truncate(rawV, 40))
+	if string(rawV) != `"2.0"` {
+		if v, _ := stringValue(rawV); v != "2.0" { // "2.0" escaped
+			return nil, invalid(m.ID, `"jsonrpc" must be "2.0", got %s`, truncate(rawV, 40))
+		}
 	}
 	m.JSONRPC = "2.0"
 	if raw := obj.method; raw != nil {
 		if raw[0] != '"' {
 			return nil, invalid(m.ID, "method must be a string, not %s", jsonKind(raw))
 		}
-		m.Method = jsKey(raw)
+		m.Method, _ = stringValue(raw)
 		if m.Method == "" {
 			return nil, invalid(m.ID, "method must not be empty")
 		}
@@ -394,6 +395,9 @@ func decodeEnvelope(obj *envelope) (*Message, *DecodeError) {
 				return nil, invalid(m.ID, "params must be an object, not %s", jsonKind(raw))
 			}
 			m.Params = bytes.Clone(raw)
+			if obj.paramsCompact {
+				m.compact = m.Params
+			}
 		}
 		return m, nil
 	}
@@ -415,6 +419,9 @@ func decodeEnvelope(obj *envelope) (*Message, *DecodeError) {
 			return nil, invalid(m.ID, "result must be an object, not %s", jsonKind(res))
 		}
 		m.Result = bytes.Clone(res)
+		if obj.resultCompact {
+			m.compact = m.Result
+		}
 	default:
 		e, err := decodeErrorObject(errRaw)
 		if err != "" {
@@ -429,8 +436,8 @@ func decodeErrorObject(raw json.RawMessage) (*Error, string) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, "error must be an object, not " + jsonKind(raw)
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
+	obj, ok := scanMembers(raw) // raw was validated with the frame
+	if !ok {
 		return nil, "error must be an object"
 	}
 	e := &Error{}
@@ -441,8 +448,7 @@ func decodeErrorObject(raw json.RawMessage) (*Error, string) {
 	if json.Unmarshal(code, &e.Code) != nil {
 		return nil, "error.code is out of range"
 	}
-	msg, ok := obj["message"]
-	if !ok || len(msg) == 0 || msg[0] != '"' || json.Unmarshal(msg, &e.Message) != nil {
+	if e.Message, ok = stringValue(obj["message"]); !ok {
 		return nil, "error.message must be a string"
 	}
 	if d, ok := obj["data"]; ok {

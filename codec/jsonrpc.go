@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 )
 
 // JSON-RPC 2.0 and MCP error codes.
@@ -131,7 +130,7 @@ func parseID(raw []byte, scanned bool) (ID, error) {
 	switch c := raw[0]; {
 	case c == '"':
 		if !scanned {
-			if end, err := jsString(raw, 0); err != nil || end != len(raw) {
+			if !jsValidString(raw) {
 				return ID{}, errors.New("id is not a valid JSON string")
 			}
 		}
@@ -243,7 +242,10 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 // Message is one JSON-RPC 2.0 message: a request (ID and Method), a
 // notification (Method, no ID), or a response (Result or Error, no Method).
 // Params and Result are raw JSON; decode them with json.Unmarshal into the MCP
-// types of this package.
+// types of this package. To change one, assign a new slice rather than edit
+// its bytes: MarshalJSON copies a value DecodeFrame checked and found
+// compact as it is, without checking it again, as long as the field still
+// holds that slice.
 type Message struct {
 	JSONRPC string // "2.0"; MarshalJSON always writes "2.0"
 	ID      *ID
@@ -251,6 +253,21 @@ type Message struct {
 	Params  json.RawMessage
 	Result  json.RawMessage
 	Error   *Error
+
+	// compact is the Params or Result slice DecodeFrame made, when the value
+	// had no white space outside its strings (see writeRaw).
+	compact []byte
+}
+
+// writeRaw writes raw (m's Params or Result) compact: copied when it is
+// still the valid compact value DecodeFrame gave m, else through
+// compactInto, which checks it.
+func (m *Message) writeRaw(b *bytes.Buffer, raw []byte) error {
+	if len(raw) > 0 && len(raw) == len(m.compact) && &raw[0] == &m.compact[0] {
+		b.Write(raw)
+		return nil
+	}
+	return compactInto(b, raw)
 }
 
 // IsRequest reports whether m is a request (a method and an id).
@@ -284,7 +301,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		b.Write(s)
 		if len(m.Params) > 0 {
 			b.WriteString(`,"params":`)
-			if err := compactInto(&b, m.Params); err != nil {
+			if err := m.writeRaw(&b, m.Params); err != nil {
 				return nil, fmt.Errorf("params: %w", err)
 			}
 		}
@@ -302,7 +319,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		b.WriteString(`,"result":`)
 		if len(m.Result) == 0 {
 			b.WriteString("{}")
-		} else if err := compactInto(&b, m.Result); err != nil {
+		} else if err := m.writeRaw(&b, m.Result); err != nil {
 			return nil, fmt.Errorf("result: %w", err)
 		}
 	}
@@ -395,10 +412,3 @@ func marshal(v any) ([]byte, error) {
 // Marshal encodes v as compact JSON without HTML escaping (the encoding every
 // frame uses). The result never contains a raw newline.
 func Marshal(v any) ([]byte, error) { return marshal(v) }
-
-func compactInto(b *bytes.Buffer, raw []byte) error {
-	if !utf8.Valid(raw) {
-		return errors.New("invalid UTF-8")
-	}
-	return json.Compact(b, raw)
-}

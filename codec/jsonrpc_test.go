@@ -214,3 +214,37 @@ func TestMessageValueMarshal(t *testing.T) {
 		t.Errorf("got %s %v", b, err)
 	}
 }
+
+// TestMarshalDecodedValues: a decoded compact value goes out byte for byte
+// (escapes, number spellings, member order), a spaced one compacted, and a
+// value assigned after decoding is checked again.
+func TestMarshalDecodedValues(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":"\u0031","method":"m","params":{"z":1E2,"a":"\u00e9 x","n":-0}}`: `{"jsonrpc":"2.0","id":"\u0031","method":"m","params":{"z":1E2,"a":"\u00e9 x","n":-0}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params": {"z" : [1, 2],` + "\t" + `"a":" "} }`:   `{"jsonrpc":"2.0","id":1,"method":"m","params":{"z":[1,2],"a":" "}}`,
+		`{"result":{"b":true,"a":null},"id":-0,"jsonrpc":"2.0"}`:                                `{"jsonrpc":"2.0","id":-0,"result":{"b":true,"a":null}}`,
+		`{"result":{"b" :true},"id":7,"jsonrpc":"2.0"}`:                                         `{"jsonrpc":"2.0","id":7,"result":{"b":true}}`,
+	} {
+		msgs, _, err := DecodeFrame([]byte(in), false)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, err := msgs[0].MarshalJSON()
+		if err != nil || string(got) != want {
+			t.Errorf("MarshalJSON(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	msgs, _, err := DecodeFrame([]byte(`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := msgs[0]
+	m.Result = json.RawMessage(`{"a":` + "\n" + `2}`)
+	if got, err := m.MarshalJSON(); err != nil || string(got) != `{"jsonrpc":"2.0","id":1,"result":{"a":2}}` {
+		t.Errorf("after assigning Result: %s, %v", got, err)
+	}
+	m.Result = json.RawMessage(`{"a":`)
+	if got, err := m.MarshalJSON(); err == nil {
+		t.Errorf("after assigning invalid Result: %s, want an error", got)
+	}
+}

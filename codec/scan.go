@@ -7,13 +7,36 @@ import (
 	"unicode/utf8"
 )
 
-// A small validating JSON scanner. DecodeFrame only needs the extent of each
-// top-level member; encoding/json would scan a frame twice (checkValid, then
-// skip) and not check UTF-8, so this single pass does both. FuzzScanJSON
-// checks it against json.Valid && utf8.Valid.
+// The package's one JSON scanner. It walks a value once and, on the way,
+// hands out the raw members of an object or elements of an array:
+//   - DecodeFrame validates a frame with it, UTF-8 included (encoding/json
+//     accepts invalid UTF-8 and replaces it), and takes the JSON-RPC members
+//     from the same pass (jsTop); encoding/json would scan twice;
+//   - compaction learns from it whether a value has any white space to
+//     remove (compactInto);
+//   - the MCP checks split objects and arrays with it (scanMembers,
+//     scanElements) in trusted mode: they walk values DecodeFrame has
+//     already validated, so strings are skipped to their closing quote with
+//     bytes.IndexByte (vectorised) instead of being checked byte by byte,
+//     which on a large tool result is most of the work. On invalid input the
+//     trusted mode still never panics or reads out of bounds; it may then
+//     accept what the validating mode refuses.
+//
+// FuzzScanJSON holds the validating mode to json.Valid && utf8.Valid (and
+// compactInto to json.Compact); FuzzScanMembers and FuzzScanElements hold
+// both modes to encoding/json's split of objects and arrays.
 
 // jsMaxDepth matches encoding/json's nesting limit.
 const jsMaxDepth = 10000
+
+type scanner struct {
+	b       []byte
+	trusted bool // b is known to be valid JSON: do not check strings
+	// wsEnd is the index just past the last run of white space skipped
+	// (outside strings), 0 if none: a value b[i:j] has white space in it
+	// exactly when wsEnd > i once it is scanned.
+	wsEnd int
+}
 
 type jsSyntaxError struct {
 	msg string
@@ -29,44 +52,50 @@ func jsErrAt(b []byte, i int, what string) *jsSyntaxError {
 	return &jsSyntaxError{fmt.Sprintf("invalid character %q %s", b[i], what), i}
 }
 
-func jsSkipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
+// ws returns the index of the first byte at or after i that is not white
+// space.
+func (s *scanner) ws(i int) int {
+	j := i
+	for j < len(s.b) {
+		switch s.b[j] {
 		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
+			j++
+			continue
 		}
+		break
 	}
-	return i
+	if j != i {
+		s.wsEnd = j
+	}
+	return j
 }
 
-// jsValid reports whether b is exactly one JSON value (white space around
-// allowed) in valid UTF-8.
-func jsValid(b []byte) error {
-	i := jsSkipWS(b, 0)
-	end, err := jsValue(b, i, 0)
+// whole checks that b is exactly one JSON value, white space around allowed.
+func (s *scanner) whole() error {
+	end, err := s.value(s.ws(0), 0)
 	if err != nil {
 		return err
 	}
-	if j := jsSkipWS(b, end); j != len(b) {
-		return jsErrAt(b, j, "after top-level value")
+	if j := s.ws(end); j != len(s.b) {
+		return jsErrAt(s.b, j, "after top-level value")
 	}
 	return nil
 }
 
-// jsValue checks the value starting at b[i] and returns the index just past it.
-func jsValue(b []byte, i, depth int) (int, error) {
+// value scans the value starting at b[i], inside depth containers, and
+// returns the index just past it.
+func (s *scanner) value(i, depth int) (int, error) {
+	b := s.b
 	if i >= len(b) {
 		return i, jsErrAt(b, i, "")
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return jsString(b, i)
+		return s.str(i)
 	case c == '{':
-		return jsObject(b, i, depth+1)
+		return s.object(i, depth+1, nil)
 	case c == '[':
-		return jsArray(b, i, depth+1)
+		return s.array(i, depth+1, nil)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return jsNumber(b, i)
 	case c == 't':
@@ -79,20 +108,15 @@ func jsValue(b []byte, i, depth int) (int, error) {
 	return i, jsErrAt(b, i, "looking for beginning of value")
 }
 
-func jsLiteral(b []byte, i int, lit string) (int, error) {
-	for k := 0; k < len(lit); k++ {
-		if i+k >= len(b) || b[i+k] != lit[k] {
-			return i + k, jsErrAt(b, i+k, "in literal "+lit)
-		}
-	}
-	return i + len(lit), nil
-}
-
-func jsObject(b []byte, i, depth int) (int, error) {
+// object scans the object starting at b[i] == '{', the depth-th container
+// from the top, and calls member (unless nil) with each key token (quotes
+// included) and the extent of its value, b[start:end], in order.
+func (s *scanner) object(i, depth int, member func(key []byte, start, end int)) (int, error) {
+	b := s.b
 	if depth > jsMaxDepth {
 		return i, &jsSyntaxError{"exceeded max depth", i}
 	}
-	i = jsSkipWS(b, i+1)
+	i = s.ws(i + 1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
@@ -100,57 +124,69 @@ func jsObject(b []byte, i, depth int) (int, error) {
 		if i >= len(b) || b[i] != '"' {
 			return i, jsErrAt(b, i, "looking for beginning of object key string")
 		}
-		end, err := jsString(b, i)
+		kend, err := s.str(i)
 		if err != nil {
-			return end, err
+			return kend, err
 		}
-		i = jsSkipWS(b, end)
+		key := b[i:kend]
+		i = s.ws(kend)
 		if i >= len(b) || b[i] != ':' {
 			return i, jsErrAt(b, i, "after object key")
 		}
-		i = jsSkipWS(b, i+1)
-		if i, err = jsValue(b, i, depth); err != nil {
+		i = s.ws(i + 1)
+		vstart := i
+		if i, err = s.value(i, depth); err != nil {
 			return i, err
 		}
-		i = jsSkipWS(b, i)
-		if i >= len(b) {
-			return i, jsErrAt(b, i, "")
+		if member != nil {
+			member(key, vstart, i)
 		}
-		switch b[i] {
-		case ',':
-			i = jsSkipWS(b, i+1)
-		case '}':
-			return i + 1, nil
-		default:
-			return i, jsErrAt(b, i, "after object key:value pair")
+		var done bool
+		if i, done, err = s.next(i, '}', "after object key:value pair"); done || err != nil {
+			return i, err
 		}
 	}
 }
 
-func jsArray(b []byte, i, depth int) (int, error) {
+// next scans what follows a member or an element: a comma and the white
+// space after it (the index of the next one), or the closing byte (the
+// index past it, and done).
+func (s *scanner) next(i int, closer byte, what string) (next int, done bool, err error) {
+	i = s.ws(i)
+	switch {
+	case i >= len(s.b):
+		return i, false, jsErrAt(s.b, i, "")
+	case s.b[i] == ',':
+		return s.ws(i + 1), false, nil
+	case s.b[i] == closer:
+		return i + 1, true, nil
+	}
+	return i, false, jsErrAt(s.b, i, what)
+}
+
+// array scans the array starting at b[i] == '[', the depth-th container
+// from the top, and calls elem (unless nil) with each element, in order.
+func (s *scanner) array(i, depth int, elem func(val []byte)) (int, error) {
+	b := s.b
 	if depth > jsMaxDepth {
 		return i, &jsSyntaxError{"exceeded max depth", i}
 	}
-	i = jsSkipWS(b, i+1)
+	i = s.ws(i + 1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil
 	}
 	for {
+		start := i
 		var err error
-		if i, err = jsValue(b, i, depth); err != nil {
+		if i, err = s.value(i, depth); err != nil {
 			return i, err
 		}
-		i = jsSkipWS(b, i)
-		if i >= len(b) {
-			return i, jsErrAt(b, i, "")
+		if elem != nil {
+			elem(b[start:i])
 		}
-		switch b[i] {
-		case ',':
-			i = jsSkipWS(b, i+1)
-		case ']':
-			return i + 1, nil
-		default:
-			return i, jsErrAt(b, i, "after array element")
+		var done bool
+		if i, done, err = s.next(i, ']', "after array element"); done || err != nil {
+			return i, err
 		}
 	}
 }
@@ -168,8 +204,28 @@ func jsIsHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// jsString checks the string starting at b[i] == '"'.
-func jsString(b []byte, i int) (int, error) {
+// str scans the string starting at b[i] == '"'.
+func (s *scanner) str(i int) (int, error) {
+	b := s.b
+	if s.trusted {
+		// The closing quote is the first one not escaped: find quotes with
+		// IndexByte and count the backslashes before each (the opening
+		// quote stops the count).
+		for start := i; ; {
+			j := bytes.IndexByte(b[i+1:], '"')
+			if j < 0 {
+				return len(b), jsErrAt(b, len(b), "")
+			}
+			i += 1 + j
+			n := 0
+			for k := i - 1; k > start && b[k] == '\\'; k-- {
+				n++
+			}
+			if n%2 == 0 {
+				return i + 1, nil
+			}
+		}
+	}
 	i++
 	for i < len(b) {
 		// Fast path: the run of plain ASCII that makes up most text.
@@ -215,6 +271,15 @@ func jsString(b []byte, i int) (int, error) {
 	return i, jsErrAt(b, i, "")
 }
 
+func jsLiteral(b []byte, i int, lit string) (int, error) {
+	for k := 0; k < len(lit); k++ {
+		if i+k >= len(b) || b[i+k] != lit[k] {
+			return i + k, jsErrAt(b, i+k, "in literal "+lit)
+		}
+	}
+	return i + len(lit), nil
+}
+
 func jsNumber(b []byte, i int) (int, error) {
 	if b[i] == '-' {
 		i++
@@ -256,13 +321,53 @@ func jsNumber(b []byte, i int) (int, error) {
 	return i, nil
 }
 
+// jsValid reports whether b is exactly one JSON value (white space around
+// allowed) in valid UTF-8.
+func jsValid(b []byte) error {
+	s := scanner{b: b}
+	return s.whole()
+}
+
+// jsValidString reports whether b is exactly one JSON string token in valid
+// UTF-8.
+func jsValidString(b []byte) bool {
+	if len(b) == 0 || b[0] != '"' {
+		return false
+	}
+	s := scanner{b: b}
+	end, err := s.str(0)
+	return err == nil && end == len(b)
+}
+
+// compactInto appends raw to b without insignificant white space, after
+// checking that it is one JSON value in valid UTF-8. A value without white
+// space outside its strings (what Marshal writes, and what most peers send)
+// is copied as it is: json.Compact would scan it a second time, byte by byte
+// through a state machine, to change nothing, and that was most of
+// mcp-frame's time. Member order and every byte of every string and number
+// (ids included) stay as they were.
+func compactInto(b *bytes.Buffer, raw []byte) error {
+	s := scanner{b: raw}
+	if err := s.whole(); err != nil {
+		return err
+	}
+	if s.wsEnd == 0 {
+		b.Write(raw)
+		return nil
+	}
+	return json.Compact(b, raw)
+}
+
 // envelope holds the raw values of the JSON-RPC members of an object; nil
 // means absent (a present value is never empty). Other members are skipped.
 type envelope struct {
 	jsonrpc, id, method, params, result, error []byte
+	// paramsCompact and resultCompact: that value has no white space
+	// outside its strings.
+	paramsCompact, resultCompact bool
 }
 
-func (e *envelope) set(key string, v []byte) {
+func (e *envelope) set(key string, v []byte, compact bool) {
 	switch key {
 	case "jsonrpc":
 		e.jsonrpc = v
@@ -271,117 +376,107 @@ func (e *envelope) set(key string, v []byte) {
 	case "method":
 		e.method = v
 	case "params":
-		e.params = v
+		e.params, e.paramsCompact = v, compact
 	case "result":
-		e.result = v
+		e.result, e.resultCompact = v, compact
 	case "error":
 		e.error = v
 	}
 }
 
-// jsTop scans b, which must hold one JSON value with optional white space
-// around it, in one pass. For an object it fills env with the JSON-RPC
+// jsTop validates b, which must hold one JSON value with optional white
+// space around it, in one pass. For an object it fills env with the JSON-RPC
 // members (the last of duplicate keys wins, as in encoding/json); for an
 // array, it returns the elements. isObj/isArr say which; other values are
 // only checked.
 func jsTop(b []byte, env *envelope) (elems [][]byte, isObj, isArr bool, err error) {
-	i := jsSkipWS(b, 0)
+	s := scanner{b: b}
+	i := s.ws(0)
 	if i >= len(b) {
 		return nil, false, false, jsErrAt(b, i, "")
 	}
+	var end int
 	switch b[i] {
 	case '{':
 		isObj = true
-		i = jsSkipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			i++
-			break
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return nil, true, false, jsErrAt(b, i, "looking for beginning of object key string")
-			}
-			kend, err := jsString(b, i)
-			if err != nil {
-				return nil, true, false, err
-			}
-			key := b[i:kend]
-			i = jsSkipWS(b, kend)
-			if i >= len(b) || b[i] != ':' {
-				return nil, true, false, jsErrAt(b, i, "after object key")
-			}
-			i = jsSkipWS(b, i+1)
-			vstart := i
-			if i, err = jsValue(b, i, 1); err != nil {
-				return nil, true, false, err
-			}
+		end, err = s.object(i, 1, func(key []byte, start, end int) {
+			compact := s.wsEnd <= start
 			if bytes.IndexByte(key, '\\') < 0 {
-				env.set(string(key[1:len(key)-1]), b[vstart:i]) // no allocation
+				env.set(string(key[1:len(key)-1]), b[start:end], compact) // no allocation
 			} else {
-				env.set(jsKey(key), b[vstart:i])
+				k, _ := stringValue(key)
+				env.set(k, b[start:end], compact)
 			}
-			i = jsSkipWS(b, i)
-			if i >= len(b) {
-				return nil, true, false, jsErrAt(b, i, "")
-			}
-			if b[i] == ',' {
-				i = jsSkipWS(b, i+1)
-				continue
-			}
-			if b[i] != '}' {
-				return nil, true, false, jsErrAt(b, i, "after object key:value pair")
-			}
-			i++
-			break
-		}
+		})
 	case '[':
 		isArr = true
 		elems = [][]byte{}
-		i = jsSkipWS(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			i++
-			break
-		}
-		for {
-			start := i
-			if i, err = jsValue(b, i, 1); err != nil {
-				return nil, false, true, err
-			}
-			elems = append(elems, b[start:i])
-			i = jsSkipWS(b, i)
-			if i >= len(b) {
-				return nil, false, true, jsErrAt(b, i, "")
-			}
-			if b[i] == ',' {
-				i = jsSkipWS(b, i+1)
-				continue
-			}
-			if b[i] != ']' {
-				return nil, false, true, jsErrAt(b, i, "after array element")
-			}
-			i++
-			break
-		}
+		end, err = s.array(i, 1, func(val []byte) { elems = append(elems, val) })
 	default:
-		if i, err = jsValue(b, i, 0); err != nil {
-			return nil, false, false, err
+		end, err = s.value(i, 0)
+	}
+	if err == nil {
+		if j := s.ws(end); j != len(b) {
+			err = jsErrAt(b, j, "after top-level value")
 		}
 	}
-	if j := jsSkipWS(b, i); j != len(b) {
-		return nil, isObj, isArr, jsErrAt(b, j, "after top-level value")
+	if err != nil {
+		return nil, isObj, isArr, err
 	}
 	return elems, isObj, isArr, nil
 }
 
-// jsKey returns the text of a scanned (valid) string token.
-func jsKey(tok []byte) string {
-	inner := tok[1 : len(tok)-1]
-	for _, c := range inner {
-		if c == '\\' {
-			var s string
-			_ = json.Unmarshal(tok, &s)
-			return s
-		}
+// scanMembers splits a JSON object that DecodeFrame has validated into its
+// members (trusted mode; see the top of this file). ok is false for anything
+// but one object.
+func scanMembers(raw []byte) (map[string]json.RawMessage, bool) {
+	s := scanner{b: raw, trusted: true}
+	i := s.ws(0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
 	}
-	return string(inner)
+	m := map[string]json.RawMessage{}
+	ok := true
+	end, err := s.object(i, 1, func(key []byte, start, end int) {
+		k, kok := stringValue(key)
+		ok = ok && kok
+		m[k] = raw[start:end]
+	})
+	if err != nil || !ok || s.ws(end) != len(raw) {
+		return nil, false
+	}
+	return m, true
+}
+
+// scanElements splits a JSON array that DecodeFrame has validated into its
+// elements (trusted mode). ok is false for anything but one array.
+func scanElements(raw []byte) ([]json.RawMessage, bool) {
+	s := scanner{b: raw, trusted: true}
+	i := s.ws(0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	var out []json.RawMessage
+	end, err := s.array(i, 1, func(val []byte) { out = append(out, val) })
+	if err != nil || s.ws(end) != len(raw) {
+		return nil, false
+	}
+	return out, true
+}
+
+// stringValue decodes a JSON string token (white space around allowed).
+func stringValue(raw []byte) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
