@@ -62,9 +62,10 @@ type InitializeResult struct {
 	Meta            map[string]any     `json:"_meta,omitempty"`
 }
 
-// DiscoverResult is the result of server/discover (2026-07-28).
+// DiscoverResult is the result of server/discover (2026-07-28). ResultType
+// may be left empty: DecorateResult (and NewResultFor) set it to "complete".
 type DiscoverResult struct {
-	ResultType        string             `json:"resultType"`
+	ResultType        string             `json:"resultType,omitempty"`
 	SupportedVersions []string           `json:"supportedVersions"`
 	Capabilities      ServerCapabilities `json:"capabilities"`
 	Instructions      string             `json:"instructions,omitempty"`

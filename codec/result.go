@@ -11,7 +11,9 @@ var modernOnlyResultKeys = []string{"resultType", "ttlMs", "cacheScope"}
 
 // DecorateResult marshals result (a result struct, a map, or json.RawMessage
 // holding an object) and fits it to revision rev:
-//   - modern revisions: sets resultType to "complete" unless present, and
+//   - modern revisions: sets resultType to "complete" unless it is set (an
+//     empty string or null counts as not set: no revision defines an empty
+//     result type, and a struct built without one marshals it as ""), and
 //     _meta["io.modelcontextprotocol/serverInfo"] to serverInfo (when its
 //     Name is set) unless present;
 //   - legacy revisions: drops resultType, ttlMs and cacheScope, which do not
@@ -32,7 +34,7 @@ func DecorateResult(rev string, serverInfo Implementation, result any) (json.Raw
 		return nil, fmt.Errorf("codec: result must be a JSON object")
 	}
 	if IsModernRevision(rev) {
-		if _, ok := obj["resultType"]; !ok {
+		if rt, ok := obj["resultType"]; !ok || string(rt) == `""` || string(rt) == "null" {
 			obj["resultType"] = json.RawMessage(`"complete"`)
 		}
 		if serverInfo.Name != "" {

@@ -152,7 +152,7 @@ func TestZeroValuesMarshalValid(t *testing.T) {
 	}{
 		{CallToolResult{}, `{"content":[]}`},
 		{ListToolsResult{}, `{"tools":[]}`},
-		{DiscoverResult{}, `{"resultType":"","supportedVersions":[],"capabilities":{},"ttlMs":0,"cacheScope":""}`},
+		{DiscoverResult{}, `{"supportedVersions":[],"capabilities":{},"ttlMs":0,"cacheScope":""}`},
 		{InitializeParams{}, `{"protocolVersion":"","capabilities":{},"clientInfo":{"name":"","version":""}}`},
 		{&CallToolResult{IsError: true}, `{"content":[],"isError":true}`},
 	}
@@ -165,5 +165,47 @@ func TestZeroValuesMarshalValid(t *testing.T) {
 	var r CallToolResult
 	if err := json.Unmarshal([]byte(`{"content":[{"type":"text","text":"x"}],"isError":true}`), &r); err != nil || !r.IsError || r.Text() != "x" {
 		t.Errorf("unmarshal after custom MarshalJSON: %+v %v", r, err)
+	}
+}
+
+// TestDecorateResultEmptyResultType: a result built without a resultType
+// (a struct whose field is "", a raw "" or null) gets "complete", as if the
+// member were missing; a set one is kept; legacy revisions drop it.
+func TestDecorateResultEmptyResultType(t *testing.T) {
+	disc := DiscoverResult{SupportedVersions: Revisions, TTLMs: 0, CacheScope: CacheScopePublic}
+	cases := []any{
+		disc,
+		struct {
+			ResultType string    `json:"resultType"` // no omitempty: marshals as ""
+			Content    []Content `json:"content"`
+		}{Content: []Content{TextContent("x")}},
+		json.RawMessage(`{"resultType":"","content":[]}`),
+		json.RawMessage(`{"resultType":null,"content":[]}`),
+	}
+	for _, c := range cases {
+		got, err := DecorateResult(Rev20260728, testServer, c)
+		if err != nil {
+			t.Fatalf("%T: %v", c, err)
+		}
+		if !strings.Contains(string(got), `"resultType":"complete"`) {
+			t.Errorf("%T: %s, want resultType complete", c, got)
+		}
+		legacy, err := DecorateResult(Rev20251125, testServer, c)
+		if err != nil || strings.Contains(string(legacy), "resultType") {
+			t.Errorf("%T legacy: %s %v", c, legacy, err)
+		}
+	}
+	disc.ResultType = ResultTypeInputRequired
+	if got, _ := DecorateResult(Rev20260728, testServer, disc); !strings.Contains(string(got), `"resultType":"input_required"`) {
+		t.Errorf("a set resultType was replaced: %s", got)
+	}
+	// The decorated discover result holds to the schema, and so does the
+	// message it goes out in.
+	m, err := NewResultFor(Rev20260728, testServer, IntID(1), DiscoverResult{SupportedVersions: Revisions, CacheScope: CacheScopePublic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckMessage(Rev20260728, FromServer, m, MethodDiscover); err != nil {
+		t.Errorf("decorated DiscoverResult: %v", err)
 	}
 }
