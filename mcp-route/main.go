@@ -17,7 +17,8 @@
 // TMPDIR, MCP_TOOL, MCP_ROOT, MCP_PROTOCOL_VERSION, MCP_ARG_<NAME>, and what
 // --env/--pass-env or the tool's "run" settings add: nothing else from the
 // host), the working directory at --root and fd 3 as a progress channel. A
-// tool's definition comes from a sidecar NAME.json or `NAME --mcp-describe`.
+// tool's definition comes from a sidecar NAME.json or `NAME --mcp-describe`,
+// whose output is kept across runs (--describe-cache) until the tool changes.
 // See DESIGN.md, "Tools as executables", and packages router, registry and
 // runner for the details.
 //
@@ -129,6 +130,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	grace := fs.Duration("grace", router.DefaultGrace, "SIGTERM→SIGKILL delay for a tool, and how long shutdown waits for running calls")
 	pageSize := fs.Int("page-size", router.DefaultPageSize, "tools per tools/list page")
 	poll := fs.Duration("poll", router.DefaultPoll, "how often tool directories are checked for changes (0 disables)")
+	describeCache := fs.String("describe-cache", "", "keep --mcp-describe outputs in `DIR` across runs; a changed tool is described again; '' turns it off (default $XDG_CACHE_HOME/mcpipe/describe or ~/.cache/mcpipe/describe, off when neither exists)")
 	describeTimeout := fs.Duration("describe-timeout", registry.DescribeTimeout, "time limit of one NAME --mcp-describe run (tools without a sidecar)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	usage := func(w io.Writer) {
@@ -211,6 +213,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 2
 	}
+	cacheDir := *describeCache
+	cacheSet := false
+	fs.Visit(func(f *flag.Flag) { cacheSet = cacheSet || f.Name == "describe-cache" })
+	if !cacheSet {
+		cacheDir, _ = registry.DefaultCacheDir() // "" (off) when there is none
+	}
+	if cacheDir != "" {
+		if abs, err := filepath.Abs(cacheDir); err == nil {
+			cacheDir = abs
+		}
+	}
 	var dirs []string
 	for _, d := range tools.vals {
 		if abs, err := filepath.Abs(d); err == nil {
@@ -227,13 +240,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		DescribeEnv:     slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
 		DescribeDir:     rootDir,
 		DescribeTimeout: *describeTimeout,
+		CacheDir:        cacheDir,
 		Logf:            logf,
 	})
 	pollEvery := *poll
 	if pollEvery == 0 {
 		pollEvery = -1 // router: < 0 disables
 	}
-	logf("%s %s serving %d tool dirs, root %s", prog, version, len(dirs), rootDir)
+	cacheNote := reg.CacheDir()
+	if cacheNote == "" {
+		cacheNote = "off"
+	}
+	logf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version, len(dirs), rootDir, cacheNote)
 	err = router.Serve(ctx, stdin, stdout, router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version},

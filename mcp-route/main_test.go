@@ -19,8 +19,16 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The default describe cache is under $XDG_CACHE_HOME: keep the tests'
+	// own entries out of the user's.
+	xdg, err := os.MkdirTemp("", "mcp-route-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", xdg)
 	code := m.Run()
 	testbin.Cleanup()
+	os.RemoveAll(xdg)
 	os.Exit(code)
 }
 
@@ -165,7 +173,7 @@ func TestBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--tools", dir, "--grace", "5s")
-	cmd.Env = append(os.Environ(), "MCP_ROUTE_TEST_SECRET=hunter2")
+	cmd.Env = append(os.Environ(), "MCP_ROUTE_TEST_SECRET=hunter2") // XDG_CACHE_HOME from TestMain
 	stdin, _ := cmd.StdinPipe()
 	stdoutR, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -250,5 +258,51 @@ func TestDescribeTimeoutFlag(t *testing.T) {
 	}
 	if code, _, errs := runWith(t, "", "--describe-timeout", "0s"); code != 2 || !strings.Contains(errs, "--describe-timeout") {
 		t.Errorf("--describe-timeout 0: code %d, stderr %q", code, errs)
+	}
+}
+
+// TestDescribeCacheFlag: --mcp-describe outputs are kept across runs (by
+// default under $XDG_CACHE_HOME, which TestMain points at a temporary
+// directory), --describe-cache DIR moves them, ” turns the cache off.
+func TestDescribeCacheFlag(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(t.TempDir(), "count")
+	tool := filepath.Join(dir, "d")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho x >> "+count+"\necho '{\"description\":\"described\"}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Installed a while ago: a tool changed just now is not cached.
+	ts := time.Now().Add(-time.Hour)
+	os.Chtimes(tool, ts, ts)
+	runs := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "x")
+	}
+	list := initLine + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	serve := func(args ...string) {
+		t.Helper()
+		code, out, errs := runWith(t, list, append([]string{"--tools", dir, "--log", filepath.Join(t.TempDir(), "log")}, args...)...)
+		if code != 0 || errs != "" || !strings.Contains(out, `"described"`) {
+			t.Fatalf("code %d, stdout %q, stderr %q", code, out, errs)
+		}
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	serve("--describe-cache", cache)
+	serve("--describe-cache", cache)
+	if n := runs(); n != 1 {
+		t.Errorf("--describe-cache DIR: %d describe runs, want 1", n)
+	}
+	serve("--describe-cache", "")
+	serve("--describe-cache", "")
+	if n := runs(); n != 3 {
+		t.Errorf("--describe-cache '': %d describe runs, want 3", n)
+	}
+	serve()
+	serve()
+	if n := runs(); n != 4 {
+		t.Errorf("default cache: %d describe runs, want 4", n)
+	}
+	if _, err := os.Stat(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "mcpipe", "describe")); err != nil {
+		t.Errorf("default cache dir: %v", err)
 	}
 }

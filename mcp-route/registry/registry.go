@@ -29,6 +29,12 @@
 // sidecar's size and mtime): a reload does not re-run unchanged tools, and
 // an unchanged bad definition is logged once, not at every reload.
 //
+// With Options.CacheDir, valid --mcp-describe outputs are also kept on disk
+// across runs, keyed by the executable's path and stamp (size, mode, mtime,
+// inode, device, ctime) and the describe environment: a new Registry (a new
+// mcp-route process, one per host connection) runs only the tools that
+// changed since. See diskcache.go for what the stamp cannot see.
+//
 // A Registry is safe for concurrent use: Tools and Lookup return immutable
 // snapshots, and Reload may run alongside them.
 package registry
@@ -95,6 +101,10 @@ type Options struct {
 	// DescribeTimeout bounds one `NAME --mcp-describe`; 0 means
 	// DescribeTimeout (the constant).
 	DescribeTimeout time.Duration
+	// CacheDir keeps --mcp-describe outputs across runs (see
+	// diskcache.go; DefaultCacheDir is mcp-route's default). "" turns the
+	// cache off; a directory that cannot be used is logged and ignored.
+	CacheDir string
 	// Logf receives one line per event (a tool left out, a reload); nil
 	// discards them.
 	Logf func(format string, args ...any)
@@ -103,6 +113,7 @@ type Options struct {
 // Registry holds the current tool set.
 type Registry struct {
 	opts Options
+	disk *diskCache // nil: no persistent describe cache
 
 	reloadMu    sync.Mutex // one Reload at a time
 	fingerprint string
@@ -121,6 +132,8 @@ type cachedDef struct {
 	// canceled: ctx ended before the definition was read; not a verdict
 	// on the tool, so it is neither logged nor cached.
 	canceled bool
+	// described: def is a fresh --mcp-describe output, for the disk cache.
+	described bool
 }
 
 // New returns an empty Registry; call Reload to fill it.
@@ -131,7 +144,24 @@ func New(opts Options) *Registry {
 	if opts.DescribeTimeout <= 0 {
 		opts.DescribeTimeout = DescribeTimeout
 	}
-	return &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
+	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
+	if opts.CacheDir != "" {
+		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir)
+		if err != nil {
+			opts.Logf("describe cache off: %v", err)
+		}
+		r.disk = d
+	}
+	return r
+}
+
+// CacheDir returns the describe cache directory in use: Options.CacheDir,
+// or "" when it is off or could not be used.
+func (r *Registry) CacheDir() string {
+	if r.disk == nil {
+		return ""
+	}
+	return r.disk.dir
 }
 
 // Tools returns the current tools sorted by name. The slice and the tools
@@ -207,7 +237,8 @@ func (r *Registry) Watch(ctx context.Context, interval time.Duration, onChange f
 
 type candidate struct {
 	dir, name, path string
-	stamp           string // size+mtime of the executable
+	stamp           string // stampOf the executable
+	mtime           time.Time
 }
 
 // scan lists the candidates of every directory and computes the
@@ -236,7 +267,7 @@ func (r *Registry) scan() (string, []candidate) {
 				fmt.Fprintf(&fp, "%q broken\n", name)
 				continue
 			}
-			stamp := fmt.Sprintf("%d %v %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+			stamp := stampOf(fi)
 			exe := fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 			// Contents matter only for executables and sidecars: a log
 			// file growing in the directory must not trigger reloads.
@@ -246,7 +277,7 @@ func (r *Registry) scan() (string, []candidate) {
 				fmt.Fprintf(&fp, "%q\n", name)
 			}
 			if exe {
-				cands = append(cands, candidate{dir: dir, name: name, path: path, stamp: stamp})
+				cands = append(cands, candidate{dir: dir, name: name, path: path, stamp: stamp, mtime: fi.ModTime()})
 			}
 		}
 	}
@@ -312,6 +343,9 @@ func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) 
 			logf(i, "tool %s left out: %s: %v", c.path, cd.source, err)
 			continue
 		}
+		if cd.described && r.disk != nil {
+			r.disk.put(c.path, c.stamp, c.mtime, cd.def, r.opts.Logf)
+		}
 		t.Path, t.Source = c.path, cd.source
 		if r.opts.ReadOnly && !readOnly(&t.Def) {
 			continue
@@ -358,6 +392,16 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 		return cd
 	}
 	cd.source = c.path + " --mcp-describe"
+	if r.disk != nil {
+		// An entry that no longer passes (the checks grew stricter since)
+		// is described again, so its log line tells the present story.
+		if def, ok := r.disk.get(c.path, c.stamp); ok {
+			if _, err := parseTool(def, c.name); err == nil {
+				cd.def = def
+				return cd
+			}
+		}
+	}
 	res := runner.Run(ctx, runner.Spec{
 		Path:      c.path,
 		Args:      []string{"--mcp-describe"},
@@ -376,7 +420,7 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 		cd.err = fmt.Errorf("no sidecar %s, and --mcp-describe failed: %s", filepath.Base(sidecar), res.Failure())
 		return cd
 	}
-	cd.def = res.Stdout
+	cd.def, cd.described = res.Stdout, true
 	return cd
 }
 

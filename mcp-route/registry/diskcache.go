@@ -1,0 +1,181 @@
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The describe cache keeps what `NAME --mcp-describe` printed across
+// mcp-route runs, so that a host starting a server per connection does not
+// run every tool once more before the first tools/list.
+//
+// One file per executable path (and describe environment and directory),
+// so the cache grows with the number of tools ever described, not with the
+// number of times they changed. It holds the executable's stamp when it was
+// described: size, mode, mtime, and on Linux inode, device and ctime,
+// following symlinks. An entry is used only when the stamp is still the
+// same, so a rebuilt, edited, replaced or re-linked tool is described again.
+// What the stamp cannot see is a describe output that depends on something
+// else (a file the tool reads, a program it calls): such a tool should ship
+// a sidecar, or the cache be turned off.
+//
+// Only definitions that parsed and validated are kept (a failing tool is
+// described, and logged, again at every start), and not when the
+// executable's mtime is less than racyWindow old: on a file system with
+// coarse timestamps, a write right after the stat could leave the stamp
+// unchanged.
+//
+// The directory is created 0700 and refused when it is not owned by the
+// effective user or is writable by group or others: a definition's "run"
+// object decides which variables reach the tool, so the cache is as
+// trusted as the tool directories.
+type diskCache struct {
+	dir  string
+	salt string // the describe environment and directory
+
+	mu         sync.Mutex
+	warnedOnce bool
+}
+
+const racyWindow = 3 * time.Second
+
+// cacheEntry is one file of the cache.
+type cacheEntry struct {
+	Path  string `json:"path"`
+	Salt  string `json:"salt"`
+	Stamp string `json:"stamp"`
+	Def   []byte `json:"def"` // base64 in the file: kept byte for byte
+}
+
+// openDiskCache prepares dir (creating it) for use as the describe cache.
+func openDiskCache(dir string, env []string, describeDir string) (*diskCache, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("%s: writable by group or others (mode %v)", dir, fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s: owned by uid %d, not by us", dir, st.Uid)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "dir %q\n", describeDir)
+	for _, kv := range env {
+		fmt.Fprintf(h, "env %q\n", kv)
+	}
+	return &diskCache{dir: dir, salt: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func (c *diskCache) file(path string) string {
+	sum := sha256.Sum256([]byte(c.salt + "\x00" + path))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:16])+".json")
+}
+
+// get returns the cached definition of the executable at path when it was
+// described with the same stamp.
+func (c *diskCache) get(path, stamp string) ([]byte, bool) {
+	f, err := os.Open(c.file(path))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	// base64 makes the definition 4/3 larger; the rest is small.
+	data, err := io.ReadAll(io.LimitReader(f, 2*MaxDefinition))
+	if err != nil {
+		return nil, false
+	}
+	var e cacheEntry
+	if json.Unmarshal(data, &e) != nil || e.Path != path || e.Salt != c.salt || e.Stamp != stamp || len(e.Def) == 0 {
+		return nil, false
+	}
+	return e.Def, true
+}
+
+// put stores def for the executable at path with stamp, unless the
+// executable changed too recently for its stamp to be trusted. A failure
+// is reported once; the cache is only an optimisation.
+func (c *diskCache) put(path, stamp string, mtime time.Time, def []byte, logf func(string, ...any)) {
+	if time.Since(mtime) < racyWindow {
+		return
+	}
+	data, err := json.Marshal(cacheEntry{Path: path, Salt: c.salt, Stamp: stamp, Def: def})
+	if err == nil {
+		err = c.write(c.file(path), data)
+	}
+	if err != nil {
+		c.mu.Lock()
+		first := !c.warnedOnce
+		c.warnedOnce = true
+		c.mu.Unlock()
+		if first {
+			logf("describe cache: %v", err)
+		}
+	}
+}
+
+// write replaces name atomically: readers (other mcp-route processes) see
+// the old entry or the new one, never a part.
+func (c *diskCache) write(name string, data []byte) error {
+	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// DefaultCacheDir is the describe cache mcp-route uses unless told
+// otherwise: $XDG_CACHE_HOME/mcpipe/describe, else
+// $HOME/.cache/mcpipe/describe. It is an error when neither is set, or when
+// the directory holding that cache base ($HOME, say) does not exist: a
+// made-up HOME (a sandbox, a service account) must not be created by us.
+func DefaultCacheDir() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(base) {
+		return "", errors.New("cache directory is not absolute: " + base)
+	}
+	if _, err := os.Stat(filepath.Dir(base)); err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "mcpipe", "describe"), nil
+}
+
+// stampOf is what the registry compares to tell that a file changed:
+// size, mode and mtime, plus inode, device and ctime where the platform
+// gives them (statExtra), so that a file replaced by another with the same
+// size and mtime (cp -p, a restored backup) still counts as changed.
+func stampOf(fi os.FileInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %v %d", fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+	b.WriteString(statExtra(fi))
+	return b.String()
+}
