@@ -310,11 +310,15 @@ func shape(rev string, t *registry.Tool, stdout []byte) (*codec.CallToolResult, 
 }
 
 // parseResult decodes a whole CallToolResult written by a tool and checks
-// its shape: codec.CheckMessage for the members every revision requires,
-// then the members each content type needs, which CheckMessage does not
-// look into (a deep check in codec would replace this switch).
+// its shape with codec.CheckMessage, the one place for the rule: content is
+// an array of blocks, each of a known type with the members that type
+// requires (text: text; image, audio: data and mimeType; resource_link: uri
+// and name; resource: resource.uri and its text or blob). It checks against
+// the newest legacy revision, which has every content type; the result is
+// fitted to the client's revision later (codec.CallToolResultFor).
 func parseResult(stdout []byte) (*codec.CallToolResult, error) {
 	v := bytes.TrimSpace(stdout)
+	// CheckMessage walks JSON that is known to be valid.
 	if len(v) == 0 || v[0] != '{' || !json.Valid(v) {
 		return nil, fmt.Errorf("not a JSON object: %s", snippet(v))
 	}
@@ -325,28 +329,6 @@ func parseResult(stdout []byte) (*codec.CallToolResult, error) {
 	r := new(codec.CallToolResult)
 	if err := json.Unmarshal(v, r); err != nil {
 		return nil, err
-	}
-	if r.Content == nil {
-		return nil, fmt.Errorf(`"content" must be an array`)
-	}
-	for i, c := range r.Content {
-		switch c.Type {
-		case codec.ContentText:
-		case codec.ContentImage, codec.ContentAudio:
-			if c.Data == "" || c.MimeType == "" {
-				return nil, fmt.Errorf("content[%d]: %s needs data and mimeType", i, c.Type)
-			}
-		case codec.ContentResourceLink:
-			if c.URI == "" || c.Name == "" {
-				return nil, fmt.Errorf("content[%d]: resource_link needs uri and name", i)
-			}
-		case codec.ContentResource:
-			if c.Resource == nil || c.Resource.URI == "" {
-				return nil, fmt.Errorf("content[%d]: resource needs resource.uri", i)
-			}
-		default:
-			return nil, fmt.Errorf("content[%d]: unknown type %q", i, c.Type)
-		}
 	}
 	r.ResultType = "" // the router decides: always "complete" for modern revisions
 	return r, nil
