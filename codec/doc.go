@@ -20,9 +20,30 @@
 // response with it. [ToolFor] and [CallToolResultFor] drop or convert what an
 // older revision does not define (tool titles and icons, audio and
 // resource_link blocks), so one tool list and one result serve every era.
-// [CheckMessage] applies the MCP rules of a revision to one decoded message
-// (which side may send a method, the required members of its params and
-// result), and [DeclaredRevision] tells which revision a message names.
+// [DeclaredRevision] tells which revision a message names.
+//
+// # MCP checks
+//
+// [CheckMessage] applies the MCP rules of a revision to one message that
+// [DecodeFrame] accepted: the method exists in that revision and is sent by
+// the right side, its params (and the result answering it) have the
+// required members with the right JSON types, content blocks are of a type
+// the revision defines with that type's members, and 2026-07-28 requests
+// carry their _meta protocol version and results their resultType. The
+// error is an [*Error], -32602 for bad params and -32600 for the rest, whose
+// message names the offending member. The rules are written from the
+// official schemas and tested against them both ways, erring towards
+// letting a message through: refusing one the schema accepts is a bug.
+//
+// A [Direction] says who sent the message: [FromClient], [FromServer], or
+// [FromAny] when the stream mixes both or the sender is unknown (then only
+// the rules every message follows apply; [ParseDirection] reads "client",
+// "server" or "any" from a flag). [IsKnownMethod] tells an MCP method from
+// an extension's, which passes with the envelope rules only. A response
+// is checked against the request it answers, named by the caller;
+// [GuessResultMethod] names it from the result's members for an observer
+// that sees only the server's side (content answers tools/call, tools
+// answers tools/list, and so on).
 //
 // # Framing
 //
@@ -53,6 +74,10 @@
 // without HTML escaping, in a single Write call under a mutex: it is safe for
 // concurrent use and concurrent frames never interleave. Use [Marshal]
 // (not json.Marshal, which escapes HTML) for any other JSON that goes out.
+// Params and results are written as they came, byte for byte (member order,
+// escapes and number spellings kept), when they hold no white space outside
+// strings; otherwise only that white space is removed. A compact decoded
+// message that goes back out unchanged is not scanned again.
 //
 // # Tools
 //
