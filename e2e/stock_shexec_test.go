@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpipe/mcpipe/mcp-stock/shexec/shexectest"
 )
 
 // shStructured is sh_exec's structuredContent.
@@ -118,9 +120,9 @@ func TestStockShExecInjection(t *testing.T) {
 		t.Skip("no touch in PATH")
 	}
 	f := newReadPackFixture(t)
-	s := shStart(t, f, "echo,ls,find,git,tar,sort,make,rsync,sh,bash,env,xargs,awk,timeout,nice")
+	s := shStart(t, f, shexectest.Allow)
 	in, out := filepath.Join(f.root, "canary"), filepath.Join(f.base, "canary")
-	for _, cmd := range shInjectionCorpus(in, out) {
+	for _, cmd := range shexectest.InjectionCorpus(in, out, "canary", "../canary") {
 		r := s.callTool("sh_exec", map[string]any{"command": cmd, "timeoutSeconds": 5})
 		for _, c := range []string{in, out} {
 			if _, err := os.Lstat(c); err == nil {
@@ -137,51 +139,4 @@ func TestStockShExecInjection(t *testing.T) {
 	if _, err := os.Stat(in); err != nil {
 		t.Errorf("control: no canary: %v", err)
 	}
-}
-
-// shInjectionCorpus returns command lines that would create the canary
-// (in or out, or "canary" relative to the root) if anything interpreted
-// them; mcp-stock/stock's unit test has the same list.
-func shInjectionCorpus(in, out string) []string {
-	var cmds []string
-	for _, c := range []string{in, out, "canary", "../canary"} {
-		cmds = append(cmds,
-			"touch "+c,
-			"/usr/bin/touch "+c,
-			"echo x; touch "+c,
-			"echo x && touch "+c,
-			"echo x || touch "+c,
-			"echo x | touch "+c,
-			"echo x & touch "+c,
-			"echo x > "+c,
-			"echo x >"+c,
-			"echo x 2>"+c,
-			"echo x\ntouch "+c,
-			"echo $(touch "+c+")",
-			"echo `touch "+c+"`",
-			`echo "$(touch `+c+`)"`,
-			"(touch "+c+")",
-			"sh -c 'touch "+c+"'",
-			"bash -c 'touch "+c+"'",
-			"env touch "+c,
-			"xargs touch "+c,
-			"timeout 5 touch "+c,
-			"nice touch "+c,
-			"awk 'BEGIN{system(\"touch "+c+"\")}'",
-			"find . -exec touch "+c+" ';'",
-			"find . -execdir touch "+c+" '+'",
-			"find . -fprint "+c,
-			"git -c 'alias.x=!touch "+c+"' x",
-			"git clone --upload-pack='touch "+c+"' . x",
-			"git clone 'ext::sh -c touch% "+c+"' x",
-			"tar -cf a.tar --to-command='touch "+c+"' .",
-			"tar -c --use-compress-program='touch "+c+"' -f a.tar .",
-			"tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='touch "+c+"' .",
-			"sort --compress-program='touch "+c+"' hello.txt",
-			"make 'X=$(shell touch "+c+")'",
-			"rsync -e 'touch "+c+"' a b:c",
-			"ls # ; touch "+c,
-		)
-	}
-	return cmds
 }
