@@ -35,6 +35,10 @@ import (
 // coarse timestamps, a write right after the stat could leave the stamp
 // unchanged.
 //
+// Entries not used for pruneAfter (a tool deleted, a temporary directory
+// gone) are removed when a Registry opens the cache; a used entry's mtime
+// is refreshed at most once a day, so a plain start writes nothing.
+//
 // The directory is created 0700 and refused when it is not owned by the
 // effective user or is writable by group or others: a definition's "run"
 // object decides which variables reach the tool, so the cache is as
@@ -47,7 +51,11 @@ type diskCache struct {
 	warnedOnce bool
 }
 
-const racyWindow = 3 * time.Second
+const (
+	racyWindow = 3 * time.Second
+	pruneAfter = 30 * 24 * time.Hour
+	touchAfter = 24 * time.Hour
+)
 
 // cacheEntry is one file of the cache.
 type cacheEntry struct {
@@ -75,6 +83,7 @@ func openDiskCache(dir string, env []string, describeDir string) (*diskCache, er
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		return nil, fmt.Errorf("%s: owned by uid %d, not by us", dir, st.Uid)
 	}
+	prune(dir)
 	h := sha256.New()
 	fmt.Fprintf(h, "dir %q\n", describeDir)
 	for _, kv := range env {
@@ -105,7 +114,30 @@ func (c *diskCache) get(path, stamp string) ([]byte, bool) {
 	if json.Unmarshal(data, &e) != nil || e.Path != path || e.Salt != c.salt || e.Stamp != stamp || len(e.Def) == 0 {
 		return nil, false
 	}
+	if fi, err := f.Stat(); err == nil && time.Since(fi.ModTime()) > touchAfter {
+		now := time.Now()
+		os.Chtimes(f.Name(), now, now) // still in use: keep it from prune
+	}
 	return e.Def, true
+}
+
+// prune removes entries (and temporary files a crash left) not used for
+// pruneAfter. Errors are ignored: another mcp-route may prune at the same
+// time, and a file left over costs only space.
+func prune(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || !(strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".tmp-")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > pruneAfter {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
 }
 
 // put stores def for the executable at path with stamp, unless the

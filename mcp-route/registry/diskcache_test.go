@@ -163,3 +163,42 @@ func TestDefaultCacheDir(t *testing.T) {
 		t.Errorf("without HOME: %q", d)
 	}
 }
+
+// TestDiskCachePrune: entries unused for pruneAfter go when a Registry
+// opens the cache; a used one is kept (its mtime refreshed), and files the
+// cache did not write are left alone.
+func TestDiskCachePrune(t *testing.T) {
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	count := filepath.Join(t.TempDir(), "count")
+	describeTool(t, filepath.Join(dir, "d"), count, "one")
+	fresh(t, dir, cache)
+	ents, _ := os.ReadDir(cache)
+	if len(ents) != 1 {
+		t.Fatalf("%d entries, want 1", len(ents))
+	}
+	used := filepath.Join(cache, ents[0].Name())
+	stale := filepath.Join(cache, "0123456789abcdef0123456789abcdef.json")
+	other := filepath.Join(cache, "README")
+	for _, f := range []string{stale, other} {
+		os.WriteFile(f, []byte("{}"), 0o600)
+	}
+	long := time.Now().Add(-pruneAfter + time.Hour) // used, close to pruning
+	os.Chtimes(used, long, long)
+	r, _ := fresh(t, dir, cache)
+	if desc(r, "d") != "one" || runs(t, count) != 1 {
+		t.Fatalf("cached entry not used: %q, %d runs", desc(r, "d"), runs(t, count))
+	}
+	older := time.Now().Add(-pruneAfter - time.Hour)
+	for _, f := range []string{stale, other} {
+		os.Chtimes(f, older, older)
+	}
+	fresh(t, dir, cache) // prunes
+	for f, want := range map[string]bool{used: true, stale: false, other: true} {
+		if _, err := os.Stat(f); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(f), err == nil, want)
+		}
+	}
+	if runs(t, count) != 1 {
+		t.Errorf("the used entry was pruned: %d runs", runs(t, count))
+	}
+}
