@@ -85,6 +85,13 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if len(ack.notifications) != 1 || ack.notifications["toolsListChanged"] != true {
 		t.Errorf("honoured %v, want only toolsListChanged", ack.notifications)
 	}
+	// The first read of the tools runs in the background and tools/list
+	// waits for it: without this list, the tool added below could land
+	// before that read, and there would be no change to announce.
+	h.send(modernListLine("0"))
+	if m := h.recvMsg("tools/list"); string(m.ID) != "0" {
+		t.Fatalf("want the tools/list answer, got %+v", m)
+	}
 	// No polling here: tools/list re-reads the directory and finds the
 	// change, which goes out on the subscription before the list.
 	tool(t, dir, "added", `echo added`, simpleDef(""))
