@@ -416,6 +416,13 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 	if err := c.write(ctx, msg); err != nil {
 		if ctx.Err() != nil {
 			c.forget(id, true)
+			if cancellable {
+				// The request may have gone out as ctx ended (or may still
+				// go out: the abandoned write goes on), so the server is
+				// told; a cancellation of an id it never saw is ignored.
+				// Not waited for: the writer may be stuck behind that write.
+				c.sendCancelled(id, ctx.Err(), false)
+			}
 			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 		}
 		c.forget(id, false)
@@ -441,12 +448,25 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 	case <-ctx.Done():
 		c.forget(id, true)
 		if cancellable {
-			if n, err := codec.NewNotification(codec.MethodCancelled, codec.CancelledParams{RequestID: &id, Reason: ctx.Err().Error()}); err == nil {
-				_ = c.w.Write(n)
-			}
+			c.sendCancelled(id, ctx.Err(), true)
 		}
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	}
+}
+
+// sendCancelled tells the server that request id is abandoned. With wait
+// false it writes from a goroutine, which ends when the write does (at the
+// latest when Stop closes the pipe).
+func (c *Client) sendCancelled(id codec.ID, reason error, wait bool) {
+	n, err := codec.NewNotification(codec.MethodCancelled, codec.CancelledParams{RequestID: &id, Reason: reason.Error()})
+	if err != nil {
+		return
+	}
+	if wait {
+		_ = c.w.Write(n)
+		return
+	}
+	go func() { _ = c.w.Write(n) }()
 }
 
 // write sends msg, giving up when ctx ends first: a server that stops
