@@ -61,8 +61,10 @@ Resolve each PATH (from the arguments, else one per line on standard input)
 under DIR and print it as an absolute path. A path that leads outside DIR -
 through "..", an absolute path elsewhere, or a symlink - is refused with
 "mcp-jail: PATH: path escapes root" on standard error; the rest go on.
-Existing symlinks are followed and must stay inside DIR; missing components
-are kept as written.
+Existing symlinks are followed and must stay inside DIR; a symlink with an
+absolute target is refused even when it points inside (the rule of the
+kernel's RESOLVE_BENEATH, which the stock tools' opens use too, so that what
+mcp-jail accepts they can open). Missing components are kept as written.
 
 Options:
   --root DIR   the jail root (required)
