@@ -819,6 +819,48 @@ func GuessResultMethod(m *Message) string {
 	return ""
 }
 
+// clientResultShapes maps a member only a client's result requires to the
+// server request it answers (legacy revisions: 2026-07-28 servers send no
+// requests), in the order GuessAnyResultMethod tries them.
+var clientResultShapes = []struct{ member, method string }{
+	{"model", "sampling/createMessage"},
+	{"action", "elicitation/create"},
+	{"roots", "roots/list"},
+}
+
+// GuessAnyResultMethod is GuessResultMethod for a stream of both sides whose
+// request is unknown (not seen, or refused): under rev, is the result a
+// server's or a client's? In a revision where clients answer requests (before
+// 2026-07-28), a result with a member only a client's result requires
+// (model: sampling/createMessage, action: elicitation/create, roots:
+// roots/list) is taken for that answer, so its content (an object in a
+// sampling result, form values in an elicitation result) is not checked as
+// a tool's; anything else is taken for a server's, as GuessResultMethod
+// tells.
+func GuessAnyResultMethod(rev string, m *Message) string {
+	if !m.IsResponse() || m.Error != nil {
+		return ""
+	}
+	if !IsSupportedRevision(rev) {
+		rev = LatestRevision
+	}
+	if !IsModernRevision(rev) {
+		res, ok := scanMembers(m.Result)
+		if !ok {
+			return ""
+		}
+		for _, s := range clientResultShapes {
+			if _, ok := res[s.member]; ok {
+				if methodRules[s.method].revs.has(rev) {
+					return s.method
+				}
+				return "" // a client's answer, to a request rev lacks
+			}
+		}
+	}
+	return GuessResultMethod(m)
+}
+
 // DeclaredRevision returns the protocol revision a message names, if any:
 //   - the protocolVersion an initialize request asks for;
 //   - the protocolVersion an initialize result grants (method is the request

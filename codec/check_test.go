@@ -431,6 +431,31 @@ func TestGuessResultMethod(t *testing.T) {
 	}
 }
 
+func TestGuessAnyResultMethod(t *testing.T) {
+	sampling := `{"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`
+	elicit := `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"name":"x"}}}`
+	for _, c := range []struct{ rev, line, want string }{
+		{codec.Rev20250618, sampling, "sampling/createMessage"},
+		{codec.Rev20250618, elicit, "elicitation/create"},
+		{codec.Rev20250326, elicit, ""}, // no elicitation yet: a client's answer all the same
+		{codec.Rev20241105, `{"jsonrpc":"2.0","id":1,"result":{"roots":[]}}`, "roots/list"},
+		{codec.Rev20241105, `{"jsonrpc":"2.0","id":1,"result":{"content":"nope"}}`, "tools/call"},
+		{codec.Rev20260728, sampling, "tools/call"}, // clients send no responses in 2026-07-28
+		{codec.Rev20260728, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`, "tools/list"},
+		{"1999-01-01", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`, "tools/list"},
+		{codec.Rev20241105, `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`, ""},
+		{codec.Rev20241105, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, ""},
+	} {
+		m, err := codec.DecodeMessage([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := codec.GuessAnyResultMethod(c.rev, m); got != c.want {
+			t.Errorf("GuessAnyResultMethod(%s, %s) = %q, want %q", c.rev, c.line, got, c.want)
+		}
+	}
+}
+
 func TestParseDirection(t *testing.T) {
 	for _, s := range []string{"any", "client", "server"} {
 		d, err := codec.ParseDirection(s)

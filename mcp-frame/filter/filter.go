@@ -50,9 +50,13 @@
 // On a stream of both sides (From codec.FromAny, e.g. a whole captured
 // session) the filter remembers the method of each request it passes (by id,
 // at most maxPending at a time), so the response it sees later is checked
-// against the result of that method. On one side only there is nothing to
-// pair with (the requests a side answers are on the other stream): a
-// server's results are taken for what their members say
+// against the result of that method. A response whose request it does not
+// know (not seen, forgotten, or refused as invalid) is taken for what its
+// members say (codec.GuessAnyResultMethod: a client's sampling, elicitation
+// or roots answer in a legacy revision, else as a server's result below), so
+// an invalid result never passes for want of its request. On one side only
+// there is nothing to pair with (the requests a side answers are on the
+// other stream): a server's results are taken for what their members say
 // (codec.GuessResultMethod: content means tools/call, tools means
 // tools/list, ...), a client's only by the rules every result follows.
 //
@@ -247,8 +251,8 @@ func (f *filter) frame(line int, data []byte) error {
 		}
 		switch {
 		case !m.IsResponse():
-		case f.opts.From == codec.FromAny && m.ID != nil:
-			methods[i] = f.pending[m.ID.Key()].method
+		case f.opts.From == codec.FromAny:
+			methods[i] = f.answered(m)
 		case f.opts.From == codec.FromServer:
 			methods[i] = codec.GuessResultMethod(m)
 		}
@@ -298,6 +302,21 @@ func (f *filter) frame(line int, data []byte) error {
 		return fmt.Errorf("write: %w", err)
 	}
 	return nil
+}
+
+// answered names the method of the request response m answers on a stream
+// of both sides: the pending request's, or, when there is none (never seen,
+// forgotten, or refused), the one its members tell, as on a server's side
+// only. Without the guess a result whose request was missing or refused
+// would be checked by the rules every result follows only, and a bad
+// tools/call result would pass through.
+func (f *filter) answered(m *codec.Message) string {
+	if m.ID != nil {
+		if p, ok := f.pending[m.ID.Key()]; ok {
+			return p.method
+		}
+	}
+	return codec.GuessAnyResultMethod(f.messageRev(m, ""), m)
 }
 
 // track updates the session and the pending requests after a valid message.

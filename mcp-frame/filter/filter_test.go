@@ -183,6 +183,24 @@ func TestBadFrames(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text"}]}}`, "tools/call result: missing content[0].text"},
 		{"server's tool list with a bad schema", legacy, codec.FromServer,
 			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x","inputSchema":{"type":"array"}}]}}`, `tools[0].inputSchema.type must be "object"`},
+		// On a stream of both sides a response whose request was not seen
+		// is checked by its members, as on a server's side only.
+		{"unpaired bad tool result, any side", legacy, codec.FromAny,
+			`{"jsonrpc":"2.0","id":4,"result":{"content":"bad"}}`, "tools/call result: content must be an array, not a string"},
+		{"unpaired bad modern tool result, any side", []string{codec.Rev20260728}, codec.FromAny,
+			`{"jsonrpc":"2.0","id":4,"result":{"content":"bad","resultType":"complete"}}`, "tools/call result: content must be an array, not a string"},
+		{"unpaired bad tool list, any side", nil, codec.FromAny,
+			`{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","tools":{}}}`, "tools/list result: tools must be an array"},
+		{"unpaired client's sampling result, any side", legacy, codec.FromAny,
+			`{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`, ""},
+		{"unpaired bad client's sampling result, any side", legacy, codec.FromAny,
+			`{"jsonrpc":"2.0","id":"s1","result":{"content":{"type":"text","text":"hi"},"model":"m"}}`, "sampling/createMessage result: missing role"},
+		{"unpaired client's elicitation result, any side", []string{codec.Rev20250618, codec.Rev20251125}, codec.FromAny,
+			`{"jsonrpc":"2.0","id":"s2","result":{"action":"accept","content":{"name":"x"}}}`, ""},
+		{"unpaired client's roots result, any side", legacy, codec.FromAny,
+			`{"jsonrpc":"2.0","id":"s3","result":{"roots":[{"uri":"file:///tmp"}]}}`, ""},
+		{"unpaired bad client's roots result, any side", legacy, codec.FromAny,
+			`{"jsonrpc":"2.0","id":"s3","result":{"roots":[{"name":"no uri"}]}}`, "roots/list result: missing roots[0].uri"},
 		{"initialize result without serverInfo", []string{codec.Rev20241105, codec.Rev20251125}, codec.FromServer,
 			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`, ""},
 	}
@@ -303,6 +321,44 @@ func TestPairsResponses(t *testing.T) {
 	_, reps, _ := runFilter(t, in, Options{From: codec.FromAny})
 	if len(reps) != 1 || reps[0].line != 4 || !strings.Contains(reps[0].reason, "tools/call result: missing content") {
 		t.Errorf("reports = %v", reps)
+	}
+}
+
+// TestRefusedRequestsAnswerChecked: a response to a request the filter
+// refused (so never paired) is still checked by its members: an invalid
+// result must not pass through for want of its request.
+func TestRefusedRequestsAnswerChecked(t *testing.T) {
+	modern := metaFor(codec.Rev20260728)
+	for _, c := range []struct {
+		name string
+		in   []string
+	}{
+		{"legacy", []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7}}`,
+			`{"jsonrpc":"2.0","id":4,"result":{"content":"bad"}}`,
+		}},
+		{"modern", []string{
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modern + `}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":0,"cacheScope":"public"}}`,
+			`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{` + modern + `,"name":7}}`,
+			`{"jsonrpc":"2.0","id":4,"result":{"content":"bad","resultType":"complete"}}`,
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, reps, st := runFilter(t, lines(c.in), Options{From: codec.FromAny})
+			if len(reps) != 2 || reps[0].line != 3 || reps[1].line != 4 ||
+				!strings.Contains(reps[1].reason, "tools/call result: content must be an array, not a string") {
+				t.Fatalf("reports = %v, want line 3 (the request) and line 4 (its bad result)", reps)
+			}
+			if want := lines(c.in[:2]); out != want {
+				t.Errorf("output = %q, want %q", out, want)
+			}
+			if st.Bad != 2 || st.Messages != 2 {
+				t.Errorf("stats = %+v", st)
+			}
+		})
 	}
 }
 
