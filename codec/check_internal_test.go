@@ -17,7 +17,7 @@ func TestKindOf(t *testing.T) {
 }
 
 // FuzzCheckMessage: whatever DecodeFrame accepts, CheckMessage,
-// DeclaredRevision and GuessResultMethod neither panic nor hang, for every
+// DeclaredRevision, GuessResultMethod and GuessAnyResultMethod neither panic nor hang, for every
 // revision and direction.
 func FuzzCheckMessage(f *testing.F) {
 	for _, s := range []string{
@@ -40,6 +40,7 @@ func FuzzCheckMessage(f *testing.F) {
 					_ = CheckMessage(rev, d, m, method)
 					_ = CheckMessage(rev, d, m, "")
 				}
+				_ = CheckMessage(rev, FromAny, m, GuessAnyResultMethod(rev, m))
 			}
 			DeclaredRevision(m, "")
 			DeclaredRevision(m, MethodInitialize)
