@@ -23,12 +23,16 @@
 // runner for the details.
 //
 // stdout carries only MCP messages; logs go to stderr or --log, one line per
-// event. EOF on stdin, SIGTERM or SIGINT: running calls get --grace to
+// event. By default stderr shows only what an operator must see: tools left
+// out and why, call failures worth a look (timeouts, kills, output caps, bad
+// results), errors and startup problems; a call that went fine, initialize
+// and shutdown are logged only with --verbose, or into a --log file, which
+// always gets every event. EOF on stdin, SIGTERM or SIGINT: running calls get --grace to
 // finish (their answers are still written), the rest are killed, exit 0.
 //
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
-// written); 1 when it cannot run (bad --root, unwritable --log, a skeleton
-// refused); 2 for a usage error.
+// written); 1 when it cannot run (bad --root, a --tools directory missing at
+// startup, unwritable --log, a skeleton refused); 2 for a usage error.
 package main
 
 import (
@@ -75,13 +79,18 @@ const usageText = `Usage:
 Every executable file in a --tools directory is a tool; its definition comes
 from a sidecar NAME.json or from NAME --mcp-describe.
 
+stderr shows only what needs a look: tools left out and why, failed calls
+worth a look (timeouts, kills, output caps, bad results), errors. --verbose
+logs every event; a --log FILE always gets every event.
+
 Flags:
 `
 
 const exitText = `
 Exit status:
   0  clean shutdown (stdin closed, SIGTERM or SIGINT), --help, --version
-  1  cannot run: bad --root, --log not writable, skeleton refused
+  1  cannot run: bad --root, a --tools directory missing, --log not writable,
+     skeleton refused
   2  usage error
 `
 
@@ -122,7 +131,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins)")
 	maxProcs := fs.Int("max-procs", router.DefaultMaxProcs, "tool processes running at once; further calls wait")
 	maxQueue := fs.Int("max-queue", router.DefaultMaxQueue, "calls that may wait for a process; beyond, a call gets an isError result \"server busy\" at once (0: none wait)")
-	logFile := fs.String("log", "", "append logs to `FILE` instead of stderr")
+	logFile := fs.String("log", "", "append logs to `FILE` instead of stderr, every event (as --verbose)")
+	verbose := fs.Bool("verbose", false, "log every event (a call that went fine, initialize, shutdown), not only what needs a look")
 	fs.Var(passEnv, "pass-env", "pass environment variable `NAME` from mcp-route's environment to every tool (repeatable)")
 	fs.Var(envs, "env", "set `NAME=VALUE` in every tool's environment (repeatable)")
 	name := fs.String("name", prog, "server name in serverInfo")
@@ -171,7 +181,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	logw := stderr
+	everything := *verbose
 	if *logFile != "" {
+		// A file the operator asked for: it gets every event.
+		everything = true
 		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -185,6 +198,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	logf := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		logger.Print(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg))
+	}
+	// debugf: routine events, shown only with --verbose or --log.
+	debugf := func(string, ...any) {}
+	if everything {
+		debugf = logf
 	}
 
 	rootDir := *root
@@ -226,10 +244,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var dirs []string
 	for _, d := range tools.vals {
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
 		}
-		dirs = append(dirs, d)
+		// A typo here would otherwise serve no tools and exit 0 later;
+		// only a directory that disappears while serving is logged and
+		// its tools dropped (the registry's poll).
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			why := "no such directory"
+			if err == nil {
+				why = "not a directory"
+			} else if !errors.Is(err, os.ErrNotExist) {
+				why = err.Error()
+			}
+			fmt.Fprintf(stderr, "%s: --tools %s: %s\n", prog, d, why)
+			return 1
+		}
+		dirs = append(dirs, abs)
 	}
 	if len(dirs) == 0 {
 		logf("no --tools directory: serving no tools")
@@ -242,6 +274,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		DescribeTimeout: *describeTimeout,
 		CacheDir:        cacheDir,
 		Logf:            logf,
+		Debugf:          debugf,
 	})
 	pollEvery := *poll
 	if pollEvery == 0 {
@@ -251,7 +284,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cacheNote == "" {
 		cacheNote = "off"
 	}
-	logf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version, len(dirs), rootDir, cacheNote)
+	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version, len(dirs), rootDir, cacheNote)
 	err = router.Serve(ctx, stdin, stdout, router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version},
@@ -267,12 +300,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logf:       logf,
+		Debugf:     debugf,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
-	logf("exit")
+	debugf("exit")
 	return 0
 }
 

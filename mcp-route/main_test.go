@@ -306,3 +306,85 @@ func TestDescribeCacheFlag(t *testing.T) {
 		t.Errorf("default cache dir: %v", err)
 	}
 }
+
+// TestToolsDirMustExist: a --tools directory missing at startup (a typo) is
+// "cannot run", not a server with no tools.
+func TestToolsDirMustExist(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	code, out, errs := runWith(t, "", "--tools", missing)
+	if want := "mcp-route: --tools " + missing + ": no such directory\n"; code != 1 || out != "" || errs != want {
+		t.Errorf("missing dir: code %d, stdout %q, stderr %q; want 1, %q", code, out, errs, want)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runWith(t, "", "--tools", t.TempDir()+":"+file)
+	if want := "mcp-route: --tools " + file + ": not a directory\n"; code != 1 || errs != want {
+		t.Errorf("a file: code %d, stderr %q; want 1, %q", code, errs, want)
+	}
+}
+
+// TestLogLevels: by default stderr shows only what needs a look (a tool
+// left out, a bad result); --verbose and --log show every event.
+func TestLogLevels(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"fine": "echo hi", "garbled": `printf 'ok\377'`, "broken": "true"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "fine.json"), []byte(`{"description":"d"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "garbled.json"), []byte(`{"description":"d"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"description":`), 0o644)
+	stdin := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fine"}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"garbled"}}
+`
+	needsLook := []string{"broken left out", "call 3 garbled: bad result"}
+	routine := []string{"serving", "initialize: protocol version", "call 2 fine: ok in", "shutting down", "exit"}
+	base := []string{"--tools", dir, "--describe-cache", ""}
+	check := func(what, log string, wantRoutine bool) {
+		t.Helper()
+		for _, s := range needsLook {
+			if !strings.Contains(log, s) {
+				t.Errorf("%s: no %q in the log:\n%s", what, s, log)
+			}
+		}
+		for _, s := range routine {
+			if strings.Contains(log, s) != wantRoutine {
+				t.Errorf("%s: %q in the log is %v, want %v:\n%s", what, s, !wantRoutine, wantRoutine, log)
+			}
+		}
+	}
+	answers := func(out string) {
+		t.Helper()
+		if n := strings.Count(out, "\n"); n != 3 {
+			t.Errorf("%d answers, want 3:\n%s", n, out)
+		}
+	}
+
+	code, out, errs := runWith(t, stdin, base...)
+	answers(out)
+	if code != 0 {
+		t.Errorf("default: exit %d", code)
+	}
+	check("default", errs, false)
+
+	code, out, errs = runWith(t, stdin, append(base, "--verbose")...)
+	answers(out)
+	if code != 0 {
+		t.Errorf("--verbose: exit %d", code)
+	}
+	check("--verbose", errs, true)
+
+	logFile := filepath.Join(t.TempDir(), "route.log")
+	code, out, errs = runWith(t, stdin, append(base, "--log", logFile)...)
+	answers(out)
+	b, err := os.ReadFile(logFile)
+	if code != 0 || errs != "" || err != nil {
+		t.Errorf("--log: exit %d, stderr %q, %v", code, errs, err)
+	}
+	check("--log", string(b), true)
+}

@@ -40,7 +40,7 @@ func runs(t *testing.T, count string) int {
 func fresh(t *testing.T, dir, cache string, env ...string) (*Registry, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
-	r := New(Options{Dirs: []string{dir}, Logf: lb.logf, CacheDir: cache,
+	r := New(Options{Dirs: []string{dir}, Logf: lb.logf, Debugf: lb.debugf, CacheDir: cache,
 		DescribeEnv: append([]string{"PATH=/usr/bin:/bin"}, env...)})
 	r.Reload(context.Background())
 	return r, lb

@@ -105,9 +105,14 @@ type Options struct {
 	// diskcache.go; DefaultCacheDir is mcp-route's default). "" turns the
 	// cache off; a directory that cannot be used is logged and ignored.
 	CacheDir string
-	// Logf receives one line per event (a tool left out, a reload); nil
-	// discards them.
+	// Logf receives one line per event an operator must see (a tool left
+	// out and why, an unreadable tool directory, the describe cache off);
+	// nil discards them.
 	Logf func(format string, args ...any)
+	// Debugf receives routine events (a reload, a load cut short at
+	// shutdown), which mcp-route shows only with --verbose or --log; nil
+	// discards them.
+	Debugf func(format string, args ...any)
 }
 
 // Registry holds the current tool set.
@@ -140,6 +145,9 @@ type cachedDef struct {
 func New(opts Options) *Registry {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Debugf == nil {
+		opts.Debugf = func(string, ...any) {}
 	}
 	if opts.DescribeTimeout <= 0 {
 		opts.DescribeTimeout = DescribeTimeout
@@ -213,7 +221,7 @@ func (r *Registry) Reload(ctx context.Context) (changed bool) {
 		r.byName[t.Def.Name] = t
 	}
 	if !first && changed {
-		r.opts.Logf("tools reloaded: %d tools", len(tools))
+		r.opts.Debugf("tools reloaded: %d tools", len(tools))
 	}
 	return changed
 }
@@ -318,7 +326,7 @@ func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) 
 		}
 	}
 	if canceled > 0 {
-		r.opts.Logf("tool loading cancelled at shutdown: %d of %d tools not read", canceled, len(cands))
+		r.opts.Debugf("tool loading cancelled at shutdown: %d of %d tools not read", canceled, len(cands))
 		return nil, false
 	}
 

@@ -43,7 +43,7 @@ func (s *server) call(rev string, id codec.ID, params json.RawMessage, ok func(a
 		return
 	}
 	if err := t.Input.Validate(args); err != nil {
-		s.opts.Logf("call %s %s: invalid arguments: %v", id, t.Def.Name, err)
+		s.opts.Debugf("call %s %s: invalid arguments: %v", id, t.Def.Name, err)
 		ok(codec.ErrorResult("invalid arguments: " + err.Error()))
 		return
 	}
@@ -123,18 +123,25 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 				msg = "canceled: server shutting down"
 			}
 		}
-		s.opts.Logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, oneLine(msg))
+		// A non-zero exit is how a tool reports an ordinary error to the
+		// model, and a cancelled call was asked for: routine. A timeout, a
+		// signal, an output cap or a tool that cannot start is worth a look.
+		logf := s.opts.Logf
+		if res.Err == nil && (res.Canceled || (!res.TimedOut && !res.OutputExceeded && res.Signal == 0)) {
+			logf = s.opts.Debugf
+		}
+		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, oneLine(msg))
 		return codec.ErrorResult(msg)
 	}
 	if len(res.Stderr) > 0 {
-		s.opts.Logf("call %s %s: stderr: %s", id, t.Def.Name, oneLine(runner.StderrTail(res.Stderr, 500)))
+		s.opts.Debugf("call %s %s: stderr: %s", id, t.Def.Name, oneLine(runner.StderrTail(res.Stderr, 500)))
 	}
 	result, err := shape(rev, t, res.Stdout)
 	if err != nil {
 		s.opts.Logf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
 		return codec.ErrorResult(err.Error())
 	}
-	s.opts.Logf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
+	s.opts.Debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
 	// A content type the client's revision lacks becomes a text block.
 	return codec.CallToolResultFor(rev, result)
 }

@@ -60,13 +60,16 @@ type harness struct {
 func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: dir, root: t.TempDir(), lines: make(chan []byte, 100), done: make(chan error, 1)}
+	// h.log has every event; routine ones (Debugf) are marked "debug: "
+	// so tests can tell what a quiet mcp-route would show.
 	logf := func(format string, args ...any) {
 		h.logMu.Lock()
 		h.log = append(h.log, fmt.Sprintf(format, args...))
 		h.logMu.Unlock()
 	}
+	debugf := func(format string, args ...any) { logf("debug: "+format, args...) }
 	opts := Options{
-		Registry:   registry.New(registry.Options{Dirs: []string{dir}, Logf: logf, DescribeEnv: []string{"PATH=/usr/bin:/bin"}}),
+		Registry:   registry.New(registry.Options{Dirs: []string{dir}, Logf: logf, Debugf: debugf, DescribeEnv: []string{"PATH=/usr/bin:/bin"}}),
 		ServerInfo: codec.Implementation{Name: "test-route", Version: "1.2.3"},
 		Root:       h.root,
 		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
@@ -74,6 +77,7 @@ func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 		Grace:      200 * time.Millisecond,
 		Poll:       -1,
 		Logf:       logf,
+		Debugf:     debugf,
 	}
 	if edit != nil {
 		edit(&opts)

@@ -57,7 +57,9 @@
 // queued and running calls finish for Options.Grace and writes their
 // responses, then kills the rest (their requests get an isError result
 // "canceled: server shutting down") and returns nil. Serve writes nothing but
-// protocol messages to its output; events go to Options.Logf, one line each.
+// protocol messages to its output; events go to Options.Logf (what an operator
+// must see: failures worth a look, errors) and Options.Debugf (routine events:
+// a call that went fine, initialize, shutdown), one line each.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
 // stream. The goroutine reading the input can outlive Serve when the input
@@ -109,7 +111,8 @@ type Options struct {
 	MaxFrame   int                              // optional: input frame cap, codec.DefaultMaxFrame
 	PageSize   int                              // optional: tools per tools/list page
 	Poll       time.Duration                    // optional: tool directory poll interval; < 0 disables polling
-	Logf       func(format string, args ...any) // optional: one line per event
+	Logf       func(format string, args ...any) // optional: one line per event an operator must see (timeouts, kills, output caps, bad results, errors)
+	Debugf     func(format string, args ...any) // optional: one line per routine event (a call ok, initialize, shutdown); nil drops them
 }
 
 func (o *Options) defaults() {
@@ -136,6 +139,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
+	}
+	if o.Debugf == nil {
+		o.Debugf = func(string, ...any) {}
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = func(string) (string, bool) { return "", false }
@@ -261,7 +267,7 @@ func (s *server) shutdown(reason string) {
 	s.shuttingDown = true
 	n := len(s.inflight)
 	s.mu.Unlock()
-	s.opts.Logf("shutting down (%s): %d calls pending", reason, n)
+	s.opts.Debugf("shutting down (%s): %d calls pending", reason, n)
 	done := make(chan struct{})
 	go func() {
 		s.calls.Wait()
@@ -434,7 +440,7 @@ var methods = map[string]bool{
 // else.
 func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec.Message)) {
 	if m.IsResponse() {
-		s.opts.Logf("ignored a response from the client (id %v): this server sends no requests", m.ID)
+		s.opts.Debugf("ignored a response from the client (id %v): this server sends no requests", m.ID)
 		return
 	}
 	rev, cerr := s.sess.Classify(m)
@@ -470,7 +476,7 @@ func (s *server) handle(ctx context.Context, m *codec.Message, reply func(*codec
 	}
 	switch m.Method {
 	case codec.MethodInitialize:
-		s.opts.Logf("initialize: protocol version %s", rev)
+		s.opts.Debugf("initialize: protocol version %s", rev)
 		ok(codec.InitializeResult{
 			ProtocolVersion: rev,
 			Capabilities:    s.capabilities(),
@@ -539,7 +545,7 @@ func (s *server) notification(m *codec.Message, cerr *codec.Error) {
 	}
 	switch m.Method {
 	case codec.MethodInitialized:
-		s.opts.Logf("client initialized (protocol version %s)", s.sess.Revision())
+		s.opts.Debugf("client initialized (protocol version %s)", s.sess.Revision())
 		s.mu.Lock()
 		early := s.changedEarly
 		s.changedEarly = false
@@ -563,13 +569,13 @@ func (s *server) notification(m *codec.Message, cerr *codec.Error) {
 		}
 		s.mu.Unlock()
 		if pc == nil {
-			s.opts.Logf("notifications/cancelled for %s: no such call in flight", p.RequestID)
+			s.opts.Debugf("notifications/cancelled for %s: no such call in flight", p.RequestID)
 			return
 		}
-		s.opts.Logf("call %s cancelled by the client: %s", p.RequestID, p.Reason)
+		s.opts.Debugf("call %s cancelled by the client: %s", p.RequestID, p.Reason)
 		pc.cancel()
 	default:
-		s.opts.Logf("ignored notification %s", m.Method)
+		s.opts.Debugf("ignored notification %s", m.Method)
 	}
 }
 

@@ -298,6 +298,29 @@ func TestCallFailures(t *testing.T) {
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("child processes left behind (zombies or alive): %v", kids)
 	}
+	// What a quiet mcp-route shows (Logf): failures worth a look. A
+	// non-zero exit (the tool's own error report) and a call that went
+	// fine are routine (Debugf), and so are initialize and shutdown.
+	important := map[string]bool{"segv": true, "slow": true, "flood": true, "badutf8": true,
+		"badjson": true, "badmcp": true, "badoutput": true}
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	for _, c := range cases {
+		var line string
+		for _, l := range h.log {
+			if strings.Contains(l, " "+c.tool+": ") {
+				line = l
+			}
+		}
+		if routine := strings.HasPrefix(line, "debug: "); line == "" || routine == important[c.tool] {
+			t.Errorf("%s: log line %q; want it routine (Debugf) = %v", c.tool, line, !important[c.tool])
+		}
+	}
+	for _, l := range h.log {
+		if (strings.Contains(l, "initialize") || strings.Contains(l, "shutting down")) && !strings.HasPrefix(l, "debug: ") {
+			t.Errorf("routine event logged as important: %q", l)
+		}
+	}
 }
 
 func TestNoDescriptorLeak(t *testing.T) {

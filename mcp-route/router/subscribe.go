@@ -93,11 +93,11 @@ func (s *server) listen(rev string, id codec.ID, params json.RawMessage, ok func
 	}
 	s.subs.mu.Unlock()
 	if !keep {
-		s.opts.Logf("subscription %s: nothing this server can notify of (asked for %s)", id, clip(filterJSON(p.Notifications)))
+		s.opts.Debugf("subscription %s: nothing this server can notify of (asked for %s)", id, clip(filterJSON(p.Notifications)))
 		ok(codec.NewSubscriptionsListenResult(id))
 		return
 	}
-	s.opts.Logf("subscription %s: open (tools list changes)", id)
+	s.opts.Debugf("subscription %s: open (tools list changes)", id)
 }
 
 // filterJSON is the filter as JSON, for the log.
@@ -137,7 +137,7 @@ func (s *server) cancelSubscription(id codec.ID, reason string) bool {
 	if sub == nil {
 		return false
 	}
-	s.opts.Logf("subscription %s: cancelled by the client: %s", sub.id, reason)
+	s.opts.Debugf("subscription %s: cancelled by the client: %s", sub.id, reason)
 	sub.reply(nil)
 	return true
 }
@@ -153,7 +153,7 @@ func (s *server) endSubscriptions() {
 	s.subs.mu.Unlock()
 	for _, k := range keys {
 		if sub := s.take(k); sub != nil {
-			s.opts.Logf("subscription %s: ended (server shutting down)", sub.id)
+			s.opts.Debugf("subscription %s: ended (server shutting down)", sub.id)
 			sub.ok(codec.NewSubscriptionsListenResult(sub.id))
 		}
 	}
