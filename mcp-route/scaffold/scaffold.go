@@ -9,8 +9,10 @@
 //	python  DIR/NAME (#!/usr/bin/env python3, mode 0755) that answers
 //	        --mcp-describe itself
 //	go      DIR/src/NAME/main.go using package mcp-route/tool, to be built
-//	        into DIR with `go build -o NAME ./src/NAME` (see Hint); a source
-//	        directory is not an executable file, so mcp-route skips it
+//	        into DIR/NAME (see Hint: Module is not on the module proxy, so
+//	        it builds inside a checkout or a module that replaces Module by
+//	        one); a source directory is not an executable file, so
+//	        mcp-route skips it
 //
 // Write refuses a name that the MCP tool-name rules reject (codec.ValidateToolName)
 // or that starts with "." (mcp-route ignores hidden files), an unknown
@@ -152,18 +154,21 @@ func render(tmpl, name string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Hint returns what to do next with the skeleton Write just wrote, in a
-// line or two for a person; for Go it is the build command.
+// Module is the Go module the Go skeleton imports. It is not on the Go
+// module proxy: a skeleton builds inside a checkout of it, or in a module of
+// its own whose go.mod replaces it with such a checkout.
+const Module = "github.com/mcpipe/mcpipe"
+
+// Hint returns what to do next with the skeleton Write just wrote, in a few
+// lines for a person. For Go it is how to build it, and it looks at the
+// files: when DIR is inside a module that can build it (github.com/mcpipe/mcpipe
+// itself, or one whose go.mod replaces it), one go build command; else the
+// commands that make DIR/src/NAME such a module (go mod init, a replace of
+// Module by a checkout, go mod tidy), since `go get` cannot fetch it.
 func Hint(dir, name, lang string) string {
 	switch lang {
 	case "go":
-		src := filepath.Join(dir, "src", name)
-		if !filepath.IsAbs(src) {
-			// go build takes a bare relative path for an import path.
-			src = "." + string(filepath.Separator) + src
-		}
-		return fmt.Sprintf("build it into %s with: go build -o %s %s",
-			dir, filepath.Join(dir, name), src)
+		return goHint(dir, name)
 	case "python":
 		return fmt.Sprintf("edit %s (DEFINITION and call), then serve it with: mcp-route --tools %s",
 			filepath.Join(dir, name), dir)
@@ -171,4 +176,79 @@ func Hint(dir, name, lang string) string {
 		return fmt.Sprintf("edit %s and its definition %s.json, then serve them with: mcp-route --tools %s",
 			filepath.Join(dir, name), filepath.Join(dir, name), dir)
 	}
+}
+
+func goHint(dir, name string) string {
+	src := filepath.Join(dir, "src", name)
+	out := filepath.Join(dir, name)
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		absDir = dir
+	}
+	if root := buildingModule(absDir); root != "" {
+		if wd, err := os.Getwd(); err == nil && within(root, wd) {
+			if !filepath.IsAbs(src) {
+				// go build takes a bare relative path for an import path.
+				src = "." + string(filepath.Separator) + src
+			}
+			return fmt.Sprintf("build it into %s with: go build -o %s %s", dir, out, src)
+		}
+		rel, err := filepath.Rel(root, filepath.Join(absDir, "src", name))
+		if err != nil {
+			rel = filepath.Join(absDir, "src", name)
+		}
+		return fmt.Sprintf("build it into %s from the module at %s with: cd %s && go build -o %s .%c%s",
+			dir, root, root, filepath.Join(absDir, name), filepath.Separator, rel)
+	}
+	absSrc := filepath.Join(absDir, "src", name)
+	return fmt.Sprintf(`build it with Go: %s is not on the module proxy (go get cannot fetch it), so make
+%s a module that uses a checkout of the mcpipe repository (/path/to/mcpipe below):
+  cd %s
+  go mod init %s
+  go mod edit -replace %s=/path/to/mcpipe
+  go mod tidy
+  go build -o %s .`, Module, absSrc, absSrc, name, Module, filepath.Join(absDir, name))
+}
+
+// buildingModule returns the root of the module enclosing dir when it can
+// build the skeleton (it is Module, or its go.mod replaces Module), else "".
+// Only the nearest go.mod counts: that is the module go build would use.
+func buildingModule(dir string) string {
+	for d := dir; ; {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			if providesModule(string(b)) {
+				return d
+			}
+			return ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// providesModule reports whether a go.mod is Module's own or replaces it
+// (a single replace line or one inside a replace block).
+func providesModule(gomod string) bool {
+	for line := range strings.Lines(gomod) {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "module" && strings.Trim(f[1], `"`) == Module {
+			return true
+		}
+		if len(f) > 0 && f[0] == "replace" {
+			f = f[1:]
+		}
+		if len(f) >= 2 && strings.Trim(f[0], `"`) == Module && (f[1] == "=>" || (len(f) >= 3 && f[2] == "=>")) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is root or below it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

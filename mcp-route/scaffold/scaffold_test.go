@@ -139,8 +139,102 @@ func TestWriteGoMatchesExample(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("the Go skeleton differs from %s; run go test -update ./mcp-route/scaffold", goldenHello)
 	}
-	if h := scaffold.Hint("tools", "hello", "go"); h != "build it into tools with: go build -o tools/hello ./tools/src/hello" {
-		t.Errorf("Hint = %q", h)
+}
+
+// TestGoHint: the Go build hint is one go build command inside a module
+// that provides github.com/mcpipe/mcpipe, and the module recipe elsewhere
+// (it is not on the module proxy).
+func TestGoHint(t *testing.T) {
+	gomod := func(t *testing.T, text string) string {
+		root := t.TempDir()
+		if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return root
+	}
+	for _, text := range []string{
+		"module github.com/mcpipe/mcpipe\n\ngo 1.26.0\n",
+		"module example.com/mine\n\nreplace github.com/mcpipe/mcpipe => ../mcpipe\n",
+		"module example.com/mine\n\nreplace (\n\tgithub.com/mcpipe/mcpipe v0.1.0 => /src/mcpipe\n)\n",
+	} {
+		root := gomod(t, text)
+		t.Chdir(root)
+		if h := scaffold.Hint("tools", "hello", "go"); h != "build it into tools with: go build -o tools/hello ./tools/src/hello" {
+			t.Errorf("go.mod %q, in the module: Hint = %q", text, h)
+		}
+		t.Chdir(t.TempDir())
+		want := "build it into " + root + "/tools from the module at " + root + " with: cd " + root +
+			" && go build -o " + root + "/tools/hello ./tools/src/hello"
+		if h := scaffold.Hint(filepath.Join(root, "tools"), "hello", "go"); h != want {
+			t.Errorf("go.mod %q, from elsewhere: Hint = %q, want %q", text, h, want)
+		}
+	}
+	// The nearest go.mod is the one go build uses: a module that neither is
+	// nor replaces mcpipe gets the recipe (even inside a checkout).
+	root := gomod(t, "module example.com/other\n\nrequire github.com/mcpipe/mcpipe v0.1.0\n")
+	t.Chdir(root)
+	h := scaffold.Hint("tools", "wf", "go")
+	src := filepath.Join(root, "tools", "src", "wf")
+	for _, want := range []string{"not on the module proxy", "cd " + src + "\n", "go mod init wf\n",
+		"go mod edit -replace github.com/mcpipe/mcpipe=/path/to/mcpipe\n", "go mod tidy\n",
+		"go build -o " + filepath.Join(root, "tools", "wf") + " ."} {
+		if !strings.Contains(h, want) {
+			t.Errorf("Hint outside a providing module lacks %q:\n%s", want, h)
+		}
+	}
+}
+
+// TestGoRecipeBuilds follows the recipe of the hint (and of the skeleton's
+// comment) outside this module, against this checkout, offline: the
+// skeleton builds and answers --mcp-describe. It needs the go command and
+// the module cache; it skips without them (under Bazel there is no go.mod).
+func TestGoRecipeBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module: skipped with -short")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(checkout, "go.mod")); err != nil || !strings.HasPrefix(string(b), "module github.com/mcpipe/mcpipe\n") {
+		t.Skip("no checkout of github.com/mcpipe/mcpipe at ../.. (run under go test)")
+	}
+	dir := t.TempDir()
+	if _, err := scaffold.Write(dir, "wf", "go"); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // not inside any module
+	hint := scaffold.Hint(dir, "wf", "go")
+	var cmds [][]string
+	for line := range strings.Lines(hint) {
+		line = strings.TrimSpace(line)
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "cd" || f[0] == "go") && !strings.HasPrefix(line, "go:") {
+			cmds = append(cmds, strings.Fields(strings.ReplaceAll(line, "/path/to/mcpipe", checkout)))
+		}
+	}
+	if len(cmds) != 5 || cmds[0][0] != "cd" {
+		t.Fatalf("want cd and four go commands in the hint:\n%s", hint)
+	}
+	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
+	for _, c := range cmds[1:] {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, goBin, c[1:]...)
+		cmd.Dir, cmd.Env = cmds[0][1], env
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			if bytes.Contains(out, []byte("GOPROXY=off")) {
+				t.Skipf("%v: a dependency is not in the module cache (offline): %s", c, out)
+			}
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	if out := runTool(t, filepath.Join(dir, "wf"), "", nil, "--mcp-describe"); !strings.Contains(out, `"name":"wf"`) {
+		t.Errorf("wf --mcp-describe: %q", out)
 	}
 }
 

@@ -1,11 +1,21 @@
 // Command hello is a tool for mcp-route, written by `mcp-route new`.
 //
-// Build it into the tools directory, from the directory that holds src/:
+// It imports the module github.com/mcpipe/mcpipe, which is not on the Go
+// module proxy (`go get` cannot fetch it). Inside a checkout of mcpipe (or a
+// module that replaces it by one), build it from the tools directory, the
+// one that holds src/:
 //
 //	go build -o hello ./src/hello
 //
-// It needs the module github.com/mcpipe/mcpipe; in a module of your own, run
-// `go get github.com/mcpipe/mcpipe` first. mcp-route asks the binary for its
+// Anywhere else, make this directory a module of its own that uses a
+// checkout at /path/to/mcpipe, then build it into the tools directory:
+//
+//	go mod init hello
+//	go mod edit -replace github.com/mcpipe/mcpipe=/path/to/mcpipe
+//	go mod tidy
+//	go build -o ../../hello .
+//
+// mcp-route asks the binary for its
 // definition with `hello --mcp-describe`; package tool answers that, reads
 // the arguments from stdin and turns a returned error into exit status 1.
 package main
