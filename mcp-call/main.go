@@ -16,19 +16,22 @@
 //	1  the tool returned isError (its text on stderr; script: some call did)
 //	2  usage error, arguments refused by the schema, or a protocol error: a
 //	   JSON-RPC error response, an invalid line from the server, a result of
-//	   the wrong shape
+//	   the wrong shape (an invalid line wins over a later timeout or exit)
 //	3  the server could not be started or reached (it exited, closed its
 //	   stdout), or a timeout or interrupt
 //
-// script exits with the worst status of its calls. raw treats error answers
-// as data (0); 2 for a line that is not JSON or JSON-RPC, 3 for requests left
-// unanswered.
+// script exits with the worst status of its calls. raw sends every non-blank
+// stdin line as it is and treats error answers as data (0); 2 for a server
+// line that is not JSON-RPC, 3 for requests left unanswered.
 //
 // Eras: --era auto (the default) probes with server/discover as the
 // 2026-07-28 stdio binding says and falls back to the legacy initialize
 // handshake on any answer but a DiscoverResult or -32022, or on no answer
-// within 5s (or half of --timeout if shorter); a server that exits on the
-// probe is restarted once for initialize. --protocol-version pins a revision.
+// within 5s (or half of --timeout if shorter); the probe and initialize
+// share one --timeout. A server that reads the probe and then exits with
+// status 0 or closes its stdout is restarted once for initialize; one that
+// exits non-zero is not (its error would only be printed twice).
+// --protocol-version pins a revision.
 //
 // The protocol work is in package mcp-call/client, argument coercion in
 // mcp-call/args; this package parses flags, prints, and maps errors to exit

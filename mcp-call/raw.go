@@ -12,15 +12,20 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-call/client"
 )
 
-// raw sends stdin's frames to the server unchanged (compacted), with no
-// handshake and nothing answered on the user's behalf, and prints every
-// frame the server writes. After stdin ends it waits (up to --timeout) until
-// every request it sent has an answer, then closes the server's stdin and
-// prints whatever else the server writes before it exits.
+// raw sends stdin's non-blank lines to the server exactly as they are (only
+// the line ending becomes "\n"), with no handshake and nothing answered on
+// the user's behalf, and prints every frame the server writes. A line that
+// is not JSON, or not valid JSON-RPC, is sent too: raw is how one tests what
+// a server does with a bad frame. Only lines that decode as requests with an
+// id await an answer; notifications and undecodable lines await nothing, but
+// whatever the server answers to them is printed like everything else.
+// After stdin ends it waits (up to --timeout) until every request it sent has
+// an answer, then closes the server's stdin and prints whatever else the
+// server writes before it exits.
 //
 // Status: 0 when every request got an answer (error answers are data here);
-// 2 for a stdin line that is not JSON (it is not sent) or a server line that
-// is not JSON-RPC (it is reported, and printed when it is JSON); 3 when the
+// 2 for a server line that is not JSON-RPC (it is reported, and printed when
+// it is JSON) or a stdin line over the frame limit (not sent); 3 when the
 // server could not be started, went away with requests unanswered, or the
 // wait timed out.
 func (s *session) raw(ctx context.Context, cmd client.Command) int {
@@ -89,7 +94,7 @@ func (s *session) raw(ctx context.Context, cmd client.Command) int {
 	}()
 
 	in := codec.NewReader(s.stdin, 0)
-	w := codec.NewWriter(p.Stdin())
+	w := p.Stdin() // lines go as they are: no codec.Writer, which compacts
 	for {
 		f, err := in.ReadFrame()
 		if errors.Is(err, codec.ErrFrameTooLarge) {
@@ -105,13 +110,9 @@ func (s *session) raw(ctx context.Context, cmd client.Command) int {
 			setWorst(exitProtocol)
 			break
 		}
-		if !json.Valid(f) {
-			s.errorf("stdin line %d: not JSON, not sent", in.Line())
-			setWorst(exitProtocol)
-			continue
-		}
 		// Requests are tracked even when the frame has other faults: the
-		// server owes them an answer either way.
+		// server owes them an answer either way. A line that is not JSON
+		// decodes to no messages and awaits nothing.
 		msgs, _, _ := codec.DecodeFrame(f, true)
 		mu.Lock()
 		for _, m := range msgs {
@@ -120,7 +121,7 @@ func (s *session) raw(ctx context.Context, cmd client.Command) int {
 			}
 		}
 		mu.Unlock()
-		if err := w.WriteFrame(f); err != nil {
+		if _, err := w.Write(append(f, '\n')); err != nil {
 			s.errorf("server stdin: %v (server %s)", err, p.State())
 			setWorst(exitServer)
 			break

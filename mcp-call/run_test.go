@@ -26,10 +26,10 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "-fake-server" {
 		err := fakeserver.Serve(os.Stdin, os.Stdout, os.Args[2])
+		// A requested exit is a clean one (status 0): Dial restarts a
+		// server that exits 0 on the probe, not one that fails.
 		if err != nil && !errors.Is(err, fakeserver.ErrExit) {
 			fmt.Fprintln(os.Stderr, err)
-		}
-		if err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -183,6 +183,47 @@ func TestServerCannotStart(t *testing.T) {
 	}
 }
 
+// TestServerFailingAtStart: a server that fails before answering (a usage
+// error) is started once, and mcp-call says so in one line, exit 3.
+func TestServerFailingAtStart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "starts")
+	r := runT(t, "", nil, "tools", "--", "sh", "-c", `echo >> "$0"; echo "usage: bogus flag" >&2; exit 2`, file)
+	want := "usage: bogus flag\nmcp-call: server exited with status 2 before answering\n"
+	if r.code != 3 || r.stderr != want {
+		t.Errorf("exit %d stderr %q, want 3 and %q", r.code, r.stderr, want)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 1 {
+		t.Errorf("server started %d times, want 1", n)
+	}
+}
+
+// TestInvalidLineThenTimeout: an invalid line from the server makes the
+// status 2 (protocol error) even when a timeout follows.
+func TestInvalidLineThenTimeout(t *testing.T) {
+	r := runT(t, "", nil, "--timeout", "1s", "tools", "--", "sh", "-c", "echo hello; cat >/dev/null")
+	if r.code != 2 || !strings.Contains(r.stderr, "server stdout line 1") || !strings.Contains(r.stderr, "timed out after 1s") {
+		t.Errorf("%+v", r)
+	}
+	// The same after the handshake: the noise server's bad lines, then a
+	// call that never ends.
+	r = runT(t, "", nil, append([]string{"--timeout", "1s", "call", "hang"}, fake("noise")...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "invalid line(s)") || !strings.Contains(r.stderr, "timed out after 1s") {
+		t.Errorf("noise hang: %+v", r)
+	}
+	// An interrupt is the user's: it keeps 3.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := runEnv(ctx, append([]string{"tools"}, fake("noise")...), strings.NewReader(""), &out, &errb, env{getenv: func(string) string { return "" }})
+	if code != 3 {
+		t.Errorf("interrupted: exit %d, stderr %q", code, errb.String())
+	}
+}
+
 func TestServerStderr(t *testing.T) {
 	dir := t.TempDir()
 	logf := filepath.Join(dir, "server.log")
@@ -260,17 +301,45 @@ not json
 `
 	r := runT(t, in, nil, append([]string{"raw"}, fake("dual")...)...)
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		t.Fatalf("stdout %q", r.stdout)
 	}
-	if !strings.Contains(lines[0], `"protocolVersion":"2025-06-18"`) || !strings.Contains(lines[1], `"text":"raw"`) || !strings.Contains(lines[2], `-32601`) {
+	// The line that is not JSON is sent as it is; the server's parse error
+	// answer (id null) is printed and awaited by nothing.
+	if !strings.Contains(lines[0], `"protocolVersion":"2025-06-18"`) || !strings.Contains(lines[1], `-32700`) ||
+		!strings.Contains(lines[2], `"text":"raw"`) || !strings.Contains(lines[3], `-32601`) {
 		t.Errorf("stdout %q", lines)
 	}
-	if r.code != 2 || !strings.Contains(r.stderr, "stdin line 3: not JSON") {
+	if r.code != 0 || r.stderr != "" {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
+}
+
+// TestRawSendsLinesAsTheyAre: raw neither refuses nor rewrites a line, and
+// waits only for requests with an id.
+func TestRawSendsLinesAsTheyAre(t *testing.T) {
+	dir := t.TempDir()
+	got := filepath.Join(dir, "got")
+	// The server records its stdin and answers nothing: with no request
+	// with an id among the lines, raw must not wait for an answer.
+	in := "junk\n{ \"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\" }\r\n\n[1,\n{\"id\":1}\n"
+	r := runT(t, in, nil, "raw", "--timeout", "20s", "--", "sh", "-c", `cat > "$0"`, got)
+	if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("%+v", r)
+	}
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "junk\n{ \"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\" }\n[1,\n{\"id\":1}\n"
+	if string(b) != want {
+		t.Errorf("server read %q, want %q", b, want)
+	}
+}
+
+func TestRawTimeout(t *testing.T) {
 	// A request the server never answers: timeout, 3.
-	r = runT(t, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`+"\n", nil,
+	r := runT(t, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`+"\n", nil,
 		append([]string{"raw", "--timeout", "300ms"}, fake("legacy-silent")...)...)
 	if r.code != 3 || !strings.Contains(r.stderr, "1 request(s) unanswered") {
 		t.Errorf("silent: %+v", r)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
@@ -24,6 +25,7 @@ type session struct {
 	stderr io.Writer // locked
 
 	conn     *client.Conn
+	protoN   atomic.Int64      // invalid lines the server wrote (OnProtocolError)
 	tools    []codec.Tool      // cached tools/list
 	rawTools []json.RawMessage // the same, as the server sent them
 }
@@ -32,10 +34,17 @@ func (s *session) errorf(format string, a ...any) {
 	fmt.Fprintf(s.stderr, "%s: %s\n", prog, fmt.Sprintf(format, a...))
 }
 
-// fail prints err and returns its exit status.
+// fail prints err and returns its exit status. Invalid lines from the
+// server win over a later timeout or disconnect (status 2, not 3): they are
+// the likelier cause, and --help promises 2 for them. An interrupt is the
+// user's and keeps 3.
 func (s *session) fail(err error) int {
 	s.errorf("%s", s.explain(err))
-	return exitCode(err)
+	code := exitCode(err)
+	if code == exitServer && s.protoN.Load() > 0 && !errors.Is(err, context.Canceled) {
+		code = exitProtocol
+	}
+	return code
 }
 
 // explain words err for the one stderr line; a server that went away is
@@ -62,8 +71,11 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 		Era:             s.opts.era,
 		ProtocolVersion: s.opts.version,
 		ClientInfo:      codec.Implementation{Name: prog, Version: version()},
-		OnProtocolError: func(err error) { s.errorf("%v", err) },
-		OnNotification:  s.notification,
+		OnProtocolError: func(err error) {
+			s.protoN.Add(1)
+			s.errorf("%v", err)
+		},
+		OnNotification: s.notification,
 	}
 	if s.opts.trace {
 		copts.Trace = func(sent bool, frame []byte) {
@@ -74,8 +86,8 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 			s.errorf("%s %s", dir, frame)
 		}
 	}
-	// The probe shares the connect deadline with initialize: leave half of
-	// a short --timeout for the fallback.
+	// The probe shares the connect deadline (--timeout) with initialize:
+	// leave half of a short --timeout for the fallback.
 	if s.opts.timeout > 0 && s.opts.timeout/2 < client.DefaultProbeTimeout {
 		copts.ProbeTimeout = s.opts.timeout / 2
 	}
@@ -114,9 +126,14 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 	case "script":
 		code = s.cmdScript(ctx)
 	}
-	if n := conn.ProtocolErrors(); n > 0 {
+	if n := s.protoN.Load(); n > 0 {
 		s.errorf("the server wrote %d invalid line(s) on stdout", n)
+		// As in fail: they win over a timeout or disconnect, not over an
+		// interrupt.
 		code = max(code, exitProtocol)
+		if code == exitServer && ctx.Err() == nil {
+			code = exitProtocol
+		}
 	}
 	return code
 }

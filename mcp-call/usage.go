@@ -18,9 +18,11 @@ Commands:
                      capabilities (legacy server: what initialize answered)
   ping               check that the server answers; prints "ok" (2026-07-28 has
                      no ping: a server/discover round trip stands in)
-  raw                send JSON-RPC lines from stdin as they are (no handshake,
-                     nothing answered for you), print every line the server
-                     writes; ends when every request has an answer
+  raw                send the non-blank lines of stdin as they are, also ones
+                     that are not JSON or not JSON-RPC (no handshake, nothing
+                     answered for you); print every line the server writes;
+                     ends when every request with an id has an answer
+                     (notifications and other lines await none)
   script             one call per stdin line, "TOOL ARGS...", over one
                      connection; blank lines and # comments skipped
 
@@ -45,13 +47,18 @@ Output:
 Flags:
   --json                   JSON output (see above)
   --structured             call: print structuredContent
-  --timeout DURATION       bound on starting and settling the era, and on each
-                           request (default 30s; 0 means none)
+  --timeout DURATION       bound on starting and settling the era (the probe
+                           and initialize together), and on each request
+                           (default 30s; 0 means none)
   --era auto|legacy|modern auto (default) probes with server/discover and falls
                            back to initialize when the server is legacy (an
                            error answer, or none within 5s, or half of
                            --timeout if shorter; use --era modern for a
-                           modern-only server that is slow to start)
+                           modern-only server that is slow to start). A
+                           server that reads the probe and then exits with
+                           status 0 or closes its stdout is started once
+                           more for initialize; one that fails (non-zero
+                           status) is not
   --protocol-version REV   pin a revision (e.g. 2025-06-18, 2026-07-28)
   --server-stderr WHERE    inherit (default: our stderr), discard, or a FILE
                            (appended)
@@ -66,9 +73,10 @@ Exit status:
   1  the tool returned isError (its text on stderr; script: some call did)
   2  usage error, arguments refused by the schema, or a protocol error: a
      JSON-RPC error response, an invalid line from the server, a result of
-     the wrong shape
+     the wrong shape. An invalid line from the server makes it 2 even when
+     a timeout or the server's exit follows.
   3  the server could not be started or reached (it exited, closed its
      stdout), or a timeout or interrupt
   script: the worst status of its calls. raw: error answers are data (0);
-  2 for a line that is not JSON or JSON-RPC, 3 for requests left unanswered.
+  2 for a server line that is not JSON-RPC, 3 for requests left unanswered.
 `

@@ -27,7 +27,9 @@
 //     answer -32601, -32600 or -32602, or stay silent). A server that lists
 //     only legacy versions in its DiscoverResult is also treated as legacy.
 //     A server that exits on the probe cannot be driven further on that
-//     connection; [Dial] restarts it once and goes straight to initialize.
+//     connection; [Dial] restarts it once and goes straight to initialize
+//     when that can help (it read the probe, then exited with status 0 or
+//     closed its stdout; not after a non-zero exit).
 //
 // # Errors
 //

@@ -14,28 +14,56 @@ type Conn struct {
 	Proc *Process
 }
 
-// Dial starts the server and connects to it (see Client.Connect). When the
-// auto probe makes the server exit (some legacy servers treat an unknown
-// first request as fatal), Dial starts it again and performs the legacy
-// handshake on the new process; Info.Probe says so.
+// GoneError reports that the server went away (exited, or closed its
+// stdout) before it answered the handshake. It wraps ErrClosed.
+type GoneError struct {
+	// State is the Process.State when the error was made: "exited with
+	// status 2", "running" (it closed its stdout but lives on), ...
+	State string
+	// Restartable says whether starting the server again for initialize
+	// can help (see Dial).
+	Restartable bool
+}
+
+func (e *GoneError) Error() string {
+	if e.State == "running" {
+		return "server closed its stdout before answering"
+	}
+	return "server " + e.State + " before answering"
+}
+
+func (e *GoneError) Unwrap() error { return ErrClosed }
+
+// Dial starts the server and connects to it (see Client.Connect), within
+// ctx: the auto probe and the handshake share its deadline.
 //
-// Errors: a *StartError when the server cannot be started; otherwise what
-// Connect returns, with ErrClosed annotated with the server's exit state.
-// On error the server has been stopped.
+// When the auto probe makes the server go away (some legacy servers treat an
+// unknown first request as fatal), Dial starts it again and performs the
+// legacy handshake on the new process; Info.Probe says so. It does so only
+// when that can help: the server read the probe (where the platform can
+// tell: Linux) and then exited with status 0 or closed its stdout. A server
+// that exits non-zero (a usage error, a missing file) or never read its
+// stdin would fail the same way again, and its error output would be
+// printed twice.
+//
+// Errors: a *StartError when the server cannot be started; a *GoneError
+// when it went away before answering; otherwise what Connect returns. On
+// error the server has been stopped; one that did not answer in time is
+// sent SIGTERM at once rather than after Command.Grace, so a failed Dial
+// does not outlast ctx by the grace period.
 func Dial(ctx context.Context, cmd Command, opts Options) (*Conn, *Info, error) {
 	era, err := ResolveEra(opts.Era, opts.ProtocolVersion)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, info, err := dialOnce(ctx, cmd, opts)
-	if err == nil || era != EraAuto || !errors.Is(err, ErrClosed) || ctx.Err() != nil {
+	var ge *GoneError
+	if err == nil || era != EraAuto || ctx.Err() != nil || !errors.As(err, &ge) || !ge.Restartable {
 		return c, info, err
 	}
 	opts.Era = EraLegacy
 	c, info, err = dialOnce(ctx, cmd, opts)
 	if err != nil {
-		// Usually a server that dies at startup, whatever it is sent: the
-		// restart's error is the one worth reading.
 		return nil, nil, fmt.Errorf("%w (also after a restart for initialize)", err)
 	}
 	info.Probe = "server closed the connection on server/discover; restarted it and used initialize"
@@ -49,17 +77,28 @@ func dialOnce(ctx context.Context, cmd Command, opts Options) (*Conn, *Info, err
 	}
 	cl := New(p.Stdout(), p.Stdin(), opts)
 	info, err := cl.Connect(ctx)
-	if err != nil {
-		if errors.Is(err, ErrClosed) {
-			// Give an exiting server a moment to be reaped so the error can
-			// say how it ended.
-			p.WaitExit(ctx, p.grace)
-			err = fmt.Errorf("%w (server %s)", err, p.State())
-		}
-		p.Stop()
-		return nil, nil, err
+	if err == nil {
+		return &Conn{Client: cl, Proc: p}, info, nil
 	}
-	return &Conn{Client: cl, Proc: p}, info, nil
+	switch {
+	case errors.Is(err, ErrClosed):
+		// Give an exiting server a moment to be reaped so the error can
+		// say how it ended.
+		p.WaitExit(ctx, p.grace)
+		// Asked before Stop, which closes the pipe.
+		consumed, known := p.stdinConsumed()
+		probeRead := consumed || !known
+		state := p.State()
+		err = &GoneError{State: state, Restartable: probeRead && (state == "running" || state == "exited with status 0")}
+		p.Stop()
+	case ctx.Err() != nil:
+		// No answer in time: the server is hung or ignores us; closing
+		// its stdin and waiting Grace would only stretch --timeout.
+		p.terminate()
+	default:
+		p.Stop()
+	}
+	return nil, nil, err
 }
 
 // Close stops the server (see Process.Stop) and waits for the read loop.

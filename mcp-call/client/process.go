@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -50,6 +51,10 @@ type Process struct {
 	exited chan struct{}
 	err    error // from Wait; read after exited
 	stop   sync.Once
+	term   bool // Stop sends SIGTERM without waiting Grace first
+
+	wrote       atomic.Bool // a write to stdin succeeded
+	writeFailed atomic.Bool // a write to stdin failed (the server was gone)
 }
 
 // Start starts the server. The pipes are os.Pipe pairs rather than
@@ -104,7 +109,34 @@ func Start(c Command) (*Process, error) {
 }
 
 // Stdin is the server's stdin. Closing it asks a stdio server to exit.
-func (p *Process) Stdin() io.WriteCloser { return p.stdin }
+func (p *Process) Stdin() io.WriteCloser { return stdinWriter{p} }
+
+// stdinWriter notes failed writes: a probe that could not be written was
+// never read (see Dial).
+type stdinWriter struct{ p *Process }
+
+func (w stdinWriter) Write(b []byte) (int, error) {
+	n, err := w.p.stdin.Write(b)
+	if err != nil {
+		w.p.writeFailed.Store(true)
+	} else {
+		w.p.wrote.Store(true)
+	}
+	return n, err
+}
+
+func (w stdinWriter) Close() error { return w.p.stdin.Close() }
+
+// stdinConsumed reports whether the server read everything written to its
+// stdin, and whether that is known (see stdinQueued). Nothing written, or a
+// failed write, counts as not read.
+func (p *Process) stdinConsumed() (consumed, known bool) {
+	if p.writeFailed.Load() || !p.wrote.Load() {
+		return false, true
+	}
+	n, ok := stdinQueued(p.stdin)
+	return n == 0, ok
+}
 
 // Stdout is the server's stdout.
 func (p *Process) Stdout() io.Reader { return p.stdout }
@@ -141,11 +173,24 @@ func (p *Process) State() string {
 // does not depend on how it ended, so Stop returns no error.
 func (p *Process) Stop() { p.stop.Do(p.doStop) }
 
+// terminate is Stop for a server that did not answer in time: after closing
+// its stdin it sends SIGTERM at once, SIGKILL after Grace.
+func (p *Process) terminate() {
+	p.stop.Do(func() {
+		p.term = true
+		p.doStop()
+	})
+}
+
 func (p *Process) doStop() {
 	p.stdin.Close()
 	pgid := p.cmd.Process.Pid
 	steps := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
-	timer := time.NewTimer(p.grace)
+	first := p.grace
+	if p.term {
+		first = 0
+	}
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for i := 0; ; i++ {
 		select {

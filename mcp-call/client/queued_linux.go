@@ -1,0 +1,24 @@
+package client
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// stdinQueued returns the bytes waiting in the pipe behind f (FIONREAD
+// works on either end of a Linux pipe).
+func stdinQueued(f *os.File) (int, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var n int32
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}); err != nil || errno != 0 {
+		return 0, false
+	}
+	return int(n), true
+}
