@@ -192,6 +192,33 @@ func TestCallRawRoute(t *testing.T) {
 	}
 }
 
+// TestCallRawSendsBadLines: raw sends a line that is not JSON to the
+// server as it is, prints the server's parse error answer, and waits for
+// nothing on its behalf or a notification's.
+func TestCallRawSendsBadLines(t *testing.T) {
+	server := exampleRoute(t)
+	in := `{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}
+junk
+{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}
+`
+	r := mcpCall(t, in, append([]string{"--server-stderr", "discard", "raw"}, server...)...)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"supportedVersions"`) || !strings.Contains(lines[1], `-32700`) {
+		t.Errorf("raw: %+v", r)
+	}
+}
+
+// TestCallRouteUsageError: a server that fails on its command line is
+// started once (its usage error printed once), and mcp-call says so in one
+// line, exit 3.
+func TestCallRouteUsageError(t *testing.T) {
+	r := mcpCall(t, "", "tools", "--", routeBin(t), "--bogus")
+	if n := strings.Count(r.stderr, "-bogus"); r.code != 3 || n != 1 ||
+		!strings.HasSuffix(r.stderr, "\nmcp-call: server exited with status 2 before answering\n") {
+		t.Errorf("%+v", r)
+	}
+}
+
 // TestCallStopsServerOnTimeout: a call that outlives --timeout ends mcp-call
 // with 3, and neither mcp-route nor the tool process outlives it.
 func TestCallStopsServerOnTimeout(t *testing.T) {
