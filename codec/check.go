@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -100,10 +101,10 @@ type field struct {
 	since    string  // checked only from this revision on ("" always): before, the schemas leave an unknown member free
 	sub      []field // members of the object, or of each array element
 	// check, when set, checks the value further; path names it in messages.
-	check func(rev, path string, raw json.RawMessage) string
+	check func(rev, path string, v *value) string
 }
 
-func (f field) with(check func(rev, path string, raw json.RawMessage) string) field {
+func (f field) with(check func(rev, path string, v *value) string) field {
 	f.check = check
 	return f
 }
@@ -465,9 +466,8 @@ func checkMessage(rev string, from Direction, m *Message, method string) *Error 
 
 // ruleObjectSchema checks a tool's inputSchema or outputSchema: every revision
 // requires "type": "object" at its top.
-func ruleObjectSchema(_, path string, raw json.RawMessage) string {
-	m, _ := objectMembers(raw)
-	t, ok := m["type"]
+func ruleObjectSchema(_, path string, v *value) string {
+	t, ok := v.obj["type"]
 	if !ok {
 		return "missing " + path + ".type (a tool schema is an object schema)"
 	}
@@ -478,14 +478,18 @@ func ruleObjectSchema(_, path string, raw json.RawMessage) string {
 }
 
 // ruleEach applies check to every element of an array.
-func ruleEach(check func(rev, path string, raw json.RawMessage) string) func(rev, path string, raw json.RawMessage) string {
-	return func(rev, path string, raw json.RawMessage) string {
-		elems, ok := scanElements(raw)
-		if !ok {
+func ruleEach(check func(rev, path string, v *value) string) func(rev, path string, v *value) string {
+	return func(rev, path string, v *value) string {
+		if !v.arrOK {
 			return path + " is not a valid array"
 		}
-		for i, el := range elems {
-			if e := check(rev, fmt.Sprintf("%s[%d]", path, i), el); e != "" {
+		for i := range v.elems {
+			el := &v.elems[i]
+			if kindOf(el.raw) == kArray {
+				// Arrays of arrays are not split ahead (no rule has them).
+				*el = splitValue(el.raw, kArray)
+			}
+			if e := check(rev, elemPath(path, i), el); e != "" {
 				return e
 			}
 		}
@@ -493,21 +497,24 @@ func ruleEach(check func(rev, path string, raw json.RawMessage) string) func(rev
 	}
 }
 
+// elemPath names an array element in messages: path[i].
+func elemPath(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
 // ruleStrings: an array of strings.
-func ruleStrings(_, path string, raw json.RawMessage) string {
-	elems, _ := scanElements(raw)
-	for i, el := range elems {
-		if kindOf(el) != kString {
-			return fmt.Sprintf("%s[%d] must be a string, not %s", path, i, jsonKind(el))
+func ruleStrings(_, path string, v *value) string {
+	for i, el := range v.elems {
+		if kindOf(el.raw) != kString {
+			return fmt.Sprintf("%s[%d] must be a string, not %s", path, i, jsonKind(el.raw))
 		}
 	}
 	return ""
 }
 
 // ruleStringValues: an object whose members are strings (prompt arguments).
-func ruleStringValues(_, path string, raw json.RawMessage) string {
-	m, _ := objectMembers(raw)
-	for k, v := range m {
+func ruleStringValues(_, path string, val *value) string {
+	for k, v := range val.obj {
 		if kindOf(v) != kString {
 			return fmt.Sprintf("%s.%s must be a string, not %s", path, k, jsonKind(v))
 		}
@@ -518,7 +525,8 @@ func ruleStringValues(_, path string, raw json.RawMessage) string {
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // ruleLogLevel: one of the syslog levels the schemas list.
-func ruleLogLevel(_, path string, raw json.RawMessage) string {
+func ruleLogLevel(_, path string, v *value) string {
+	raw := v.raw
 	s, _ := stringValue(raw)
 	if !slices.Contains(logLevels, s) {
 		return fmt.Sprintf("%s must be a logging level (%s), not %s", path, strings.Join(logLevels, ", "), clipRaw(raw))
@@ -527,16 +535,16 @@ func ruleLogLevel(_, path string, raw json.RawMessage) string {
 }
 
 // ruleRole: "user" or "assistant".
-func ruleRole(_, path string, raw json.RawMessage) string {
-	if s, _ := stringValue(raw); s != "user" && s != "assistant" {
-		return fmt.Sprintf("%s must be \"user\" or \"assistant\", not %s", path, clipRaw(raw))
+func ruleRole(_, path string, v *value) string {
+	if s, _ := stringValue(v.raw); s != "user" && s != "assistant" {
+		return fmt.Sprintf("%s must be \"user\" or \"assistant\", not %s", path, clipRaw(v.raw))
 	}
 	return ""
 }
 
 // ruleCompleteRef: a prompt reference (name) or a resource reference (uri).
-func ruleCompleteRef(rev, path string, raw json.RawMessage) string {
-	m, _ := objectMembers(raw)
+func ruleCompleteRef(rev, path string, v *value) string {
+	m := v.obj
 	t, ok := m["type"]
 	if !ok {
 		return "missing " + path + ".type"
@@ -552,11 +560,11 @@ func ruleCompleteRef(rev, path string, raw json.RawMessage) string {
 
 // ruleOutputSchema: like an inputSchema until 2025-11-25; from 2026-07-28
 // any JSON Schema object.
-func ruleOutputSchema(rev, path string, raw json.RawMessage) string {
+func ruleOutputSchema(rev, path string, v *value) string {
 	if IsModernRevision(rev) {
 		return ""
 	}
-	return ruleObjectSchema(rev, path, raw)
+	return ruleObjectSchema(rev, path, v)
 }
 
 // contentTypeRules are the content block types and the members each requires,
@@ -573,10 +581,10 @@ var contentTypeRules = map[string]struct {
 }
 
 // ruleContentBlock checks one content block by its type.
-func ruleContentBlock(rev, path string, raw json.RawMessage) string {
-	m, e := objectMembers(raw)
-	if e != "" || m == nil {
-		return fmt.Sprintf("%s must be an object, not %s", path, jsonKind(raw))
+func ruleContentBlock(rev, path string, v *value) string {
+	m := v.obj
+	if v.objErr != "" || m == nil {
+		return fmt.Sprintf("%s must be an object, not %s", path, jsonKind(v.raw))
 	}
 	t, ok := m["type"]
 	if !ok {
@@ -594,8 +602,8 @@ func ruleContentBlock(rev, path string, raw json.RawMessage) string {
 }
 
 // ruleResourceContents checks an embedded resource: text or blob, as a string.
-func ruleResourceContents(_, path string, raw json.RawMessage) string {
-	m, _ := objectMembers(raw)
+func ruleResourceContents(_, path string, val *value) string {
+	m := val.obj
 	for _, k := range []string{"text", "blob"} {
 		if v, ok := m[k]; ok {
 			if kindOf(v) != kString {
@@ -695,8 +703,13 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 		if f.kind != kAny && k&f.kind == 0 {
 			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, jsonKind(raw))
 		}
+		if f.check == nil && len(f.sub) == 0 {
+			continue
+		}
+		// One split for the rule and the sub-fields both.
+		v := splitValue(raw, k)
 		if f.check != nil {
-			if e := f.check(rev, prefix+f.name, raw); e != "" {
+			if e := f.check(rev, prefix+f.name, &v); e != "" {
 				return e
 			}
 		}
@@ -705,28 +718,104 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 		}
 		switch k {
 		case kObject:
-			sub, _ := objectMembers(raw)
-			if e := checkFields(rev, prefix+f.name+".", sub, f.sub); e != "" {
+			if e := checkFields(rev, prefix+f.name+".", v.obj, f.sub); e != "" {
 				return e
 			}
 		case kArray:
-			elems, ok := scanElements(raw)
-			if !ok {
+			if !v.arrOK {
 				return prefix + f.name + " is not a valid array"
 			}
-			for i, el := range elems {
-				p := fmt.Sprintf("%s%s[%d]", prefix, f.name, i)
-				sub, e := objectMembers(el)
-				if e != "" || sub == nil {
-					return fmt.Sprintf("%s must be an object, not %s", p, jsonKind(el))
+			for i, el := range v.elems {
+				p := elemPath(prefix+f.name, i)
+				if el.objErr != "" || el.obj == nil {
+					return fmt.Sprintf("%s must be an object, not %s", p, jsonKind(el.raw))
 				}
-				if e := checkFields(rev, p+".", sub, f.sub); e != "" {
+				if e := checkFields(rev, p+".", el.obj, f.sub); e != "" {
 					return e
 				}
 			}
 		}
 	}
 	return ""
+}
+
+// A value is a member's raw JSON split once for the checks that need its
+// parts: an object into its members, an array into its elements and each
+// object element into its members, in one pass. Each split walks the whole
+// value (a tool result's text included), so a rule and the sub-fields of a
+// field share one, and an array of objects is not walked again per element.
+type value struct {
+	raw    json.RawMessage
+	obj    map[string]json.RawMessage // an object's members (nil otherwise)
+	objErr string                     // objectMembers' message for an invalid object
+	elems  []value                    // an array's elements, objects split
+	arrOK  bool                       // raw split as an array
+}
+
+// splitValue splits raw, of kind k, as objectMembers and scanElements (and
+// objectMembers of each element) would.
+func splitValue(raw json.RawMessage, k jtype) value {
+	v := value{raw: raw}
+	switch k {
+	case kObject:
+		v.obj, v.objErr = objectMembers(raw)
+	case kArray:
+		v.elems, v.arrOK = scanElementMembers(raw)
+	}
+	return v
+}
+
+// scanElementMembers is scanElements that also splits each object element
+// into its members in the same pass (trusted mode, like scanMembers: an
+// element whose keys do not decode gets objErr "is not a valid object", as
+// objectMembers would say). ok is false for anything but one array.
+func scanElementMembers(raw []byte) ([]value, bool) {
+	s := scanner{b: raw, trusted: true}
+	i := s.ws(0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	i = s.ws(i + 1)
+	if i < len(raw) && raw[i] == ']' {
+		return nil, s.ws(i+1) == len(raw)
+	}
+	var out []value
+	for {
+		start := i
+		var el value
+		var err error
+		if i < len(raw) && raw[i] == '{' {
+			m := map[string]json.RawMessage{}
+			ok := true
+			i, err = s.object(i, 2, func(key []byte, vs, ve int) {
+				k, kok := stringValue(key)
+				ok = ok && kok
+				m[k] = raw[vs:ve]
+			})
+			if ok {
+				el.obj = m
+			} else {
+				el.objErr = "is not a valid object"
+			}
+		} else {
+			i, err = s.value(i, 1)
+		}
+		if err != nil {
+			return nil, false
+		}
+		el.raw = raw[start:i]
+		out = append(out, el)
+		var done bool
+		if i, done, err = s.next(i, ']', "after array element"); err != nil {
+			return nil, false
+		} else if done {
+			break
+		}
+	}
+	if s.ws(i) != len(raw) {
+		return nil, false
+	}
+	return out, true
 }
 
 // objectMembers splits a JSON object into its members; nil, "" for an absent

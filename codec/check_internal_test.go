@@ -1,7 +1,9 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"testing"
 )
 
@@ -44,6 +46,37 @@ func FuzzCheckMessage(f *testing.F) {
 			}
 			DeclaredRevision(m, "")
 			DeclaredRevision(m, MethodInitialize)
+		}
+	})
+}
+
+// FuzzScanElementMembers: the one-pass split of an array and its object
+// elements says exactly what scanElements and objectMembers of each element
+// say, on any input (the checks call it on validated JSON only, but it must
+// agree, and not panic, whatever it gets).
+func FuzzScanElementMembers(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ ] `, `[1, "a,]", {"b":[2]}, null, true]`, `[`, `[1,]`, `[[],[[]]]`,
+		`[{"type":"text","text":"a \"q\" \\"},{"a":1,"a":2}]`, `[{"\ud800":1}]`, `[{}] x`, `{"a":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := scanElementMembers(b)
+		want, wok := scanElements(b)
+		if ok != wok || len(got) != len(want) {
+			t.Fatalf("scanElementMembers(%q): %d elements, ok %v; scanElements: %d, %v", b, len(got), ok, len(want), wok)
+		}
+		for i, el := range got {
+			if !bytes.Equal(el.raw, want[i]) {
+				t.Fatalf("scanElementMembers(%q)[%d] = %s, want %s", b, i, el.raw, want[i])
+			}
+			m, e := objectMembers(want[i])
+			if kindOf(want[i]) != kObject {
+				e = "" // not an object: no members, and no message kept
+			}
+			eq := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
+			if el.objErr != e || (m == nil) != (el.obj == nil) || !maps.EqualFunc(m, el.obj, eq) {
+				t.Fatalf("scanElementMembers(%q)[%d] = %v, %q; objectMembers: %v, %q", b, i, el.obj, el.objErr, m, e)
+			}
 		}
 	})
 }
