@@ -216,6 +216,17 @@ var (
 	elicitRevs = revRange{since: Rev20250618, until: FirstModernRevision}
 )
 
+// splitsResult tells whether a member of the method's result is looked into
+// (a rule or sub-fields), so checkResult splits it with the result.
+func (r methodRule) splitsResult(name string) bool {
+	for _, f := range r.result {
+		if f.name == name && (f.check != nil || len(f.sub) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // methodRule describes one MCP method.
 type methodRule struct {
 	notification   bool
@@ -649,7 +660,19 @@ func checkModernMeta(method string, params map[string]json.RawMessage, known boo
 }
 
 func checkResult(rev string, raw json.RawMessage, method string) *Error {
-	members, e := objectMembers(raw)
+	rule, known := methodRules[method]
+	var members map[string]json.RawMessage
+	var pre map[string]value
+	var e string
+	if trimmed := bytes.TrimSpace(raw); known && !rule.notification && len(trimmed) > 0 && trimmed[0] == '{' {
+		// Split the members the method's rules look into in the same pass.
+		var ok bool
+		if members, pre, ok = scanMembersSplit(trimmed, rule.splitsResult); !ok {
+			members, e = nil, "is not a valid object"
+		}
+	} else {
+		members, e = objectMembers(raw)
+	}
 	if e != "" || members == nil {
 		return Errorf(CodeInvalidRequest, "result %s", e)
 	}
@@ -674,11 +697,10 @@ func checkResult(rev string, raw json.RawMessage, method string) *Error {
 			return nil
 		}
 	}
-	rule, ok := methodRules[method]
-	if !ok || rule.notification {
+	if !known || rule.notification {
 		return nil
 	}
-	if e := checkFields(rev, "", members, rule.result); e != "" {
+	if e := checkFieldsSplit(rev, "", members, pre, rule.result); e != "" {
 		return Errorf(CodeInvalidRequest, "%s: %s", what, e)
 	}
 	return nil
@@ -687,6 +709,12 @@ func checkResult(rev string, raw json.RawMessage, method string) *Error {
 // checkFields checks the members of one object; prefix is the path to it,
 // for messages ("params.", "params.clientInfo.").
 func checkFields(rev string, prefix string, members map[string]json.RawMessage, fields []field) string {
+	return checkFieldsSplit(rev, prefix, members, nil, fields)
+}
+
+// checkFieldsSplit is checkFields given some members already split (pre,
+// from scanMembersSplit; the others are split here).
+func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMessage, pre map[string]value, fields []field) string {
 	modern := IsModernRevision(rev)
 	for _, f := range fields {
 		if f.modern && !modern || f.since != "" && rev < f.since {
@@ -707,7 +735,10 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 			continue
 		}
 		// One split for the rule and the sub-fields both.
-		v := splitValue(raw, k)
+		v, ok := pre[f.name]
+		if !ok {
+			v = splitValue(raw, k)
+		}
 		if f.check != nil {
 			if e := f.check(rev, prefix+f.name, &v); e != "" {
 				return e
@@ -775,47 +806,137 @@ func scanElementMembers(raw []byte) ([]value, bool) {
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
+	out, end, ok := splitArrayAt(&s, i, 1)
+	if !ok || s.ws(end) != len(raw) {
+		return nil, false
+	}
+	return out, true
+}
+
+// splitArrayAt splits the array at s.b[i] == '[', the depth-th container
+// from the top, into its elements, each object element into its members;
+// it returns the index past the array.
+func splitArrayAt(s *scanner, i, depth int) (out []value, end int, ok bool) {
+	raw := s.b
 	i = s.ws(i + 1)
 	if i < len(raw) && raw[i] == ']' {
-		return nil, s.ws(i+1) == len(raw)
+		return nil, i + 1, true
 	}
-	var out []value
 	for {
 		start := i
 		var el value
 		var err error
 		if i < len(raw) && raw[i] == '{' {
-			m := map[string]json.RawMessage{}
-			ok := true
-			i, err = s.object(i, 2, func(key []byte, vs, ve int) {
-				k, kok := stringValue(key)
-				ok = ok && kok
-				m[k] = raw[vs:ve]
-			})
-			if ok {
-				el.obj = m
-			} else {
-				el.objErr = "is not a valid object"
+			if i, err = splitObjectAt(s, i, depth+1, &el); err != nil {
+				return nil, i, false
 			}
-		} else {
-			i, err = s.value(i, 1)
-		}
-		if err != nil {
-			return nil, false
+		} else if i, err = s.value(i, depth); err != nil {
+			return nil, i, false
 		}
 		el.raw = raw[start:i]
 		out = append(out, el)
 		var done bool
 		if i, done, err = s.next(i, ']', "after array element"); err != nil {
-			return nil, false
+			return nil, i, false
+		} else if done {
+			return out, i, true
+		}
+	}
+}
+
+// splitObjectAt splits the object at s.b[i] == '{', the depth-th container
+// from the top, into v.obj (or v.objErr "is not a valid object" when a key
+// does not decode, as objectMembers says); it returns the index past it.
+func splitObjectAt(s *scanner, i, depth int, v *value) (int, error) {
+	raw := s.b
+	m := map[string]json.RawMessage{}
+	ok := true
+	end, err := s.object(i, depth, func(key []byte, vs, ve int) {
+		k, kok := stringValue(key)
+		ok = ok && kok
+		m[k] = raw[vs:ve]
+	})
+	if ok {
+		v.obj = m
+	} else {
+		v.objErr = "is not a valid object"
+	}
+	return end, err
+}
+
+// scanMembersSplit is scanMembers (trusted mode) that also splits, in the
+// same pass, the object and array values of the members split names, as
+// splitValue would: checkResult hands them to checkFieldsSplit, so a tool
+// result's content is not walked again to split it.
+func scanMembersSplit(raw []byte, split func(name string) bool) (map[string]json.RawMessage, map[string]value, bool) {
+	s := scanner{b: raw, trusted: true}
+	i := s.ws(0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, nil, false
+	}
+	m := map[string]json.RawMessage{}
+	var pre map[string]value
+	i = s.ws(i + 1)
+	if i < len(raw) && raw[i] == '}' {
+		return m, nil, s.ws(i+1) == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, nil, false
+		}
+		kend, err := s.str(i)
+		if err != nil {
+			return nil, nil, false
+		}
+		k, ok := stringValue(raw[i:kend])
+		if !ok {
+			return nil, nil, false
+		}
+		i = s.ws(kend)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, nil, false
+		}
+		i = s.ws(i + 1)
+		start := i
+		var v value
+		didSplit := false
+		if i < len(raw) && (raw[i] == '{' || raw[i] == '[') && split(k) {
+			didSplit = true
+			if raw[i] == '{' {
+				if i, err = splitObjectAt(&s, i, 2, &v); err != nil {
+					return nil, nil, false
+				}
+			} else {
+				if v.elems, i, ok = splitArrayAt(&s, i, 2); !ok {
+					return nil, nil, false
+				}
+				v.arrOK = true
+			}
+		} else if i, err = s.value(i, 1); err != nil {
+			return nil, nil, false
+		}
+		m[k] = raw[start:i]
+		switch {
+		case didSplit:
+			if pre == nil {
+				pre = map[string]value{}
+			}
+			v.raw = raw[start:i]
+			pre[k] = v
+		case pre != nil:
+			delete(pre, k) // a duplicate key: the last value counts
+		}
+		var done bool
+		if i, done, err = s.next(i, '}', "after object key:value pair"); err != nil {
+			return nil, nil, false
 		} else if done {
 			break
 		}
 	}
 	if s.ws(i) != len(raw) {
-		return nil, false
+		return nil, nil, false
 	}
-	return out, true
+	return m, pre, true
 }
 
 // objectMembers splits a JSON object into its members; nil, "" for an absent

@@ -80,3 +80,44 @@ func FuzzScanElementMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanMembersSplit: the one-pass split of a result and the members it
+// looks into says exactly what scanMembers and splitValue of each say.
+func FuzzScanMembersSplit(f *testing.F) {
+	for _, s := range []string{`{}`, ` { } `, `{"content":[{"type":"text","text":"a \"q\""}],"isError":false}`,
+		`{"tools":[{"name":"x","inputSchema":{"type":"object"}}],"tools":"dup"}`, `{"content":{"a":1}}`, `{"content":[1,[2]]} x`,
+		`{"\ud800":[1]}`, `{"content":[{"\ud800":1}]}`, `[1]`, `{"a":`} {
+		f.Add([]byte(s))
+	}
+	split := func(name string) bool { return name == "content" || name == "tools" || name == "\ufffd" }
+	eq := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, pre, ok := scanMembersSplit(b, split)
+		want, wok := scanMembers(b)
+		if ok != wok || !maps.EqualFunc(m, want, eq) {
+			t.Fatalf("scanMembersSplit(%q) = %v, %v; scanMembers: %v, %v", b, m, ok, want, wok)
+		}
+		for k, raw := range want {
+			v, got := pre[k]
+			kind := kindOf(raw)
+			if got != (split(k) && kind&(kObject|kArray) != 0) {
+				t.Fatalf("scanMembersSplit(%q): member %q split %v", b, k, got)
+			}
+			if !got {
+				continue
+			}
+			w := splitValue(raw, kind)
+			if !bytes.Equal(v.raw, w.raw) || v.objErr != w.objErr || v.arrOK != w.arrOK || !maps.EqualFunc(v.obj, w.obj, eq) || len(v.elems) != len(w.elems) {
+				t.Fatalf("scanMembersSplit(%q)[%q] = %+v, splitValue: %+v", b, k, v, w)
+			}
+			for i := range w.elems {
+				if !bytes.Equal(v.elems[i].raw, w.elems[i].raw) || v.elems[i].objErr != w.elems[i].objErr || !maps.EqualFunc(v.elems[i].obj, w.elems[i].obj, eq) {
+					t.Fatalf("scanMembersSplit(%q)[%q][%d] = %+v, splitValue: %+v", b, k, i, v.elems[i], w.elems[i])
+				}
+			}
+		}
+		if len(pre) > len(want) {
+			t.Fatalf("scanMembersSplit(%q): %d split, %d members", b, len(pre), len(want))
+		}
+	})
+}
