@@ -768,6 +768,21 @@ func TestLogFile(t *testing.T) {
 	}
 }
 
+// TestCallRouteQuiet: an mcp-call command against mcp-route shows no server
+// lines when all goes well (the server's stderr is inherited); with
+// --verbose every event is there.
+func TestCallRouteQuiet(t *testing.T) {
+	server := exampleRoute(t)
+	r := mcpCall(t, "", append([]string{"call", "echo", "text=hi"}, server...)...)
+	if r.code != 0 || r.stdout != "hi\n" || strings.Contains(r.stderr, "mcp-route:") {
+		t.Errorf("quiet by default: %+v", r)
+	}
+	r = mcpCall(t, "", append([]string{"call", "echo", "text=hi"}, append(server, "--verbose")...)...)
+	if r.code != 0 || r.stdout != "hi\n" || !strings.Contains(r.stderr, "mcp-route: ") || !strings.Contains(r.stderr, "echo: ok in") {
+		t.Errorf("--verbose: %+v", r)
+	}
+}
+
 // Request ids come back byte for byte, in both eras.
 func TestIDsEchoed(t *testing.T) {
 	f := newFixture(t)
