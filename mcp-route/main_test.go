@@ -43,7 +43,7 @@ func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 
 func TestHelpVersionUsage(t *testing.T) {
 	code, out, _ := runWith(t, "", "--help")
-	if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Exit status:") || !strings.Contains(out, "--tools") {
+	if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "Exit status:") || !strings.Contains(out, "--tools") || !strings.Contains(out, "-verbose") {
 		t.Errorf("--help: code %d, stdout %q", code, out)
 	}
 	code, out, _ = runWith(t, "", "--version")
