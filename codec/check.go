@@ -216,17 +216,6 @@ var (
 	elicitRevs = revRange{since: Rev20250618, until: FirstModernRevision}
 )
 
-// splitsResult tells whether a member of the method's result is looked into
-// (a rule or sub-fields), so checkResult splits it with the result.
-func (r methodRule) splitsResult(name string) bool {
-	for _, f := range r.result {
-		if f.name == name && (f.check != nil || len(f.sub) > 0) {
-			return true
-		}
-	}
-	return false
-}
-
 // methodRule describes one MCP method.
 type methodRule struct {
 	notification   bool
@@ -662,12 +651,12 @@ func checkModernMeta(method string, params map[string]json.RawMessage, known boo
 func checkResult(rev string, raw json.RawMessage, method string) *Error {
 	rule, known := methodRules[method]
 	var members map[string]json.RawMessage
-	var pre map[string]value
+	var pre []splitMember
 	var e string
 	if trimmed := bytes.TrimSpace(raw); known && !rule.notification && len(trimmed) > 0 && trimmed[0] == '{' {
 		// Split the members the method's rules look into in the same pass.
 		var ok bool
-		if members, pre, ok = scanMembersSplit(trimmed, rule.splitsResult); !ok {
+		if members, pre, ok = scanMembersSplit(trimmed, rule.result); !ok {
 			members, e = nil, "is not a valid object"
 		}
 	} else {
@@ -714,7 +703,7 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 
 // checkFieldsSplit is checkFields given some members already split (pre,
 // from scanMembersSplit; the others are split here).
-func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMessage, pre map[string]value, fields []field) string {
+func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMessage, pre []splitMember, fields []field) string {
 	modern := IsModernRevision(rev)
 	for _, f := range fields {
 		if f.modern && !modern || f.since != "" && rev < f.since {
@@ -735,8 +724,10 @@ func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMess
 			continue
 		}
 		// One split for the rule and the sub-fields both.
-		v, ok := pre[f.name]
-		if !ok {
+		var v value
+		if j := slices.IndexFunc(pre, func(p splitMember) bool { return p.name == f.name }); j >= 0 {
+			v = pre[j].v
+		} else {
 			v = splitValue(raw, k)
 		}
 		if f.check != nil {
@@ -864,18 +855,36 @@ func splitObjectAt(s *scanner, i, depth int, v *value) (int, error) {
 	return end, err
 }
 
+// splitMember is a member value split ahead by scanMembersSplit.
+type splitMember struct {
+	name string
+	v    value
+}
+
+// lookIn tells whether one of fields looks into the member name (a rule or
+// sub-fields), so scanMembersSplit splits it.
+func lookIn(fields []field, name string) bool {
+	for _, f := range fields {
+		if f.name == name && (f.check != nil || len(f.sub) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // scanMembersSplit is scanMembers (trusted mode) that also splits, in the
-// same pass, the object and array values of the members split names, as
-// splitValue would: checkResult hands them to checkFieldsSplit, so a tool
-// result's content is not walked again to split it.
-func scanMembersSplit(raw []byte, split func(name string) bool) (map[string]json.RawMessage, map[string]value, bool) {
+// same pass, the object and array values of the members fields look into,
+// as splitValue would: checkResult hands them to checkFieldsSplit, so a tool
+// result's content is not walked again to split it. A slice, not a map: a
+// result has one or two such members.
+func scanMembersSplit(raw []byte, fields []field) (map[string]json.RawMessage, []splitMember, bool) {
 	s := scanner{b: raw, trusted: true}
 	i := s.ws(0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, nil, false
 	}
 	m := map[string]json.RawMessage{}
-	var pre map[string]value
+	var pre []splitMember
 	i = s.ws(i + 1)
 	if i < len(raw) && raw[i] == '}' {
 		return m, nil, s.ws(i+1) == len(raw)
@@ -900,7 +909,7 @@ func scanMembersSplit(raw []byte, split func(name string) bool) (map[string]json
 		start := i
 		var v value
 		didSplit := false
-		if i < len(raw) && (raw[i] == '{' || raw[i] == '[') && split(k) {
+		if i < len(raw) && (raw[i] == '{' || raw[i] == '[') && lookIn(fields, k) {
 			didSplit = true
 			if raw[i] == '{' {
 				if i, err = splitObjectAt(&s, i, 2, &v); err != nil {
@@ -916,15 +925,11 @@ func scanMembersSplit(raw []byte, split func(name string) bool) (map[string]json
 			return nil, nil, false
 		}
 		m[k] = raw[start:i]
-		switch {
-		case didSplit:
-			if pre == nil {
-				pre = map[string]value{}
-			}
+		// A duplicate key: the last value counts.
+		pre = slices.DeleteFunc(pre, func(p splitMember) bool { return p.name == k })
+		if didSplit {
 			v.raw = raw[start:i]
-			pre[k] = v
-		case pre != nil:
-			delete(pre, k) // a duplicate key: the last value counts
+			pre = append(pre, splitMember{k, v})
 		}
 		var done bool
 		if i, done, err = s.next(i, '}', "after object key:value pair"); err != nil {

@@ -89,10 +89,18 @@ func FuzzScanMembersSplit(f *testing.F) {
 		`{"\ud800":[1]}`, `{"content":[{"\ud800":1}]}`, `[1]`, `{"a":`} {
 		f.Add([]byte(s))
 	}
-	split := func(name string) bool { return name == "content" || name == "tools" || name == "\ufffd" }
+	fields := []field{req("content", kArray).with(ruleEach(ruleContentBlock)), req("tools", kArray, toolFields...), req("\ufffd", kAny, opt("a", kInt)), opt("isError", kBool)}
+	split := func(name string) bool { return lookIn(fields, name) }
 	eq := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, pre, ok := scanMembersSplit(b, split)
+		m, preList, ok := scanMembersSplit(b, fields)
+		pre := map[string]value{}
+		for _, p := range preList {
+			if _, dup := pre[p.name]; dup {
+				t.Fatalf("scanMembersSplit(%q): %q split twice", b, p.name)
+			}
+			pre[p.name] = p.v
+		}
 		want, wok := scanMembers(b)
 		if ok != wok || !maps.EqualFunc(m, want, eq) {
 			t.Fatalf("scanMembersSplit(%q) = %v, %v; scanMembers: %v, %v", b, m, ok, want, wok)
