@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpipe/mcpipe/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the out, stderr and exit sections of testdata/*.txtar")
@@ -90,7 +92,7 @@ func TestGolden(t *testing.T) {
 			}
 			r := runT(t, a.files["stdin"], nil, argv...)
 			// The transcripts say "dev" whatever version the build stamps.
-			stamp := `{"name":"mcp-call","version":` + strconv.Quote(version()) + `}`
+			stamp := `{"name":"mcp-call","version":` + strconv.Quote(version.Number) + `}`
 			r.stderr = strings.ReplaceAll(r.stderr, stamp, `{"name":"mcp-call","version":"dev"}`)
 			exit := strconv.Itoa(r.code) + "\n"
 			if *update {

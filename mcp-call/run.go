@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/mattn/go-shellwords"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
 	"github.com/mcpipe/mcpipe/mcp-call/client"
 )
@@ -80,7 +80,7 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		return fail(exitProtocol, err)
 	}
 	if opts.showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version())
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
 		return exitOK
 	}
 	if len(pos) == 0 {
@@ -187,13 +187,6 @@ func checkArity(name string, a []string) error {
 		return usagef("unknown command %q (try --help)", name)
 	}
 	return nil
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // openServerStderr resolves --server-stderr. An *os.File stderr goes to the

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
 	"github.com/mcpipe/mcpipe/mcp-call/client"
 )
@@ -70,7 +71,7 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 	copts := client.Options{
 		Era:             s.opts.era,
 		ProtocolVersion: s.opts.version,
-		ClientInfo:      codec.Implementation{Name: prog, Version: version()},
+		ClientInfo:      codec.Implementation{Name: prog, Version: version.Number},
 		OnProtocolError: func(err error) {
 			s.protoN.Add(1)
 			s.errorf("%v", err)

@@ -46,19 +46,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-frame/filter"
 )
 
 const prog = "mcp-frame"
-
-// version is set at link time (-X main.version=...); otherwise the module
-// version from the build info, or "dev".
-var version = ""
 
 const usage = `Usage: mcp-frame [flags] < in > out
 
@@ -121,7 +117,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usageErr(stderr, err.Error())
 	}
 	if *showVer {
-		fmt.Fprintf(stdout, "%s %s\n", prog, progVersion())
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
 		return 0
 	}
 	if fs.NArg() > 0 {
@@ -189,14 +185,4 @@ func parseSize(arg string) (int, error) {
 		return 0, fmt.Errorf("invalid size %q (want a positive byte count such as 1048576 or 16M)", arg)
 	}
 	return n * mult, nil
-}
-
-func progVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

@@ -47,13 +47,11 @@ import (
 	"io"
 	"os"
 
+	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 )
 
-const (
-	prog    = "mcp-jail"
-	version = "0.1.0"
-)
+const prog = "mcp-jail"
 
 const usage = `Usage: mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
 
@@ -106,7 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
 		return 0
 	}
 	if *root == "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/mcpipe/mcpipe/internal/version"
 )
 
 func TestMain(m *testing.M) {
@@ -91,7 +92,7 @@ func TestRunUsage(t *testing.T) {
 		{nil, 2, "", "mcp-jail: --root DIR is required (see --help)\n"},
 		{[]string{"--bogus"}, 2, "", "mcp-jail: flag provided but not defined: -bogus (see --help)\n"},
 		{[]string{"--root"}, 2, "", "mcp-jail: flag needs an argument: -root (see --help)\n"},
-		{[]string{"--version"}, 0, "mcp-jail " + version + "\n", ""},
+		{[]string{"--version"}, 0, "mcp-jail " + version.Number + "\n", ""},
 		{[]string{"--help"}, 0, usage, ""},
 		{[]string{"-h"}, 0, usage, ""},
 		{[]string{"--root", "/nonexistent/dir", "x"}, 1, "", "mcp-jail: /nonexistent/dir: no such file or directory\n"},
@@ -290,7 +291,7 @@ func TestBinaryUsage(t *testing.T) {
 	if code, stdout, _ := binary(t, dir, "", "--help"); code != 0 || !strings.HasPrefix(stdout, "Usage: mcp-jail") {
 		t.Errorf("--help: %d %q", code, stdout)
 	}
-	if code, stdout, _ := binary(t, dir, "", "--version"); code != 0 || stdout != "mcp-jail "+version+"\n" {
+	if code, stdout, _ := binary(t, dir, "", "--version"); code != 0 || stdout != "mcp-jail "+version.Number+"\n" {
 		t.Errorf("--version: %d %q", code, stdout)
 	}
 	if code, stdout, stderr := binary(t, dir, "", "x"); code != 2 || stdout != "" || !strings.HasPrefix(stderr, "mcp-jail: ") {

@@ -50,15 +50,13 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
 )
 
 const prog = "mcp-route"
-
-// version is the release; -ldflags "-X main.version=..." overrides it.
-var version = "0.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -159,7 +157,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
 		return 0
 	}
 	if fs.NArg() > 0 {
@@ -284,10 +282,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cacheNote == "" {
 		cacheNote = "off"
 	}
-	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version, len(dirs), rootDir, cacheNote)
+	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version.Number, len(dirs), rootDir, cacheNote)
 	err = router.Serve(ctx, stdin, stdout, router.Options{
 		Registry:   reg,
-		ServerInfo: codec.Implementation{Name: *name, Version: version},
+		ServerInfo: codec.Implementation{Name: *name, Version: version.Number},
 		Root:       rootDir,
 		Env:        env,
 		LookupEnv:  os.LookupEnv,

@@ -21,18 +21,16 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 	"github.com/mcpipe/mcpipe/mcp-stock/stock"
 )
-
-// version is set at link time (-ldflags "-X main.version=...").
-var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	p := tool.OS()
 	p.Context = ctx
-	code := stock.Main(p, version)
+	code := stock.Main(p, version.Number)
 	stop()
 	os.Exit(code)
 }

@@ -71,6 +71,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/version"
 )
 
 // Eras.
@@ -166,7 +167,7 @@ type reply struct {
 // an error (close r, or make the server exit, to stop it). Call Connect next.
 func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
 	if opts.ClientInfo.Name == "" {
-		opts.ClientInfo = codec.Implementation{Name: "mcp-call", Version: "dev"}
+		opts.ClientInfo = codec.Implementation{Name: "mcp-call", Version: version.Number}
 	}
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
