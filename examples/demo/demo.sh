@@ -49,8 +49,21 @@ echo "a secret outside the jail" > "$work/secret.txt"
 # The server logs to a file; a user would point --log wherever they like.
 export MCP_SERVER="$route --tools $bin --root $root --timeout 5s --env MCP_SH_ALLOW=ls,wc --log $work/route.log"
 
-show() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
-run() { show "mcp-call ${*@Q}"; "$call" "$@"; }
+# Commands in bold on a terminal, plain in a pipe or a log.
+if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
+show() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
+# shown: each word as a user would type it (key='a value' quoted, plain words bare)
+shown() {
+  local out="" w
+  for w in "$@"; do
+    case $w in
+    *" "* | *"'"*) [[ $w == *=* ]] && w="${w%%=*}='${w#*=}'" || w="'$w'" ;;
+    esac
+    out+=" $w"
+  done
+  printf '%s' "${out# }"
+}
+run() { show "mcp-call $(shown "$@")"; "$call" "$@"; }
 
 echo "mcp-route serving $(ls "$bin" | grep -vc '\.json$') executables from a tools directory, jailed to $root"
 show 'mcp-call discover'
