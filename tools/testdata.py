@@ -25,6 +25,7 @@ EXTRA_DATA = {
     "e2e": [
         "//examples/tools",
         "//examples/hosts",
+        "//examples/demo:demo.sh",
         "interop/route-clients/client.mjs",
         "interop/ts-server/server.cjs",
     ],

@@ -68,8 +68,8 @@ run() { show "mcp-call $(shown "$@")"; "$call" "$@"; }
 echo "mcp-route serving $(ls "$bin" | grep -vc '\.json$') executables from a tools directory, jailed to $root"
 show 'mcp-call discover'
 "$call" discover
-show 'mcp-call tools | column'
-"$call" tools | column -c 100
+show 'mcp-call tools'
+"$call" tools | tr '\n' ' ' | fold -s -w 78; echo   # one per line, folded here to save room
 run describe echo
 run call echo text='hello from a shell script over MCP'
 run call wordcount text='the quick brown fox jumps over the lazy dog'
