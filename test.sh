@@ -26,10 +26,9 @@ export GOTOOLCHAIN=local
 # server, from npm, pinned. The Go SDK comes through go.mod.
 export MCP_INTEROP_NODE_DIR="${MCP_INTEROP_NODE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/mcpipe-interop}"
 echo "== npm packages for the interop tests into $MCP_INTEROP_NODE_DIR"
-for setup in e2e/interop/setup-node.sh e2e/interop/route-clients/setup.sh; do
-  # One retry: a registry hiccup should not fail the whole run.
-  "$setup" "$MCP_INTEROP_NODE_DIR" || { sleep 5; "$setup" "$MCP_INTEROP_NODE_DIR"; }
-done
+# One retry: a registry hiccup should not fail the whole run.
+e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR" ||
+  { sleep 5; e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR"; }
 
 echo "== BUILD files up to date (gazelle)"
 tools/gazelle.sh --check

@@ -32,7 +32,7 @@ import (
 //     @modelcontextprotocol/client (v2, versionNegotiation "auto" and
 //     "legacy"), through interop/route-clients/client.mjs, when
 //     MCP_INTEROP_NODE_DIR names an npm prefix filled by
-//     interop/route-clients/setup.sh (skipped otherwise).
+//     interop/setup-node.sh (skipped otherwise).
 //
 // Each client lists the tools of interopRouteTools and runs
 // interopRouteCalls on one connection: text, JSON and described tools, a
@@ -710,7 +710,7 @@ func routeClientsDir(t *testing.T, v2 bool) (nodeDir, script string) {
 	t.Helper()
 	nodeDir = os.Getenv("MCP_INTEROP_NODE_DIR")
 	if nodeDir == "" {
-		t.Skip("MCP_INTEROP_NODE_DIR not set: run e2e/interop/route-clients/setup.sh DIR and set it to DIR to test mcp-route under the TypeScript SDK clients")
+		t.Skip("MCP_INTEROP_NODE_DIR not set: run e2e/interop/setup-node.sh DIR and set it to DIR to test mcp-route under the TypeScript SDK clients")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skipf("MCP_INTEROP_NODE_DIR is set but node is not in PATH: %v", err)
@@ -721,10 +721,10 @@ func routeClientsDir(t *testing.T, v2 bool) (nodeDir, script string) {
 	}
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
 		if v2 {
-			// setup.sh leaves v2 out on a Node older than 20.
-			t.Skipf("MCP_INTEROP_NODE_DIR=%s has no @modelcontextprotocol/client (needs Node 20+; run e2e/interop/route-clients/setup.sh %s): %v", nodeDir, nodeDir, err)
+			// setup-node.sh installs nothing on a Node older than 20.
+			t.Skipf("MCP_INTEROP_NODE_DIR=%s has no @modelcontextprotocol/client (needs Node 20+; run e2e/interop/setup-node.sh %s): %v", nodeDir, nodeDir, err)
 		}
-		t.Fatalf("MCP_INTEROP_NODE_DIR=%s has no @modelcontextprotocol/sdk (run e2e/interop/route-clients/setup.sh %s): %v", nodeDir, nodeDir, err)
+		t.Fatalf("MCP_INTEROP_NODE_DIR=%s has no @modelcontextprotocol/sdk (run e2e/interop/setup-node.sh %s): %v", nodeDir, nodeDir, err)
 	}
 	script, err := filepath.Abs("interop/route-clients/client.mjs")
 	if err != nil {

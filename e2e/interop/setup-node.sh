@@ -1,31 +1,54 @@
 #!/usr/bin/env bash
-# setup-node.sh DIR: install the Node MCP servers mcp-call's interop tests
-# run against into the npm prefix DIR (created if missing):
-#   @modelcontextprotocol/server-filesystem  (the reference filesystem server)
-#   @modelcontextprotocol/sdk                (the TypeScript SDK, for ts-server/server.cjs)
-# Then run the tests with MCP_INTEROP_NODE_DIR=DIR. Without Node and npm it
-# says so and exits 0, so CI on a machine without them still passes (the
-# tests skip). Needs Node 20 or later; the versions are pinned so a run is
-# reproducible.
+# setup-node.sh DIR: install, into the npm prefix DIR (created if missing),
+# the Node MCP peers the interop tests run against, at pinned versions:
+#   @modelcontextprotocol/server-filesystem  the reference filesystem server (mcp-call's tests)
+#   @modelcontextprotocol/sdk                the TypeScript SDK: v1 client (mcp-route's tests)
+#                                            and server (ts-server/server.cjs, mcp-call's tests)
+#   @modelcontextprotocol/client             the v2 client, auto era mode (mcp-route's tests)
+# Then run the tests with MCP_INTEROP_NODE_DIR=DIR. A second run with
+# everything in place installs nothing. Without Node 20+ and npm it says so
+# and exits 0, so CI on a machine without them still passes (those tests
+# skip, saying why).
 set -euo pipefail
 
 dir=${1:?usage: setup-node.sh DIR}
-fs_version=2026.8.31
-sdk_version=1.32.2
+want=(
+	"@modelcontextprotocol/server-filesystem@2026.8.31"
+	"@modelcontextprotocol/sdk@1.32.2"
+	"@modelcontextprotocol/client@2.4.0"
+)
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	echo "setup-node.sh: node or npm not found; Node interop tests will be skipped" >&2
+	echo "setup-node.sh: node or npm not found; the Node interop tests will be skipped" >&2
 	exit 0
 fi
 major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 20 ]; then
-	echo "setup-node.sh: Node $(node --version) is older than 20; Node interop tests will be skipped" >&2
+	echo "setup-node.sh: Node $(node --version) is older than 20; the Node interop tests will be skipped" >&2
+	exit 0
+fi
+
+# installed PKG: the version of PKG in the prefix, or nothing.
+installed() {
+	local pj="$dir/node_modules/$1/package.json"
+	[ -f "$pj" ] && node -p 'require(process.argv[1]).version' "$pj" 2>/dev/null || true
+}
+
+missing=()
+for spec in "${want[@]}"; do
+	[ "$(installed "${spec%@*}")" = "${spec##*@}" ] || missing+=("$spec")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "setup-node.sh: already installed in $dir" >&2
 	exit 0
 fi
 
 mkdir -p "$dir"
-npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-	"@modelcontextprotocol/server-filesystem@$fs_version" \
-	"@modelcontextprotocol/sdk@$sdk_version"
-test -x "$dir/node_modules/.bin/mcp-server-filesystem"
+npm install --prefix "$dir" --save-exact --no-audit --no-fund --loglevel=error "${missing[@]}"
+for spec in "${want[@]}"; do
+	if [ "$(installed "${spec%@*}")" != "${spec##*@}" ]; then
+		echo "setup-node.sh: $spec did not install into $dir" >&2
+		exit 1
+	fi
+done
 echo "setup-node.sh: installed into $dir; run the tests with MCP_INTEROP_NODE_DIR=$dir" >&2

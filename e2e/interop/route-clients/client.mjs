@@ -5,7 +5,7 @@
 //   MCP_INTEROP_NODE_DIR=DIR node client.mjs [--sdk v1|v2] [--mode auto|legacy]
 //       [--list-changed] [--route-arg ARG]... ROUTE TOOLSDIR < plan.json
 //
-// DIR is the npm prefix filled by setup.sh. --sdk v1 is @modelcontextprotocol/sdk
+// DIR is the npm prefix filled by e2e/interop/setup-node.sh. --sdk v1 is @modelcontextprotocol/sdk
 // (Client + StdioClientTransport, always the legacy handshake); --sdk v2 is
 // @modelcontextprotocol/client, whose versionNegotiation --mode auto probes
 // with server/discover first. --list-changed registers a tools listChanged
