@@ -52,8 +52,9 @@
 // refused with [ErrNotRegular]. FIFOs, sockets and device nodes are refused;
 // a symlink to /dev/zero is refused earlier, as an escape. The open(2) of a
 // device node inside the root does happen before the check; O_NOCTTY keeps
-// a terminal from becoming the controlling one. [Root.WriteFileAtomic]
-// never replaces a special file.
+// a terminal from becoming the controlling one. [Root.WriteFileAtomic] and
+// [Root.CopyAtomic] (temporary file, sync, rename) never replace a special
+// file.
 //
 // # Platforms
 //

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -141,12 +142,25 @@ func (r *Root) ReadFile(name string, max int64) (data []byte, truncated bool, er
 // permission bits; a new one gets perm (less the umask). The directory
 // must exist. name may not be a directory, the root or a special file.
 func (r *Root) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error {
+	_, err := r.writeAtomic(name, perm, false, bytes.NewReader(data))
+	return err
+}
+
+// CopyAtomic writes what src yields into the file name, atomically as
+// WriteFileAtomic does, and returns the bytes written. The file gets
+// exactly perm, whether it existed or not: it is a copy of something else.
+func (r *Root) CopyAtomic(name string, src io.Reader, perm fs.FileMode) (int64, error) {
+	return r.writeAtomic(name, perm, true, src)
+}
+
+// writeAtomic is WriteFileAtomic and, with isCopy, CopyAtomic.
+func (r *Root) writeAtomic(name string, perm fs.FileMode, isCopy bool, src io.Reader) (int64, error) {
 	parts, err := r.resolve(name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(parts) == 0 {
-		return &PathError{Path: name, Err: ErrIsRoot}
+		return 0, &PathError{Path: name, Err: ErrIsRoot}
 	}
 	dirName := "."
 	if len(parts) > 1 {
@@ -155,29 +169,35 @@ func (r *Root) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error
 	base := parts[len(parts)-1]
 	dir, err := r.root.OpenRoot(dirName)
 	if err != nil {
-		return wrapOS(name, err)
+		return 0, wrapOS(name, err)
 	}
 	defer dir.Close()
-	keepMode := false
+	// Permission bits set after creation are exact (the umask cut them at
+	// creation): a copy's always, an existing file's kept bits on a write.
+	exact := isCopy
 	switch fi, err := dir.Lstat(base); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return wrapOS(name, err)
+		return 0, wrapOS(name, err)
 	case fi.Mode().IsRegular():
-		perm, keepMode = fi.Mode().Perm(), true
+		if !isCopy {
+			perm, exact = fi.Mode().Perm(), true
+		}
 	case fi.IsDir():
-		return &PathError{Path: name, Err: syscall.EISDIR}
+		return 0, &PathError{Path: name, Err: syscall.EISDIR}
 	default:
-		return &PathError{Path: name, Err: ErrNotRegular}
+		return 0, &PathError{Path: name, Err: ErrNotRegular}
 	}
 	tmp, f, err := createTemp(dir, base, perm)
 	if err != nil {
-		return wrapOS(name, err)
+		return 0, wrapOS(name, err)
 	}
+	var n int64
 	err = func() error {
-		_, err := f.Write(data)
-		if err == nil && keepMode {
-			err = f.Chmod(perm) // the umask may have cut bits off
+		var err error
+		n, err = io.Copy(f, src)
+		if err == nil && exact {
+			err = f.Chmod(perm)
 		}
 		if err == nil {
 			err = f.Sync()
@@ -189,7 +209,7 @@ func (r *Root) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error
 	}
 	if err != nil {
 		dir.Remove(tmp)
-		return wrapOS(name, err)
+		return 0, wrapOS(name, err)
 	}
 	// Make the rename durable; a directory that cannot be synced (some
 	// file systems refuse) does not undo a write that happened.
@@ -197,7 +217,7 @@ func (r *Root) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error
 		d.Sync()
 		d.Close()
 	}
-	return nil
+	return n, nil
 }
 
 // createTemp creates a new, hidden file beside base in dir.

@@ -1,13 +1,9 @@
 package stock
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 	"syscall"
@@ -123,9 +119,9 @@ func errExists(name string) error {
 	return fmt.Errorf("%s: already exists (set overwrite: true to replace it)", name)
 }
 
-// copyFile copies the regular file src to dst, both under r, atomically:
-// the copy is written to a hidden temporary file beside dst, synced and
-// renamed over dst, so dst is never seen half-written. The copy gets src's
+// copyFile copies the regular file src to dst, both under r, atomically
+// (jail's CopyAtomic: a hidden temporary file beside dst, synced and renamed
+// over it), so dst is never seen half-written. The copy gets src's
 // permission bits. It returns the bytes copied.
 func copyFile(r *jail.Root, src, dst string) (int64, error) {
 	in, fi, err := openRegular(r, src)
@@ -133,59 +129,7 @@ func copyFile(r *jail.Root, src, dst string) (int64, error) {
 		return 0, err
 	}
 	defer in.Close()
-	dir, err := parentDir(r, dst)
-	if err != nil {
-		return 0, err
-	}
-	tmp, out, err := createTempIn(r, dir, path.Base(dst), fi.Mode().Perm())
-	if err != nil {
-		return 0, err
-	}
-	n, err := io.Copy(out, in)
-	if err == nil {
-		err = out.Chmod(fi.Mode().Perm()) // the umask may have cut bits off
-	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = r.Rename(tmp, dst)
-	}
-	if err != nil {
-		r.Remove(tmp)
-		var pe *jail.PathError
-		if !errors.As(err, &pe) {
-			err = &jail.PathError{Path: dst, Err: err}
-		}
-		return 0, err
-	}
-	return n, nil
-}
-
-// createTempIn creates a new hidden file in dir (relative to the root)
-// named after base, exclusively, and returns its name under the root.
-func createTempIn(r *jail.Root, dir, base string, perm fs.FileMode) (string, *os.File, error) {
-	const maxName = 255
-	for try := 0; ; try++ {
-		var b [6]byte
-		rand.Read(b[:])
-		suffix := ".tmp-" + hex.EncodeToString(b[:])
-		stem := "." + base
-		if len(stem)+len(suffix) > maxName {
-			stem = stem[:maxName-len(suffix)]
-		}
-		name := stem + suffix
-		if dir != "." {
-			name = dir + "/" + name
-		}
-		f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil || !errors.Is(err, fs.ErrExist) || try == 10 {
-			return name, f, err
-		}
-	}
+	return r.CopyAtomic(dst, in, fi.Mode().Perm())
 }
 
 // removeEmptyDir removes the empty directory name. A directory with
