@@ -14,31 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
-
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-// waitGone polls until pid is gone; reaping by init is asynchronous, so
-// the poll interval is not an assertion about speed.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func readPID(t *testing.T, file string) int {
 	t.Helper()
@@ -74,7 +52,7 @@ func TestStopLadder(t *testing.T) {
 	if st := p.State(); st != "killed by signal: killed" {
 		t.Errorf("State %q, want killed by SIGKILL", st)
 	}
-	waitGone(t, childPID)
+	proctest.WaitGone(t, childPID)
 	p.Stop() // idempotent
 }
 
@@ -93,7 +71,7 @@ func TestStopPolite(t *testing.T) {
 	if st := p.State(); st != "exited with status 0" {
 		t.Errorf("State %q, want a clean exit", st)
 	}
-	waitGone(t, childPID)
+	proctest.WaitGone(t, childPID)
 }
 
 func TestStartErrors(t *testing.T) {
@@ -135,7 +113,7 @@ done`
 	}
 	pid := c.Proc.cmd.Process.Pid
 	c.Close()
-	if err := syscall.Kill(pid, 0); err == nil && alive(pid) {
+	if err := syscall.Kill(pid, 0); err == nil && proctest.Alive(pid) {
 		t.Errorf("server %d still alive after Close", pid)
 	}
 }
@@ -219,7 +197,7 @@ func TestDialTimeoutStopsHungServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if pid > 0 && alive(pid) {
+	if pid > 0 && proctest.Alive(pid) {
 		t.Errorf("server %d still alive after Dial failed", pid)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 const helloDef = `{"description":"Say hello","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]},"annotations":{"readOnlyHint":true}}`
@@ -327,7 +327,7 @@ func TestNoDescriptorLeak(t *testing.T) {
 	dir := t.TempDir()
 	tool(t, dir, "bg", `cat >/dev/null; sleep 30 & echo x; echo err >&2; exit 1`, simpleDef(""))
 	tool(t, dir, "ok", `echo ok`, simpleDef(""))
-	before := countFDs(t)
+	before := proctest.CountFDs(t)
 	h := newHarness(t, dir, nil)
 	h.initialize(codec.Rev20250618)
 	for i := range 6 {
@@ -339,18 +339,9 @@ func TestNoDescriptorLeak(t *testing.T) {
 	h.closeAndDrain()
 	<-h.done
 	h.done <- nil // for the cleanup
-	if after := countFDs(t); after != before {
+	if after := proctest.CountFDs(t); after != before {
 		t.Errorf("open fds: %d before, %d after", before, after)
 	}
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	return len(ents)
 }
 
 // children lists the pids of this process's children, from every thread
@@ -472,7 +463,7 @@ func TestCancelKillsAndSilences(t *testing.T) {
 	}
 	pid := readPid(t, pidFile)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"test"}}`)
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 	h.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 	if m := h.recvMsg("ping"); string(m.ID) != `"after"` {
 		t.Fatalf("want the ping answer, got %+v", m)
@@ -646,7 +637,7 @@ func TestShutdownKillsAfterGrace(t *testing.T) {
 	if r := callResult(t, m); !r.IsError || !strings.Contains(r.Text(), "shutting down") {
 		t.Errorf("result %+v", r)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid)
 }
 
 func TestArgEnv(t *testing.T) {
@@ -668,28 +659,6 @@ func readPid(t *testing.T, file string) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// waitGone waits (bounded) until pid is gone or a zombie: a killed process
-// is reaped asynchronously, so a short poll is unavoidable.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		s := string(b)
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] == "Z" {
-			return
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still alive", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestDiscoverDoesNotWaitForToolLoading(t *testing.T) {

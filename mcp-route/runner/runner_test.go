@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 // script writes an executable /bin/sh script into a temp dir.
@@ -112,7 +113,7 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	if got := r.Failure(); got != "timed out after 100ms" {
 		t.Errorf("Failure = %q", got)
 	}
-	waitGone(t, pidFrom(t, r.Stdout))
+	proctest.WaitGone(t, pidFrom(t, r.Stdout))
 }
 
 func TestRunCancel(t *testing.T) {
@@ -178,7 +179,7 @@ func TestRunBackgroundChildHoldingStdout(t *testing.T) {
 	if !r.OK() {
 		t.Fatalf("not OK: %s", r.Failure())
 	}
-	waitGone(t, pidFrom(t, r.Stdout))
+	proctest.WaitGone(t, pidFrom(t, r.Stdout))
 }
 
 func TestRunProgressLines(t *testing.T) {
@@ -205,13 +206,13 @@ func TestRunNotExecutable(t *testing.T) {
 }
 
 func TestRunNoDescriptorLeak(t *testing.T) {
-	before := countFDs(t)
+	before := proctest.CountFDs(t)
 	p := script(t, "cat >/dev/null; sleep 30 & echo x")
 	for range 5 {
 		runT(t, Spec{Path: p, Stdin: []byte("{}"), Drain: 10 * time.Millisecond})
 	}
 	runT(t, Spec{Path: filepath.Join(t.TempDir(), "missing")})
-	if after := countFDs(t); after != before {
+	if after := proctest.CountFDs(t); after != before {
 		t.Errorf("open fds: %d before, %d after", before, after)
 	}
 }
@@ -225,15 +226,6 @@ func TestSignalName(t *testing.T) {
 	}
 }
 
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	return len(ents)
-}
-
 func pidFrom(t *testing.T, out []byte) int {
 	t.Helper()
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
@@ -241,26 +233,4 @@ func pidFrom(t *testing.T, out []byte) int {
 		t.Fatalf("tool did not print a pid: %q", out)
 	}
 	return pid
-}
-
-// waitGone waits (bounded) until pid no longer runs. A killed grandchild is
-// reaped by init asynchronously, so a short poll is unavoidable; a zombie
-// counts as gone.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] == "Z" {
-			return
-		}
-		if time.Now().After(deadline) {
-			exec.Command("kill", "-9", strconv.Itoa(pid)).Run()
-			t.Fatalf("process %d still alive", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
