@@ -124,7 +124,13 @@ type PathError struct {
 	Cause error
 }
 
-func (e *PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *PathError) Error() string {
+	if e.Path == "" {
+		// ": invalid path: empty" would read as a glitch.
+		return e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
 
 // Unwrap returns Err and, when set, Cause.
 func (e *PathError) Unwrap() []error {
