@@ -8,18 +8,19 @@
 # 2. `go test -race ./...`: the same tests under the race detector, plus the
 #    fuzz seed corpora (Bazel 4 with rules_go 0.34 runs neither).
 #
-# Schema-conformance tests read the official MCP schemas from $MCP_SPEC_DIR,
-# which defaults to ../shared/mcp-spec beside the checkout; they skip, saying
-# so, when it does not exist.
+# Schema-conformance tests read the official MCP schemas vendored in
+# third_party/mcp-spec; set MCP_SPEC_DIR to try other ones (it is passed on
+# to Bazel only when set). They never skip: missing schemas fail them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$root"
 
-if [[ -z ${MCP_SPEC_DIR:-} && -d $root/../shared/mcp-spec ]]; then
-  MCP_SPEC_DIR="$(cd "$root/../shared/mcp-spec" && pwd)"
-fi
-export MCP_SPEC_DIR="${MCP_SPEC_DIR:-}"
 export GOTOOLCHAIN=local
+spec_env=()
+if [[ -n ${MCP_SPEC_DIR:-} ]]; then
+  export MCP_SPEC_DIR
+  spec_env=(--test_env=MCP_SPEC_DIR)
+fi
 
 # Interoperability with servers and clients we did not write: the official
 # TypeScript SDK (v1 and v2 clients, a server), the reference filesystem
@@ -33,8 +34,8 @@ e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR" ||
 echo "== BUILD files up to date (gazelle)"
 tools/gazelle.sh --check
 
-echo "== bazel test //... (MCP_SPEC_DIR=${MCP_SPEC_DIR:-unset})"
-./bazelw test //... --test_env=MCP_SPEC_DIR --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
+echo "== bazel test //... (schemas: ${MCP_SPEC_DIR:-third_party/mcp-spec})"
+./bazelw test //... "${spec_env[@]}" --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
 
 echo "== go test -race ./..."
 go test -race -count=1 ./...

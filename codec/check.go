@@ -12,7 +12,7 @@ import (
 // This file holds the MCP checks on single messages: who may send a method,
 // in which revisions it exists, and the shape of its params and of the
 // result that answers it. They are hand-written from the official schemas
-// (shared/mcp-spec/REV/schema.json), which are not shipped with the code.
+// (third_party/mcp-spec/REV/schema.json), which only the tests read.
 // The tests hold them against those schemas both ways: valid messages pass,
 // and every mutant of a valid message that CheckMessage refuses, the schema
 // refuses too (TestCheckMessageNoFalsePositives), because a filter that drops

@@ -2,10 +2,10 @@
 // through pipes, with real tool processes written into t.TempDir().
 //
 // Under Bazel the binaries come from runfiles (MCP_ROUTE_BIN=$(rootpath
-// //mcp-route)) and the MCP schemas from MCP_SPEC_DIR; under plain `go test`
-// the binaries are built once per run (internal/testbin) and the schemas are
-// found by walking up to shared/mcp-spec. Without schemas the tests still
-// run, minus the schema checks (logged once).
+// //mcp-route)); under plain `go test` they are built once per run
+// (internal/testbin). The MCP schemas every message is checked against are
+// the vendored third_party/mcp-spec (internal/spectest finds them, or
+// $MCP_SPEC_DIR); without them the run fails at once.
 package e2e
 
 import (
@@ -19,28 +19,13 @@ import (
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
-// haveSpec reports whether the MCP schemas are available; set in TestMain.
-var haveSpec bool
-
-// specProbe is enough of a testing.TB for spectest.Dir (which calls only
-// Helper and Skipf) to tell whether the schemas exist without skipping a
-// real test; any other method would panic on the nil embedded TB.
-type specProbe struct {
-	testing.TB
-	skipped bool
-}
-
-func (p *specProbe) Helper()              {}
-func (p *specProbe) Skipf(string, ...any) { p.skipped = true }
-func (p *specProbe) Skip(...any)          { p.skipped = true }
-func (p *specProbe) SkipNow()             { p.skipped = true }
-
 func TestMain(m *testing.M) {
 	closeStrayFDs()
-	p := &specProbe{}
-	haveSpec = spectest.Dir(p) != "" && !p.skipped
-	if !haveSpec {
-		fmt.Fprintf(os.Stderr, "e2e: MCP schemas not found (set %s): schema checks skipped\n", spectest.EnvDir)
+	// Every exchange is checked against the schemas: without them no test
+	// here would prove conformance, so none runs.
+	if _, err := spectest.Find(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	testbin.Cleanup()

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Adds the binaries each go_test runs as real processes to its BUILD target.
+"""Adds what each go_test reads at run time to its BUILD target.
 
-Tests find a binary through internal/testbin, which reads an environment
-variable such as MCP_ROUTE_BIN (see that package). This script greps each
-test package for the variables it uses and writes the matching `data` and
+Tests find a binary they run as a real process through internal/testbin,
+which reads an environment variable such as MCP_ROUTE_BIN (see that
+package); tests that import internal/spectest read the vendored MCP schemas,
+//third_party/mcp-spec, from runfiles. This script greps each test package
+for the variables and imports it uses and writes the matching `data` and
 `env` attributes, which gazelle keeps. Run it after `bazel run //:gazelle`
 (./tools/gazelle.sh does both).
 """
@@ -20,6 +22,9 @@ BINARIES = {
     "MCP_GOSDK_SERVER_BIN": "//e2e/interop/gosdk-server",
     "EXAMPLE_PRIMES_BIN": "//examples/tools/src/primes",
 }
+# The official MCP schemas, for every test package using internal/spectest.
+SPEC_IMPORT = '"github.com/mcpipe/mcpipe/internal/spectest"'
+SPEC_DATA = "//third_party/mcp-spec"
 # Plain data some test packages read from the source tree.
 EXTRA_DATA = {
     "e2e": [
@@ -47,10 +52,12 @@ for dirpath, dirnames, filenames in os.walk("."):
     if not tests or "BUILD.bazel" not in filenames:
         continue
     used = set()
+    spec = pkg == "internal/spectest"
     for f in tests:
         text = open(os.path.join(dirpath, f)).read()
         used |= {v for v in BINARIES if '"%s"' % v in text}
-    data = sorted(BINARIES[v] for v in used) + EXTRA_DATA.get(pkg, [])
+        spec = spec or SPEC_IMPORT in text
+    data = sorted(BINARIES[v] for v in used) + EXTRA_DATA.get(pkg, []) + ([SPEC_DATA] if spec else [])
     if not data:
         continue
     env = {v: "$(rootpath %s)" % BINARIES[v] for v in sorted(used)}

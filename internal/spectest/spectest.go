@@ -1,8 +1,19 @@
 // Package spectest checks JSON documents against the official MCP schemas in
-// tests. The schemas are not in the repository: Dir finds them through the
-// MCP_SPEC_DIR environment variable (set under Bazel), else by walking up
-// from the working directory to a directory holding shared/mcp-spec, and the
-// test is skipped with a clear message when neither exists.
+// tests. The schemas and the 2026-07-28 examples are vendored in
+// third_party/mcp-spec (REV/schema.json, REV/examples). Dir finds that
+// directory, in this order:
+//
+//   - $MCP_SPEC_DIR, when set: an override, for trying other schemas; it
+//     must hold REV/schema.json, or every test that asks fails;
+//   - under Bazel, the runfiles copy, $TEST_SRCDIR/$TEST_WORKSPACE/
+//     third_party/mcp-spec (the go_test needs //third_party/mcp-spec in its
+//     data; tools/testdata.py adds it to every test that imports spectest);
+//   - else by walking up from the working directory (under go test, the
+//     package's directory) to the directory holding third_party/mcp-spec,
+//     stopping at the module root (the first directory with a go.mod).
+//
+// When none holds the schemas, the test fails (never skips), naming where it
+// looked: a conformance test that silently did not run would prove nothing.
 //
 // Compiled schemas are cached per revision and definition; every function is
 // safe for concurrent use from parallel tests.
@@ -11,6 +22,7 @@ package spectest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,18 +33,28 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// EnvDir names the environment variable that points at the spec directory
+// EnvDir names the environment variable that overrides the spec directory
 // (the one holding REV/schema.json).
 const EnvDir = "MCP_SPEC_DIR"
 
-// Dir returns the spec directory, or skips the test when there is none.
+// vendored is the spec directory's path relative to the repository root.
+const vendored = "third_party/mcp-spec"
+
+// Dir returns the spec directory, or fails the test when there is none.
 func Dir(t testing.TB) string {
 	t.Helper()
-	d, err := find()
+	d, err := Find()
 	if err != nil {
-		t.Skipf("spectest: MCP schemas not found (%v); set %s to the directory holding REV/schema.json", err, EnvDir)
+		t.Fatalf("spectest: %v", err)
 	}
 	return d
+}
+
+// Find returns the spec directory, or an error saying where it looked; for
+// a TestMain, which has no testing.TB to fail.
+func Find() (string, error) {
+	findOnce.Do(func() { findDir, findErr = locate() })
+	return findDir, findErr
 }
 
 var (
@@ -41,31 +63,40 @@ var (
 	findErr  error
 )
 
-func find() (string, error) {
-	findOnce.Do(func() { findDir, findErr = locate() })
-	return findDir, findErr
-}
-
 func locate() (string, error) {
 	if d := os.Getenv(EnvDir); d != "" {
 		if !isSpecDir(d) {
-			return "", fmt.Errorf("%s=%s holds no */schema.json", EnvDir, d)
+			return "", fmt.Errorf("the MCP schemas are not where %s points: %s holds no REV/schema.json (unset %s to use the vendored %s)", EnvDir, d, EnvDir, vendored)
 		}
 		return filepath.Abs(d)
+	}
+	var looked []string
+	if src, ws := os.Getenv("TEST_SRCDIR"), os.Getenv("TEST_WORKSPACE"); src != "" && ws != "" {
+		c := filepath.Join(src, ws, vendored)
+		if isSpecDir(c) {
+			return c, nil
+		}
+		looked = append(looked, c+" (Bazel runfiles: is //"+vendored+" in the go_test's data?)")
 	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
-		c := filepath.Join(d, "shared", "mcp-spec")
+		c := filepath.Join(d, vendored)
 		if isSpecDir(c) {
-			return c, nil
+			return filepath.Abs(c)
+		}
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			looked = append(looked, c+" (the module root)")
+			break
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%s unset and no shared/mcp-spec above %s", EnvDir, wd)
+			looked = append(looked, "every "+vendored+" from "+wd+" up to /")
+			break
 		}
 	}
+	return "", errors.New("the MCP schemas (REV/schema.json) are missing: looked in " + strings.Join(looked, ", ") + "; restore " + vendored + " from git, or set " + EnvDir + " to a directory holding them")
 }
 
 func isSpecDir(d string) bool {

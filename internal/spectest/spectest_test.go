@@ -3,14 +3,15 @@ package spectest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 func TestExamplesValidate(t *testing.T) {
 	dir := filepath.Join(Dir(t), "2026-07-28", "examples")
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
-	if len(files) == 0 {
-		t.Skipf("no examples under %s", dir)
+	if len(files) < 50 {
+		t.Fatalf("%d examples under %s, want the 2026-07-28 set (88 definitions)", len(files), dir)
 	}
 	for _, f := range files {
 		def := filepath.Base(filepath.Dir(f))
@@ -79,5 +80,55 @@ func TestRevisions(t *testing.T) {
 	revs := Revisions(t)
 	if len(revs) < 5 || revs[0] != "2024-11-05" {
 		t.Errorf("Revisions = %v", revs)
+	}
+}
+
+// TestDirVendored: a plain checkout finds the vendored schemas, all five
+// revisions, with no environment to help.
+func TestDirVendored(t *testing.T) {
+	if os.Getenv(EnvDir) != "" {
+		t.Skipf("%s is set: the override is in use, not the vendored copy", EnvDir)
+	}
+	d, err := locate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(filepath.ToSlash(d), "/"+vendored) {
+		t.Errorf("found %s, want the vendored %s", d, vendored)
+	}
+	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+		if _, err := os.Stat(filepath.Join(d, rev, "schema.json")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestDirMissing: where there are no schemas, locate says where it looked and
+// what to do, instead of finding nothing quietly; a good override is used.
+func TestDirMissing(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv(EnvDir, empty)
+	if _, err := locate(); err == nil || !strings.Contains(err.Error(), empty) || !strings.Contains(err.Error(), EnvDir) {
+		t.Errorf("%s=%s (empty): err %v, want one naming the directory and %s", EnvDir, empty, err, EnvDir)
+	}
+
+	good := t.TempDir()
+	os.MkdirAll(filepath.Join(good, "2099-01-01"), 0o755)
+	os.WriteFile(filepath.Join(good, "2099-01-01", "schema.json"), []byte("{}"), 0o644)
+	t.Setenv(EnvDir, good)
+	if d, err := locate(); err != nil || d != good {
+		t.Errorf("%s=%s: got %q, %v", EnvDir, good, d, err)
+	}
+
+	// A module without third_party/mcp-spec, outside Bazel.
+	mod := t.TempDir()
+	os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module x\n"), 0o644)
+	os.MkdirAll(filepath.Join(mod, "pkg"), 0o755)
+	t.Setenv(EnvDir, "")
+	t.Setenv("TEST_SRCDIR", "")
+	t.Chdir(filepath.Join(mod, "pkg"))
+	_, err := locate()
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(mod, vendored)) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("module without schemas: err %v, want one naming %s", err, filepath.Join(mod, vendored))
 	}
 }
