@@ -16,7 +16,11 @@ import (
 
 // TestSwapRace swaps a directory for a symlink to outside the root, over
 // and over, while read tools read through it: every answer is the inside
-// file, a missing file or a refusal, never the outside.
+// file, a missing file or a refusal, never the outside. How the calls fall
+// against the swaps depends on the machine's load, so the test then holds
+// "dir" still as each of the two, making both outcomes certain: through
+// the real directory every tool works, through the link every tool either
+// refuses or finds nothing, and none shows the outside.
 func TestSwapRace(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -68,7 +72,7 @@ func TestSwapRace(t *testing.T) {
 		{"fs_glob", `{"pattern":"dir/*"}`},
 	}
 	var readers sync.WaitGroup
-	var leaks atomic.Int64
+	var leaks, failed atomic.Int64
 	for _, c := range calls {
 		readers.Add(1)
 		go func() {
@@ -76,7 +80,9 @@ func TestSwapRace(t *testing.T) {
 			tl, _ := Lookup(c.tool)
 			for range 150 {
 				var out, errb bytes.Buffer
-				tool.Invoke(tl.Exec(), []byte(c.args), map[string]string{"MCP_ROOT": root}, &out, &errb)
+				if tool.Invoke(tl.Exec(), []byte(c.args), map[string]string{"MCP_ROOT": root}, &out, &errb) != 0 {
+					failed.Add(1)
+				}
 				if strings.Contains(out.String()+errb.String(), canary) {
 					leaks.Add(1)
 					t.Errorf("%s: LEAK: %q %q", c.tool, out.String(), errb.String())
@@ -87,7 +93,36 @@ func TestSwapRace(t *testing.T) {
 	readers.Wait()
 	close(stop)
 	wg.Wait()
-	t.Logf("%d flips, %d leaks", flips.Load(), leaks.Load())
+	t.Logf("%d flips, %d of %d calls failed, %d leaks", flips.Load(), failed.Load(), 150*len(calls), leaks.Load())
+
+	// The flipper has put both back: dir is absent. Hold it still as each.
+	dir := filepath.Join(root, "dir")
+	for _, held := range []string{"real", "link"} {
+		if err := os.Rename(filepath.Join(root, held), dir); err != nil {
+			t.Fatal(err)
+		}
+		refusedRead := false
+		for _, c := range calls {
+			tl, _ := Lookup(c.tool)
+			var out, errb bytes.Buffer
+			code := tool.Invoke(tl.Exec(), []byte(c.args), map[string]string{"MCP_ROOT": root}, &out, &errb)
+			if strings.Contains(out.String()+errb.String(), canary) {
+				t.Errorf("dir held as %s: %s: LEAK: %q %q", held, c.tool, out.String(), errb.String())
+			}
+			if held == "real" && code != 0 {
+				t.Errorf("dir held as the real directory: %s failed: exit %d, %s", c.tool, code, errb.String())
+			}
+			if held == "link" && c.tool == "fs_read" {
+				refusedRead = code != 0
+			}
+		}
+		if held == "link" && !refusedRead {
+			t.Errorf("dir held as a link out of the root: fs_read dir/f was not refused")
+		}
+		if err := os.Rename(dir, filepath.Join(root, held)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestCancel: a call whose context is cancelled stops with the context's
