@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every BUILD file: gazelle, then the data/env attributes of
-# tests that run our binaries (tools/testdata.py), then gazelle again so the
-# attributes sit in gazelle's order. Idempotent: a second run changes nothing.
+# tests that run our binaries or read the MCP schemas (tools/testdata.py,
+# which lists on stderr what it wrote), then gazelle again so the attributes
+# sit in gazelle's order. Idempotent: a second run changes nothing.
 #
 #   tools/gazelle.sh           rewrite the BUILD files
 #   tools/gazelle.sh --check   fail, showing the diff, if they are not up to date
@@ -10,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 snapshot() { git ls-files -co --exclude-standard -- '*.bazel' '*.bzl' WORKSPACE | sort | xargs sha256sum; }
 before=$(snapshot)
 ./bazelw run //:gazelle
-python3 tools/testdata.py 2>/dev/null
+python3 tools/testdata.py
 ./bazelw run //:gazelle
 if [[ ${1:-} == --check ]]; then
   if [[ $(snapshot) != "$before" ]]; then
