@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -233,11 +234,9 @@ func TestCallStopsServerOnTimeout(t *testing.T) {
 	}
 	for _, file := range []string{routePID, filepath.Join(f.root, "tool.pid")} {
 		pid := readPIDFile(t, file)
-		eventually(t, func() string {
-			for _, p := range procs(t) {
-				if p.pid == pid && p.state != 'Z' {
-					return fmt.Sprintf("process %d (%s) from %s still running", pid, p.comm, filepath.Base(file))
-				}
+		proctest.Eventually(t, func() string {
+			if p, ok := proctest.Lookup(pid); ok && p.State != 'Z' {
+				return fmt.Sprintf("process %s from %s still running", p, filepath.Base(file))
 			}
 			return ""
 		})

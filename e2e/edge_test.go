@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 // A client that closes stdin right after a burst of requests gets every
@@ -87,7 +88,7 @@ func TestCancelModern(t *testing.T) {
 	pid := readPID(t, filepath.Join(f.root, "slow.pid"))
 	s.notify(codec.MethodCancelled, map[string]any{"requestId": id, "reason": "test",
 		"_meta": meta(modern)})
-	groupGone(t, pid)
+	proctest.WaitGroupGone(t, pid)
 	var disc codec.DiscoverResult
 	s.result(s.request(modern, codec.MethodDiscover, nil), &disc)
 	s.closeStdin()

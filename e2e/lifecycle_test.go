@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
 )
@@ -118,7 +119,7 @@ func TestCancellation(t *testing.T) {
 		pid := readPID(t, filepath.Join(f.root, name+".pid"))
 		s.notify(codec.MethodCancelled, map[string]any{"requestId": id, "reason": "test"})
 		// SIGTERM to the group, and for the stubborn one SIGKILL after --grace.
-		groupGone(t, pid)
+		proctest.WaitGroupGone(t, pid)
 		cancelled = append(cancelled, id)
 	}
 	var empty map[string]any
@@ -196,7 +197,7 @@ func TestHotReloadModern(t *testing.T) {
 		t.Fatalf("tools %q", n)
 	}
 	f.tool("second", def("second", "", ""), `echo second`)
-	eventually(t, func() string {
+	proctest.Eventually(t, func() string {
 		if n := names(s.listTools()); !slices.Equal(n, []string{"first", "second"}) {
 			return fmt.Sprintf("tools/list still %q after adding a tool", n)
 		}
@@ -253,7 +254,7 @@ func TestShutdownOnEOFKillsAfterGrace(t *testing.T) {
 	if code := s.wait(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
 	}
-	groupGone(t, pid)
+	proctest.WaitGroupGone(t, pid)
 }
 
 func TestSIGTERM(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/spectest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
@@ -532,4 +535,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// noChildren waits until the server has no child process (running or
+// zombie) left.
+func noChildren(t *testing.T, s *server) {
+	t.Helper()
+	proctest.Eventually(t, func() string {
+		if ps := proctest.Children(t, s.cmd.Process.Pid); len(ps) > 0 {
+			return "mcp-route still has children: " + proctest.Describe(ps)
+		}
+		return ""
+	})
+}
+
+// readPID waits for a tool to write a pid into file and returns it.
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	var pid int
+	proctest.Eventually(t, func() string {
+		b, err := os.ReadFile(file)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return "no pid in " + file
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	return pid
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 // A fixture is a tools directory and a root directory in t.TempDir().
@@ -575,7 +576,7 @@ func TestFailureModes(t *testing.T) {
 	// the first read, which runs in the background): that read and the Go
 	// runtime open descriptors of their own, which are no leak.
 	s.listTools()
-	fdsBefore := fdCount(t, s.cmd.Process.Pid)
+	fdsBefore := proctest.CountFDsOf(t, s.cmd.Process.Pid)
 
 	// The tool gets stdin, stdout, stderr and the progress pipe, nothing
 	// else of the router's (ls's own descriptor on the directory aside).
@@ -594,12 +595,12 @@ func TestFailureModes(t *testing.T) {
 	wantErr(t, s.callTool("segv", nil), "SIGSEGV")
 
 	wantErr(t, s.callTool("hang", nil), "timed out")
-	groupGone(t, readPID(t, filepath.Join(f.root, "hang.pid")))
+	proctest.WaitGroupGone(t, readPID(t, filepath.Join(f.root, "hang.pid")))
 	wantErr(t, s.callTool("hang_fast", nil), "timed out")
-	groupGone(t, readPID(t, filepath.Join(f.root, "hang_fast.pid")))
+	proctest.WaitGroupGone(t, readPID(t, filepath.Join(f.root, "hang_fast.pid")))
 
 	wantErr(t, s.callTool("flood", nil), "4096")
-	groupGone(t, readPID(t, filepath.Join(f.root, "flood.pid")))
+	proctest.WaitGroupGone(t, readPID(t, filepath.Join(f.root, "flood.pid")))
 
 	wantOK(t, s.callTool("flood_err", nil), "quiet")
 
@@ -612,8 +613,8 @@ func TestFailureModes(t *testing.T) {
 
 	wantOK(t, s.callTool("bg", nil), "started")
 	bg := readPID(t, filepath.Join(f.root, "bg.pid"))
-	eventually(t, func() string {
-		if alive(t, bg) {
+	proctest.Eventually(t, func() string {
+		if proctest.Alive(bg) {
 			return fmt.Sprintf("background child %d of a finished call is alive", bg)
 		}
 		return ""
@@ -623,8 +624,8 @@ func TestFailureModes(t *testing.T) {
 	// The server still serves, and has no zombie or leftover child.
 	wantOK(t, s.callTool("flood_err", nil), "quiet")
 	noChildren(t, s)
-	eventually(t, func() string {
-		if n := fdCount(t, s.cmd.Process.Pid); n > fdsBefore {
+	proctest.Eventually(t, func() string {
+		if n := proctest.CountFDsOf(t, s.cmd.Process.Pid); n > fdsBefore {
 			return fmt.Sprintf("mcp-route has %d descriptors open, %d before the calls", n, fdsBefore)
 		}
 		return ""
