@@ -24,7 +24,7 @@ import (
 
 // waitLong bounds every wait for the server: far above what any step needs,
 // so that a hung server fails the test instead of hanging it.
-const waitLong = 20 * time.Second
+const waitLong = time.Minute
 
 // modern is the revision of stateless requests.
 const modern = codec.LatestRevision

@@ -560,16 +560,20 @@ echo done`)
 
 func TestFailureModes(t *testing.T) {
 	f := newFixture(t)
-	f.tool("fail", def("fail", "", ""), `echo "partial output"; echo "first line" >&2; echo "disk on fire" >&2; exit 3`)
-	f.tool("segv", def("segv", "", ""), `ulimit -c 0; kill -SEGV $$`)
+	// --timeout 1s is for hang; every tool meant to finish gets all the
+	// time a loaded machine may need (flood_err's 20000 lines take a
+	// while), so that none times out for being slow.
+	const slow = `{"timeout":"5m"}`
+	f.tool("fail", def("fail", "", slow), `echo "partial output"; echo "first line" >&2; echo "disk on fire" >&2; exit 3`)
+	f.tool("segv", def("segv", "", slow), `ulimit -c 0; kill -SEGV $$`)
 	f.tool("hang", def("hang", "", ""), `echo $$ > "$MCP_ROOT/hang.pid"; sleep 60; echo never`)
 	f.tool("hang_fast", def("hang_fast", "", `{"timeout":"300ms"}`), `echo $$ > "$MCP_ROOT/hang_fast.pid"; sleep 60`)
-	f.tool("flood", def("flood", "", ""), `echo $$ > "$MCP_ROOT/flood.pid"; while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done`)
-	f.tool("flood_err", def("flood_err", "", ""), `i=0; while [ $i -lt 20000 ]; do echo "stderr noise line $i" >&2; i=$((i+1)); done; echo quiet`)
-	f.tool("no_stdin", def("no_stdin", "", ""), `exec 0<&-; echo closed`)
-	f.tool("bg", def("bg", "", ""), `sleep 60 & echo $! > "$MCP_ROOT/bg.pid"; echo started`)
-	f.tool("bg_quiet", def("bg_quiet", "", ""), `(sleep 60 >/dev/null 2>&1 </dev/null 3>&- &); echo detached`)
-	f.tool("fds", def("fds", "", ""), `exec ls -l /proc/self/fd/`)
+	f.tool("flood", def("flood", "", slow), `echo $$ > "$MCP_ROOT/flood.pid"; while :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done`)
+	f.tool("flood_err", def("flood_err", "", slow), `i=0; while [ $i -lt 20000 ]; do echo "stderr noise line $i" >&2; i=$((i+1)); done; echo quiet`)
+	f.tool("no_stdin", def("no_stdin", "", slow), `exec 0<&-; echo closed`)
+	f.tool("bg", def("bg", "", slow), `sleep 60 & echo $! > "$MCP_ROOT/bg.pid"; echo started`)
+	f.tool("bg_quiet", def("bg_quiet", "", slow), `(sleep 60 >/dev/null 2>&1 </dev/null 3>&- &); echo detached`)
+	f.tool("fds", def("fds", "", slow), `exec ls -l /proc/self/fd/`)
 	s := f.start("--timeout", "1s", "--max-output", "4096")
 	s.initialize(codec.LatestLegacyRevision)
 	// The baseline is taken once the tools are read (tools/list waits for

@@ -202,16 +202,18 @@ func TestServerFailingAtStart(t *testing.T) {
 }
 
 // TestInvalidLineThenTimeout: an invalid line from the server makes the
-// status 2 (protocol error) even when a timeout follows.
+// status 2 (protocol error) even when a timeout follows. The server writes
+// that line at once; the timeout leaves a loaded machine ample time to start
+// it (each case waits the whole timeout).
 func TestInvalidLineThenTimeout(t *testing.T) {
-	r := runT(t, "", nil, "--timeout", "1s", "tools", "--", "sh", "-c", "echo hello; cat >/dev/null")
-	if r.code != 2 || !strings.Contains(r.stderr, "server stdout line 1") || !strings.Contains(r.stderr, "timed out after 1s") {
+	r := runT(t, "", nil, "--timeout", "3s", "tools", "--", "sh", "-c", "echo hello; cat >/dev/null")
+	if r.code != 2 || !strings.Contains(r.stderr, "server stdout line 1") || !strings.Contains(r.stderr, "timed out after 3s") {
 		t.Errorf("%+v", r)
 	}
 	// The same after the handshake: the noise server's bad lines, then a
 	// call that never ends.
-	r = runT(t, "", nil, append([]string{"--timeout", "1s", "call", "hang"}, fake("noise")...)...)
-	if r.code != 2 || !strings.Contains(r.stderr, "invalid line(s)") || !strings.Contains(r.stderr, "timed out after 1s") {
+	r = runT(t, "", nil, append([]string{"--timeout", "3s", "call", "hang"}, fake("noise")...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "invalid line(s)") || !strings.Contains(r.stderr, "timed out after 3s") {
 		t.Errorf("noise hang: %+v", r)
 	}
 	// An interrupt is the user's: it keeps 3.

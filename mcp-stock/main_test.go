@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // args, stdin and env, and returns its output and exit status.
 func runBin(t *testing.T, prog string, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // only catches a hang
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Stdin = strings.NewReader(stdin)
