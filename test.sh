@@ -38,4 +38,6 @@ echo "== bazel test //... (schemas: ${MCP_SPEC_DIR:-third_party/mcp-spec})"
 ./bazelw test //... "${spec_env[@]}" --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
 
 echo "== go test -race ./..."
-go test -race -count=1 ./...
+# -timeout only catches a hang: under the race detector, with other work
+# loading the cores, e2e may need longer than go test's default 10 minutes.
+go test -race -count=1 -timeout 30m ./...
