@@ -85,7 +85,7 @@ func locate() (string, error) {
 	for d := wd; ; d = filepath.Dir(d) {
 		c := filepath.Join(d, vendored)
 		if isSpecDir(c) {
-			return filepath.Abs(c)
+			return c, nil
 		}
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			looked = append(looked, c+" (the module root)")
