@@ -18,8 +18,10 @@ const (
 	// Exited: the process ran and exited on its own; Outcome.ExitCode is
 	// its status.
 	Exited Ending = iota
-	// Signaled: a signal that this package did not send ended it (a crash,
-	// or someone else's kill); Outcome.Signal says which.
+	// Signaled: a signal ended it (a crash, someone's kill, or Process.Stop);
+	// Outcome.Signal says which. A Run ended by its own timeout, cancel or
+	// output limit is not Signaled but TimedOut, Canceled or
+	// OutputExceeded.
 	Signaled
 	// TimedOut: Cmd.Timeout passed and the group was terminated.
 	TimedOut

@@ -22,7 +22,6 @@ type Process struct {
 	outcome Outcome // set before done is closed
 	stderr  *capture
 
-	forced   atomic.Int32 // an Ending this package caused, or Exited
 	stopOnce sync.Once
 
 	wrote, writeFailed atomic.Bool
@@ -98,7 +97,7 @@ func Start(c Cmd) (*Process, error) {
 		<-stderrDone
 		t.Stop()
 		errR.Close()
-		p.outcome = outcomeOf(cmd.ProcessState.Sys().(syscall.WaitStatus), Ending(p.forced.Load()), 0, 0)
+		p.outcome = outcomeOf(cmd.ProcessState.Sys().(syscall.WaitStatus), Exited, 0, 0)
 		close(p.done)
 		Sweep()
 	}()
@@ -169,8 +168,9 @@ func (p *Process) StderrTail() []byte {
 // stdin, wait grace for it to exit, SIGTERM the group, wait grace again,
 // SIGKILL the group. It returns when the process has been reaped, then
 // closes stdout. Only the first call of Stop or Terminate acts; the
-// others wait for it. A process that exits on its own after stdin closed
-// has ended normally; one that needed a signal ends Canceled.
+// others wait for it. The Outcome is what the process did: "exit status
+// 0" for a server that exits when its stdin closes, "killed by SIGTERM"
+// for one that needed the signal.
 func (p *Process) Stop(grace time.Duration) { p.stop(grace, false) }
 
 // Terminate is Stop without the first wait: close stdin and SIGTERM the
@@ -194,7 +194,6 @@ func (p *Process) stop(grace time.Duration, now bool) {
 			select {
 			case <-p.done:
 			case <-t.C:
-				p.forced.CompareAndSwap(int32(Exited), int32(Canceled))
 				killGroup(p.pgid, sig)
 				t.Reset(grace)
 				continue
