@@ -109,12 +109,16 @@ func Run(ctx context.Context, s Spec) *Result {
 	if progress == nil {
 		progress = func([]byte) {} // fd 3 is part of the contract regardless
 	}
+	stdin := s.Stdin
+	if stdin == nil {
+		stdin = []byte{} // a pipe that reaches EOF, as the contract says
+	}
 	pr := proc.Run(ctx, proc.Cmd{
 		Path:      s.Path,
 		Args:      append([]string{s.Path}, s.Args...),
 		Dir:       s.Dir,
 		Env:       s.Env,
-		Stdin:     append([]byte{}, s.Stdin...), // never nil: a pipe, then EOF
+		Stdin:     stdin,
 		Timeout:   s.Timeout,
 		Grace:     s.Grace,
 		Drain:     s.Drain,
