@@ -215,7 +215,7 @@ junk
 func TestCallRouteUsageError(t *testing.T) {
 	r := mcpCall(t, "", "tools", "--", routeBin(t), "--bogus")
 	if n := strings.Count(r.stderr, "-bogus"); r.code != 3 || n != 1 ||
-		!strings.HasSuffix(r.stderr, "\nmcp-call: server exited with status 2 before answering\n") {
+		!strings.HasSuffix(r.stderr, "\nmcp-call: server ended before answering: exit status 2\n") {
 		t.Errorf("%+v", r)
 	}
 }

@@ -178,7 +178,7 @@ func TestServerCannotStart(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 	r = runT(t, "", nil, "tools", "--", "false")
-	if r.code != 3 || !strings.Contains(r.stderr, "exited with status 1") {
+	if r.code != 3 || !strings.Contains(r.stderr, "exit status 1") {
 		t.Errorf("%+v", r)
 	}
 }
@@ -188,7 +188,7 @@ func TestServerCannotStart(t *testing.T) {
 func TestServerFailingAtStart(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "starts")
 	r := runT(t, "", nil, "tools", "--", "sh", "-c", `echo >> "$0"; echo "usage: bogus flag" >&2; exit 2`, file)
-	want := "usage: bogus flag\nmcp-call: server exited with status 2 before answering\n"
+	want := "usage: bogus flag\nmcp-call: server ended before answering: exit status 2\n"
 	if r.code != 3 || r.stderr != want {
 		t.Errorf("exit %d stderr %q, want 3 and %q", r.code, r.stderr, want)
 	}

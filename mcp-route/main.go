@@ -50,6 +50,7 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
@@ -64,7 +65,11 @@ func main() {
 	// log instead of a death by signal; tools still start with the default
 	// disposition (handlers are reset across exec, unlike SIG_IGN).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// A tool's daemon (setsid, parent gone) is reparented to us and killed
+	// after the call (Linux; elsewhere this is a no-op, see internal/proc).
+	_ = proc.Subreap()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	proc.Sweep()
 	stop()
 	os.Exit(code)
 }

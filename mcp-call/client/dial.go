@@ -17,8 +17,8 @@ type Conn struct {
 // GoneError reports that the server went away (exited, or closed its
 // stdout) before it answered the handshake. It wraps ErrClosed.
 type GoneError struct {
-	// State is the Process.State when the error was made: "exited with
-	// status 2", "running" (it closed its stdout but lives on), ...
+	// State is the Process.State when the error was made: "exit status
+	// 2", "running" (it closed its stdout but lives on), ...
 	State string
 	// Restartable says whether starting the server again for initialize
 	// can help (see Dial).
@@ -29,7 +29,7 @@ func (e *GoneError) Error() string {
 	if e.State == "running" {
 		return "server closed its stdout before answering"
 	}
-	return "server " + e.State + " before answering"
+	return "server ended before answering: " + e.State
 }
 
 func (e *GoneError) Unwrap() error { return ErrClosed }
@@ -86,10 +86,14 @@ func dialOnce(ctx context.Context, cmd Command, opts Options) (*Conn, *Info, err
 		// say how it ended.
 		p.WaitExit(ctx, p.grace)
 		// Asked before Stop, which closes the pipe.
-		consumed, known := p.stdinConsumed()
+		consumed, known := p.p.StdinConsumed()
 		probeRead := consumed || !known
-		state := p.State()
-		err = &GoneError{State: state, Restartable: probeRead && (state == "running" || state == "exited with status 0")}
+		o, exited := p.Outcome()
+		state := "running"
+		if exited {
+			state = o.String()
+		}
+		err = &GoneError{State: state, Restartable: probeRead && (!exited || o.OK())}
 		p.Stop()
 	case ctx.Err() != nil:
 		// No answer in time: the server is hung or ignores us; closing

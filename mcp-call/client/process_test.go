@@ -49,7 +49,7 @@ func TestStopLadder(t *testing.T) {
 	}
 	childPID := readPID(t, child)
 	p.Stop()
-	if st := p.State(); st != "killed by signal: killed" {
+	if st := p.State(); st != "killed by SIGKILL" {
 		t.Errorf("State %q, want killed by SIGKILL", st)
 	}
 	proctest.WaitGone(t, childPID)
@@ -68,7 +68,7 @@ func TestStopPolite(t *testing.T) {
 	}
 	childPID := readPID(t, child)
 	p.Stop()
-	if st := p.State(); st != "exited with status 0" {
+	if st := p.State(); st != "exit status 0" {
 		t.Errorf("State %q, want a clean exit", st)
 	}
 	proctest.WaitGone(t, childPID)
@@ -111,7 +111,7 @@ done`
 	if err := c.Ping(ctx); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
-	pid := c.Proc.cmd.Process.Pid
+	pid := c.Proc.p.Pid()
 	c.Close()
 	if err := syscall.Kill(pid, 0); err == nil && proctest.Alive(pid) {
 		t.Errorf("server %d still alive after Close", pid)
@@ -137,9 +137,9 @@ func TestDialRestartsOnlyWhenItCanHelp(t *testing.T) {
 		wantStarts   int
 		wantErr      string
 	}{
-		{"usage error", `echo >> "$0"; exit 2`, 1, "server exited with status 2 before answering"},
-		{"fails after reading", `echo >> "$0"; read x; exit 1`, 1, "server exited with status 1 before answering"},
-		{"exits 0 without reading", `echo >> "$0"; exit 0`, 1, "server exited with status 0 before answering"},
+		{"usage error", `echo >> "$0"; exit 2`, 1, "server ended before answering: exit status 2"},
+		{"fails after reading", `echo >> "$0"; read x; exit 1`, 1, "server ended before answering: exit status 1"},
+		{"exits 0 without reading", `echo >> "$0"; exit 0`, 1, "server ended before answering: exit status 0"},
 		// Closes stdout after reading, then lives on until its stdin ends.
 		{"closes stdout after reading", `echo >> "$0"; read x; exec >&-; cat >/dev/null`, 2,
 			"server closed its stdout before answering (also after a restart for initialize)"},

@@ -50,9 +50,11 @@
 // [Run] starts the program found by [LookPath] (PATH entries that are
 // relative or inside the root are skipped) with [Env]'s minimal environment,
 // stdin from /dev/null, the working directory at the root, in a new process
-// group, and kills the whole group at the timeout, on cancellation, when the
-// output runs past [MaxDrain], and after the program exits. Output past
-// the cap is counted, not kept.
+// group (internal/proc does the supervising), stops the whole group at the
+// timeout and on cancellation (SIGTERM, then SIGKILL), kills it when the
+// output runs past [MaxDrain], and after the program exits. The first
+// MaxOutput bytes of stdout and the last of stderr are kept; the rest is
+// counted, not kept.
 //
 // Everything here is safe for concurrent use; an Allowlist is read-only
 // once parsed.

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proc"
 )
 
 // DefaultPath is the PATH programs are looked up in when the call's
@@ -116,40 +114,44 @@ type Command struct {
 	Argv      []string      // argv, the program's name first
 	Dir       string        // working directory (the root)
 	Env       []string      // the whole environment (see Env)
-	Timeout   time.Duration // > 0; the process group is killed when it passes
-	MaxOutput int           // bytes kept of stdout and of stderr, each
+	Timeout   time.Duration // > 0; the process group is stopped when it passes
+	MaxOutput int           // bytes kept of stdout (the first) and of stderr (the last), each
+	// ReadLimit is how many bytes of each stream are read, and counted
+	// past MaxOutput, before the program is killed; 0 means MaxDrain.
+	ReadLimit int64
 }
 
 // Result is what a Command did. Output beyond MaxOutput is read and
 // counted but not kept.
 type Result struct {
-	ExitCode    int    // the exit status; -1 when killed by a signal
-	Signal      string // the signal that killed it, "" otherwise
-	TimedOut    bool   // killed because the timeout passed
-	Overflowed  bool   // killed because it wrote more than MaxDrain bytes
-	Stdout      []byte // at most MaxOutput bytes
-	Stderr      []byte // at most MaxOutput bytes
-	StdoutTotal int64  // bytes written to stdout
-	StderrTotal int64  // bytes written to stderr
+	Outcome     proc.Outcome // how it ended; its String is the wording to show
+	ExitCode    int          // the exit status; -1 when killed by a signal
+	Signal      string       // the signal that killed it ("SIGKILL"), "" otherwise
+	TimedOut    bool         // stopped because the timeout passed
+	Overflowed  bool         // killed because it wrote more than ReadLimit bytes
+	Stdout      []byte       // at most MaxOutput bytes, the first ones
+	Stderr      []byte       // at most MaxOutput bytes, the last ones
+	StdoutTotal int64        // bytes written to stdout
+	StderrTotal int64        // bytes written to stderr
 }
 
 // MaxDrain is how many bytes of output, per stream, Run reads before it
-// kills the program: output past MaxOutput is counted, for the note that
-// says how much was cut, until this much. A variable so that tests can
-// lower it.
-var MaxDrain int64 = 64 << 20
+// kills the program when Command.ReadLimit is 0: output past MaxOutput is
+// counted, for the note that says how much was cut, until this much.
+const MaxDrain int64 = 64 << 20
 
-// WaitDelay is how long Run waits for the output pipes to close after the
-// program exited or was killed: a background grandchild that kept them
-// open is killed with the group when it passes.
-var WaitDelay = 2 * time.Second
+// drainAfterExit is how long the output pipes may stay open after the
+// program exits: a background grandchild that keeps them open longer is
+// killed with the group.
+const drainAfterExit = 2 * time.Second
 
-// Run runs c without a shell: stdin is /dev/null, the program is the leader
-// of a new process group, and the whole group is killed with SIGKILL when
-// the timeout passes, when ctx is cancelled, when one stream passes
-// MaxDrain, and after the program exits (so no background child outlives
-// the call). The error is for a program that could not start; a program
-// that ran and failed is a Result with a non-zero ExitCode.
+// Run runs c without a shell, under internal/proc: stdin is /dev/null, the
+// program is the leader of a new process group, and the group is stopped
+// when the timeout passes or ctx is cancelled (SIGTERM, SIGKILL after
+// proc.DefaultGrace), killed when one stream passes the ReadLimit, and
+// killed after the program exits (so no background child outlives the
+// call). The error is for a program that could not start; a program that
+// ran and failed is a Result with a non-zero ExitCode.
 func Run(ctx context.Context, c Command) (*Result, error) {
 	if len(c.Argv) == 0 || c.Path == "" {
 		return nil, errors.New("shexec: empty command")
@@ -157,92 +159,37 @@ func Run(ctx context.Context, c Command) (*Result, error) {
 	if c.Timeout <= 0 {
 		return nil, errors.New("shexec: timeout must be positive")
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
-	defer cancel()
-	overflow := make(chan struct{})
-	var once sync.Once
-	stdout := &capWriter{max: c.MaxOutput, onOverflow: func() { once.Do(func() { close(overflow) }) }}
-	stderr := &capWriter{max: c.MaxOutput, onOverflow: func() { once.Do(func() { close(overflow) }) }}
-	cmd := &exec.Cmd{
-		Path:        c.Path,
-		Args:        c.Argv,
-		Dir:         c.Dir,
-		Env:         c.Env,
-		Stdout:      stdout,
-		Stderr:      stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		WaitDelay:   WaitDelay,
+	limit := c.ReadLimit
+	if limit <= 0 {
+		limit = MaxDrain
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	pr := proc.Run(ctx, proc.Cmd{
+		Path:      c.Path,
+		Args:      c.Argv,
+		Dir:       c.Dir,
+		Env:       c.Env,
+		Timeout:   c.Timeout,
+		Drain:     drainAfterExit,
+		MaxOutput: int64(c.MaxOutput),
+		MaxStderr: c.MaxOutput,
+		ReadLimit: limit,
+	})
+	o := pr.Outcome
+	if o.Ending == proc.NotStarted {
+		return nil, o.Err
 	}
-	pgid := cmd.Process.Pid
-	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
-	done := make(chan struct{})
-	var timedOut, overflowed bool
-	var mu sync.Mutex
-	go func() {
-		select {
-		case <-ctx.Done():
-			mu.Lock()
-			timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-			mu.Unlock()
-			killGroup()
-		case <-overflow:
-			mu.Lock()
-			overflowed = true
-			mu.Unlock()
-			killGroup()
-		case <-done:
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	// The leader is gone; anything it left in its group goes too.
-	killGroup()
-	mu.Lock()
-	defer mu.Unlock()
 	r := &Result{
-		TimedOut:    timedOut,
-		Overflowed:  overflowed,
-		Stdout:      stdout.buf,
-		Stderr:      stderr.buf,
-		StdoutTotal: stdout.total,
-		StderrTotal: stderr.total,
-		ExitCode:    cmd.ProcessState.ExitCode(),
+		Outcome:     o,
+		ExitCode:    o.ExitCode,
+		TimedOut:    o.Ending == proc.TimedOut,
+		Overflowed:  o.Ending == proc.OutputExceeded,
+		Stdout:      pr.Stdout,
+		Stderr:      pr.Stderr,
+		StdoutTotal: pr.StdoutTotal,
+		StderrTotal: pr.StderrTotal,
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		r.Signal = ws.Signal().String()
-	}
-	var ee *exec.ExitError
-	if err != nil && !overflowed && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
-		// Only a failure to copy output lands here: the program ran.
-		return r, err
+	if o.Signal != 0 {
+		r.Signal = proc.SignalName(o.Signal)
 	}
 	return r, nil
-}
-
-// capWriter keeps the first max bytes written to it and counts the rest;
-// past MaxDrain it calls onOverflow once and fails, so the program gets
-// EPIPE or is killed.
-type capWriter struct {
-	mu         sync.Mutex
-	max        int
-	buf        []byte
-	total      int64
-	onOverflow func()
-}
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if room := w.max - len(w.buf); room > 0 {
-		w.buf = append(w.buf, p[:min(room, len(p))]...)
-	}
-	w.total += int64(len(p))
-	if w.total > MaxDrain {
-		w.onOverflow()
-		return 0, fs.ErrClosed
-	}
-	return len(p), nil
 }

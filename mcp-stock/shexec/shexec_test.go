@@ -345,8 +345,8 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.TimedOut || r.Signal != "killed" || r.ExitCode != -1 {
-		t.Errorf("Result %+v, want timed out and killed", r)
+	if !r.TimedOut || r.Signal != "SIGTERM" || r.ExitCode != -1 {
+		t.Errorf("Result %+v, want timed out and stopped by SIGTERM", r)
 	}
 }
 
@@ -374,20 +374,19 @@ func TestRunBackgroundChildDies(t *testing.T) {
 	}
 }
 
-// TestRunOverflowKills: a program that writes past MaxDrain is killed and
-// the result says so.
+// TestRunOverflowKills: a program that writes past its ReadLimit is killed
+// and the result says so.
 func TestRunOverflowKills(t *testing.T) {
 	sh := mustLook(t, "sh")
-	defer func(old int64) { MaxDrain = old }(MaxDrain)
-	MaxDrain = 1 << 16
+	const limit = 1 << 16
 	r, err := Run(context.Background(), Command{
 		Path: sh, Argv: []string{"sh", "-c", "while :; do echo 0123456789abcdef; done"},
-		Dir: t.TempDir(), Env: []string{"PATH=" + DefaultPath}, Timeout: time.Minute, MaxOutput: 100,
+		Dir: t.TempDir(), Env: []string{"PATH=" + DefaultPath}, Timeout: time.Minute, MaxOutput: 100, ReadLimit: limit,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Overflowed || r.TimedOut || len(r.Stdout) != 100 || r.StdoutTotal <= MaxDrain {
+	if !r.Overflowed || r.TimedOut || len(r.Stdout) != 100 || r.StdoutTotal <= limit {
 		t.Errorf("Result: overflowed %v, timed out %v, kept %d of %d", r.Overflowed, r.TimedOut, len(r.Stdout), r.StdoutTotal)
 	}
 }

@@ -46,7 +46,7 @@ func init() {
 			OutputSchema: objectSchema([]string{"argv", "exitCode", "timedOut", "stdout", "stderr", "stdoutBytes", "stderrBytes", "truncated"},
 				`"argv": {"type": "array", "items": {"type": "string"}, "description": "The words the command line was split into."}`,
 				`"exitCode": {"type": "integer", "description": "The exit status; -1 when killed by a signal."}`,
-				`"signal": {"type": "string", "description": "The signal that killed the program, if any."}`,
+				`"signal": {"type": "string", "description": "The signal that killed the program, if any, e.g. \"SIGKILL\"."}`,
 				`"timedOut": {"type": "boolean", "description": "Killed because timeoutSeconds passed."}`,
 				`"stdout": {"type": "string"}`,
 				`"stderr": {"type": "string"}`,
@@ -185,15 +185,8 @@ func shText(out shResult, res *shexec.Result, timeout int) string {
 	if res.StderrTotal > int64(len(res.Stderr)) {
 		fmt.Fprintf(&b, "[truncated: %d of %d stderr bytes shown]\n", len(res.Stderr), res.StderrTotal)
 	}
-	switch {
-	case res.TimedOut:
-		fmt.Fprintf(&b, "[timed out after %ds: killed]\n", timeout)
-	case res.Overflowed:
-		fmt.Fprintf(&b, "[killed: wrote more than %d bytes]\n", shexec.MaxDrain)
-	case res.Signal != "":
-		fmt.Fprintf(&b, "[killed by signal: %s]\n", res.Signal)
-	case res.ExitCode != 0:
-		fmt.Fprintf(&b, "[exit status %d]\n", res.ExitCode)
+	if !res.Outcome.OK() {
+		fmt.Fprintf(&b, "[%s]\n", res.Outcome)
 	}
 	if b.Len() == 0 {
 		b.WriteString("[no output; exit status 0]\n")

@@ -1,0 +1,103 @@
+// Package proc supervises child processes: it starts each one in a new
+// process group and makes sure that when it ends, nothing of its group
+// outlives it. It is the one place in mcpipe that starts, signals and
+// reaps processes; mcp-route's runner, mcp-call's server process and
+// mcp-stock's sh_exec are thin layers over it.
+//
+// # Run: one process to completion
+//
+// Run starts Cmd.Path in its own process group (Setpgid) with exactly
+// Cmd.Env (nil is an empty environment, not ours), Cmd.Dir, and these
+// descriptors:
+//
+//   - stdin: Cmd.Stdin, then EOF (nil: /dev/null). A process that never
+//     reads it or closes it early is fine: EPIPE on our side is ignored.
+//   - stdout: the first Cmd.MaxOutput bytes are kept. With Cmd.ReadLimit
+//     zero, one byte more kills the group (SIGKILL) and the outcome is
+//     OutputExceeded; with a ReadLimit, bytes past MaxOutput are counted
+//     (Result.StdoutTotal) and the kill comes past ReadLimit.
+//   - stderr: the last Cmd.MaxStderr bytes are kept, so memory stays
+//     bounded however much is written; with a ReadLimit, passing it also
+//     kills.
+//   - fd 3, only when Cmd.Progress is set: a pipe whose lines go to
+//     Progress. It is always drained.
+//
+// The group gets SIGTERM when Cmd.Timeout passes (TimedOut) or the
+// context is done (Canceled), and SIGKILL Cmd.Grace later if the leader
+// is still alive. When the leader exits, the pipes get Cmd.Drain to reach
+// EOF; then the rest of the group is killed (SIGKILL) unconditionally, so
+// a background child that still holds stdout cannot hold the call open
+// and nothing left in the group outlives it. That kill happens BEFORE the
+// leader is reaped: the exited leader is still a zombie (waitid with
+// WNOWAIT), so its pid, the group id, cannot have been reused by an
+// unrelated process. A process that left the group (setsid) and still
+// holds a pipe does not hold Run either: our ends are closed another
+// Drain later. Run returns once the leader is reaped and every
+// descriptor it opened is closed.
+//
+// # Outcomes
+//
+// Result.Outcome says how it ended, as an Ending (Exited, Signaled,
+// TimedOut, OutputExceeded, Canceled, NotStarted) plus the exit status or
+// signal. Callers decide on the Ending, never on text; Outcome.String is
+// the single wording every caller shows: "exit status 3", "killed by
+// SIGSEGV", "timed out after 30s", "output exceeded 1048576 bytes",
+// "canceled", "cannot start: ...". What this package did wins over what
+// the process did: a process that exits 0 on our SIGTERM after its
+// timeout has TimedOut.
+//
+// # Start: a long-lived process
+//
+// Start is for children that live across many requests (MCP servers
+// mcp-call talks to, upstream servers and persistent tool workers): a
+// Process with stdin and stdout pipes for the caller, Done/Wait/Outcome,
+// a stderr tail (and Cmd.StderrTo for a live copy), and Stop(grace),
+// which closes stdin, waits grace, then does the same SIGTERM → grace →
+// SIGKILL ladder on the group (Terminate skips the first wait). When its
+// leader exits, the rest of its group is killed before it is reaped, as
+// with Run.
+//
+// # Seams: launchers and the fork–exec gap
+//
+// Cmd.Launcher puts a program in front of the argv (Launcher, then Path,
+// then Args[1:]); that program confines itself and execs the rest, so a
+// confinement (Landlock is the planned one) covers the process and
+// everything it starts. Cmd.Prepare gets the *exec.Cmd just before it
+// starts, to set what the kernel applies between fork and exec
+// (SysProcAttr: credentials, namespaces, a cgroup fd); it must keep
+// Setpgid. Neither is used yet.
+//
+// # Daemons: the subreaper
+//
+// A process that calls setsid and whose parent exits leaves the group
+// and is reparented: normally to init, where it outlives the call and
+// the supervisor. Subreap makes the calling process a child subreaper
+// (Linux PR_SET_CHILD_SUBREAPER), so such processes are reparented to it
+// instead; after every Run, and when a Process ends, Sweep kills
+// (SIGKILL) every child of ours that this package did not start and is
+// not in the group of one it runs, with all its descendants, and reaps
+// them. A program that uses Subreap calls Sweep once more at shutdown.
+// Children are found by scanning /proc for our pid as parent, not with
+// waitid(P_ALL), which would steal the status of a child os/exec waits
+// for. A program that starts children any other way must not use
+// Subreap: a sweep would kill them.
+//
+// # What is refused
+//
+// An empty Path (NotStarted), and a Prepare that clears Setpgid. Nothing
+// else: what may run, with which environment, is the caller's decision.
+//
+// # Platforms
+//
+// Linux has every guarantee above. macOS and the BSDs build and run the
+// same code with two documented fallbacks: there is no waitid WNOWAIT
+// here, so the leader is reaped when it exits and the group is killed
+// after that (a pid reused in between by a process that makes itself a
+// group leader could get the signal; the window is the Drain); and there
+// is no subreaper (Subreap returns ErrNoSubreaper, Sweep does nothing),
+// so a daemon that left its group escapes. Process.StdinConsumed is
+// known only on Linux (FIONREAD on a pipe).
+//
+// All functions and methods are safe for concurrent use; every limit is
+// a Cmd field, so runs with different limits do not interfere.
+package proc

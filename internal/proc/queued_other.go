@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package proc
+
+import "os"
+
+// pipeQueued cannot tell elsewhere.
+func pipeQueued(*os.File) (int, bool) { return 0, false }

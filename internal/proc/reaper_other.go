@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package proc
+
+func setSubreaper() error { return ErrNoSubreaper }
+
+func sweep() {}

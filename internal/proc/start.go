@@ -1,0 +1,207 @@
+package proc
+
+import (
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Process is a long-lived child started by Start: a server or a
+// persistent worker, in its own process group, talked to over its stdin
+// and stdout pipes. Its methods are safe for concurrent use.
+type Process struct {
+	pgid   int
+	stdin  *os.File // our write end of its stdin
+	stdout *os.File // our read end of its stdout
+	drain  time.Duration
+
+	done    chan struct{}
+	outcome Outcome // set before done is closed
+	stderr  *capture
+
+	stopOnce sync.Once
+
+	wrote, writeFailed atomic.Bool
+}
+
+// Start starts c as a long-lived process: stdin and stdout are pipes the
+// caller uses (Stdin, Stdout), stderr goes to c.StderrTo and its last
+// c.MaxStderr bytes are kept (StderrTail), fd 3 is not set up. c.Stdin,
+// Timeout, MaxOutput, ReadLimit and Progress are Run's and are ignored;
+// ending it is the caller's job (Stop), or the process's own. When the
+// leader exits, the rest of its group is killed after c.Drain, before
+// the leader is reaped, and Done is closed. Stdout stays readable after
+// the exit, so the last frames of a server that answers and exits are
+// not lost, until Stop closes it.
+func Start(c Cmd) (*Process, error) {
+	c.defaults()
+	cmd, err := c.command()
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := c.prepareAndStart(cmd); err != nil {
+		closeAll()
+		return nil, err
+	}
+	// The child has its copies; ours would keep the pipes open forever.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	p := &Process{
+		pgid: cmd.Process.Pid, stdin: inW, stdout: outR, drain: c.Drain,
+		done:   make(chan struct{}),
+		stderr: &capture{keep: c.MaxStderr, tail: true, limit: -1, tee: c.StderrTo},
+	}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		p.stderr.readFrom(errR)
+	}()
+	exited, reap := watchExit(cmd)
+	go func() {
+		<-exited
+		select {
+		case <-stderrDone:
+		case <-time.After(c.Drain):
+		}
+		killGroup(p.pgid, syscall.SIGKILL)
+		reap()
+		untrack(p.pgid)
+		// Something that left the group may still hold stderr.
+		t := time.AfterFunc(c.Drain, func() { errR.Close() })
+		<-stderrDone
+		t.Stop()
+		errR.Close()
+		p.outcome = outcomeOf(cmd.ProcessState.Sys().(syscall.WaitStatus), Exited, 0, 0)
+		close(p.done)
+		Sweep()
+	}()
+	return p, nil
+}
+
+// Pid is the process id, which is also its process group id.
+func (p *Process) Pid() int { return p.pgid }
+
+// Stdin is the process's stdin. Closing it asks a stdio server to exit.
+func (p *Process) Stdin() io.WriteCloser { return stdinWriter{p} }
+
+type stdinWriter struct{ p *Process }
+
+func (w stdinWriter) Write(b []byte) (int, error) {
+	n, err := w.p.stdin.Write(b)
+	if err != nil {
+		w.p.writeFailed.Store(true)
+	} else if n > 0 {
+		w.p.wrote.Store(true)
+	}
+	return n, err
+}
+
+func (w stdinWriter) Close() error { return w.p.stdin.Close() }
+
+// StdinConsumed reports whether the process read everything written to
+// its stdin, and whether that can be known: nothing written, or a failed
+// write, counts as not read; otherwise it asks the pipe (Linux: FIONREAD;
+// elsewhere known is false). Ask before Stop, which closes the pipe.
+func (p *Process) StdinConsumed() (consumed, known bool) {
+	if p.writeFailed.Load() || !p.wrote.Load() {
+		return false, true
+	}
+	n, ok := pipeQueued(p.stdin)
+	return n == 0, ok
+}
+
+// Stdout is the process's stdout.
+func (p *Process) Stdout() io.Reader { return p.stdout }
+
+// Done is closed when the process has exited, the rest of its group has
+// been killed and it has been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for Done and returns how the process ended.
+func (p *Process) Wait() Outcome {
+	<-p.done
+	return p.outcome
+}
+
+// Outcome returns how the process ended, and false while it runs.
+func (p *Process) Outcome() (Outcome, bool) {
+	select {
+	case <-p.done:
+		return p.outcome, true
+	default:
+		return Outcome{}, false
+	}
+}
+
+// StderrTail returns a copy of the last bytes of stderr so far.
+func (p *Process) StderrTail() []byte {
+	return p.stderr.snapshot()
+}
+
+// Stop ends the process the way the MCP stdio transport asks: close its
+// stdin, wait grace for it to exit, SIGTERM the group, wait grace again,
+// SIGKILL the group. It returns when the process has been reaped, then
+// closes stdout. Only the first call of Stop or Terminate acts; the
+// others wait for it. The Outcome is what the process did: "exit status
+// 0" for a server that exits when its stdin closes, "killed by SIGTERM"
+// for one that needed the signal.
+func (p *Process) Stop(grace time.Duration) { p.stop(grace, false) }
+
+// Terminate is Stop without the first wait: close stdin and SIGTERM the
+// group at once, SIGKILL grace later. For a process that failed to
+// answer in time.
+func (p *Process) Terminate(grace time.Duration) { p.stop(grace, true) }
+
+func (p *Process) stop(grace time.Duration, now bool) {
+	p.stopOnce.Do(func() {
+		if grace <= 0 {
+			grace = DefaultGrace
+		}
+		p.stdin.Close()
+		first := grace
+		if now {
+			first = 0
+		}
+		t := time.NewTimer(first)
+		defer t.Stop()
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+			select {
+			case <-p.done:
+			case <-t.C:
+				killGroup(p.pgid, sig)
+				t.Reset(grace)
+				continue
+			}
+			break
+		}
+		<-p.done
+		p.stdout.Close()
+	})
+	<-p.done
+}
