@@ -537,7 +537,7 @@ func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 		s.changedEarly = nil
 		s.mu.Unlock()
 		for _, method := range early {
-			s.ListChanged(method)
+			s.legacyListChanged(method) // the subscriptions heard of it already
 		}
 	case codec.MethodCancelled:
 		var p codec.CancelledParams
@@ -597,6 +597,12 @@ func (s *Server) ListChanged(method string) {
 	default:
 	}
 	s.notifySubscriptions(method)
+	s.legacyListChanged(method)
+}
+
+// legacyListChanged sends method to an initialized legacy session, or
+// keeps it for notifications/initialized.
+func (s *Server) legacyListChanged(method string) {
 	// s.mu orders this check against the notifications/initialized handler's.
 	s.mu.Lock()
 	if !s.sess.Initialized() {
