@@ -29,6 +29,8 @@
 // and shutdown are logged only with --verbose, or into a --log file, which
 // always gets every event. EOF on stdin, SIGTERM or SIGINT: running calls get --grace to
 // finish (their answers are still written), the rest are killed, exit 0.
+// A client that closes its end of stdout gets the same at once, without the
+// grace: no answer could reach it.
 //
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
 // written); 1 when it cannot run (bad --root, a --tools directory missing at
@@ -60,9 +62,10 @@ const prog = "mcp-route"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	// With SIGPIPE caught, a write to a closed stdout is an EPIPE error we
-	// log instead of a death by signal; tools still start with the default
-	// disposition (handlers are reset across exec, unlike SIG_IGN).
+	// With SIGPIPE caught, a write to a closed stdout is an EPIPE error that
+	// ends the conversation cleanly (codec/server) instead of a death by
+	// signal; tools still start with the default disposition (handlers are
+	// reset across exec, unlike SIG_IGN).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -86,7 +89,8 @@ Flags:
 
 const exitText = `
 Exit status:
-  0  clean shutdown (stdin closed, SIGTERM or SIGINT), --help, --version
+  0  clean shutdown (stdin or stdout closed, SIGTERM or SIGINT), --help,
+     --version
   1  cannot run: bad --root, a --tools directory missing, --log not writable,
      skeleton refused
   2  usage error
