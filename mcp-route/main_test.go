@@ -560,3 +560,60 @@ func TestStdoutClosedShutsDown(t *testing.T) {
 		t.Errorf("stderr should say once that the output was closed:\n%s", log)
 	}
 }
+
+// TestLogFormat: --log-format text writes "mcp-route: " key=value lines,
+// json one object per line; a tool's stderr with a newline stays on one
+// line either way; any other value is a usage error naming it.
+func TestLogFormat(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "garbled"), []byte("#!/bin/sh\necho 'two\nlines' >&2; printf 'ok\\377'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "garbled.json"), []byte(`{"description":"d"}`), 0o644)
+	stdin := initLine + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"garbled"}}` + "\n"
+	base := []string{"--tools", dir, "--describe-cache", "", "--verbose"}
+
+	code, _, errs := runWith(t, stdin, append(base, "--log-format", "json")...)
+	if code != 0 {
+		t.Fatalf("json: exit %d, stderr %q", code, errs)
+	}
+	levels := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		var rec struct {
+			Time  string `json:"time"`
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Time == "" || rec.Msg == "" {
+			t.Errorf("json: not a log record: %q (%v)", l, err)
+		}
+		levels[rec.Level] = true
+		if strings.Contains(rec.Msg, "garbled: bad result") && rec.Level != "WARN" {
+			t.Errorf("json: a bad result logged at %s", rec.Level)
+		}
+	}
+	if !levels["WARN"] || !levels["DEBUG"] {
+		t.Errorf("json: levels %v, want WARN and DEBUG (--verbose)", levels)
+	}
+
+	code, _, errs = runWith(t, stdin, base...)
+	if code != 0 {
+		t.Fatalf("text: exit %d, stderr %q", code, errs)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if !strings.HasPrefix(l, "mcp-route: time=") || !strings.Contains(l, " level=") || !strings.Contains(l, " msg=") {
+			t.Errorf("text: line %q", l)
+		}
+	}
+	if !strings.Contains(errs, `level=DEBUG msg="call 2 garbled: stderr: two\nlines`) {
+		t.Errorf("text: the tool's stderr is not on one escaped line:\n%s", errs)
+	}
+
+	code, out, errs := runWith(t, "", "--log-format", "xml")
+	if want := "mcp-route: --log-format \"xml\": want text or json\n"; code != 2 || out != "" || errs != want {
+		t.Errorf("bad --log-format: exit %d, stdout %q, stderr %q; want 2, %q", code, out, errs, want)
+	}
+	if _, out, _ := runWith(t, "", "--help"); !strings.Contains(out, "-log-format") {
+		t.Errorf("--help does not document --log-format")
+	}
+}

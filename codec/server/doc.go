@@ -89,8 +89,9 @@
 // handler for initialize or subscriptions/listen (the core owns the
 // session and the subscriptions).
 //
-// Events go to Options.Logf (what an operator must see: refusals, errors,
-// a lost output) and Options.Debugf (routine: initialize, cancellations,
-// subscriptions, shutdown), one line each; nothing but protocol messages
+// Events go to Options.Logger, one record each: Warn for what an operator
+// must see (refusals, errors, a lost output), Debug for routine events
+// (initialize, cancellations, subscriptions, shutdown); a message is
+// formatted only when its level is enabled. Nothing but protocol messages
 // goes to the Conn.
 package server

@@ -80,7 +80,7 @@ func (s *Server) listen(req *Request) {
 			return
 		}
 		s.write(ack)
-		s.opts.Debugf("subscription %s: nothing this server can notify of (asked for %s)", req.ID, clip(filterJSON(p.Notifications)))
+		s.debugf("subscription %s: nothing this server can notify of (asked for %s)", req.ID, clip(filterJSON(p.Notifications)))
 		s.respond(req, codec.NewSubscriptionsListenResult(req.ID), nil)
 		return
 	}
@@ -101,7 +101,7 @@ func (s *Server) listen(req *Request) {
 	}
 	s.subs.open[req.ID.Key()] = &subscription{req: req, filter: honoured}
 	s.subs.mu.Unlock()
-	s.opts.Debugf("subscription %s: open (%s)", req.ID, filterJSON(&honoured))
+	s.debugf("subscription %s: open (%s)", req.ID, filterJSON(&honoured))
 }
 
 // declaresListChanged reports whether a raw capability object (prompts,
@@ -164,7 +164,7 @@ func (s *Server) endSubscriptions() {
 	s.subs.mu.Unlock()
 	for _, k := range keys {
 		if sub := s.takeSubscription(k); sub != nil {
-			s.opts.Debugf("subscription %s: ended (server shutting down)", sub.req.ID)
+			s.debugf("subscription %s: ended (server shutting down)", sub.req.ID)
 			s.respond(sub.req, codec.NewSubscriptionsListenResult(sub.req.ID), nil)
 			sub.req.cancel(ErrShutdown)
 		}

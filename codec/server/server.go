@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,13 +60,16 @@ type Method struct {
 
 // Options configure a Server. Fields marked optional have a default.
 type Options struct {
-	ServerInfo   codec.Implementation             // required: name and version, in every result
-	Capabilities codec.ServerCapabilities         // optional: what initialize and server/discover advertise
-	Instructions string                           // optional: initialize's and server/discover's instructions
-	DiscoverTTL  time.Duration                    // optional: server/discover ttlMs
-	Grace        time.Duration                    // optional: how long shutdown waits for requests in flight
-	Logf         func(format string, args ...any) // optional: events an operator must see (errors, refusals)
-	Debugf       func(format string, args ...any) // optional: routine events (initialize, cancellation, shutdown)
+	ServerInfo   codec.Implementation     // required: name and version, in every result
+	Capabilities codec.ServerCapabilities // optional: what initialize and server/discover advertise
+	Instructions string                   // optional: initialize's and server/discover's instructions
+	DiscoverTTL  time.Duration            // optional: server/discover ttlMs
+	Grace        time.Duration            // optional: how long shutdown waits for requests in flight
+	// Logger gets one record per event: Warn for what an operator must see
+	// (errors, refusals, a lost output), Debug for routine events
+	// (initialize, cancellations, subscriptions, shutdown). Optional: nil
+	// logs nothing.
+	Logger *slog.Logger
 }
 
 // builtin methods: served by the core unless a handler replaces ping or
@@ -115,11 +119,8 @@ func New(opts Options) *Server {
 	if opts.DiscoverTTL <= 0 {
 		opts.DiscoverTTL = DefaultDiscoverTTL
 	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	if opts.Debugf == nil {
-		opts.Debugf = func(string, ...any) {}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Server{
 		opts:     opts,
@@ -203,7 +204,7 @@ func (s *Server) Serve(ctx context.Context, conn Conn) error {
 			continue
 		}
 		if errors.Is(err, codec.ErrFrameTooLarge) {
-			s.opts.Logf("frame too large: %v", err)
+			s.warnf("frame too large: %v", err)
 			s.write(codec.NewErrorResponse(nil, codec.AsError(err)))
 			continue
 		}
@@ -239,7 +240,7 @@ func (s *Server) shutdown(reason string) {
 	n := len(s.inflight)
 	now := s.outputDead || s.abortErr != nil
 	s.mu.Unlock()
-	s.opts.Debugf("shutting down (%s): %d requests pending", reason, n)
+	s.debugf("shutting down (%s): %d requests pending", reason, n)
 	done := make(chan struct{})
 	go func() {
 		s.handlers.Wait()
@@ -253,7 +254,7 @@ func (s *Server) shutdown(reason string) {
 			return
 		case <-t.C:
 		}
-		s.opts.Logf("grace period over: cancelling the remaining requests")
+		s.warnf("grace period over: cancelling the remaining requests")
 	}
 	s.killAll(ErrShutdown)
 	<-done
@@ -267,7 +268,7 @@ func (s *Server) outputGone(err error) {
 	stop := s.stopRead
 	s.mu.Unlock()
 	if first {
-		s.opts.Logf("%v: shutting down", err)
+		s.warnf("%v: shutting down", err)
 		s.killAll(ErrShutdown) // their answers would go nowhere
 		if stop != nil {
 			stop(err)
@@ -289,7 +290,7 @@ func (s *Server) writeFailed(err error) {
 	case errors.Is(err, ErrOutputClosed):
 		s.outputGone(err)
 	default:
-		s.writeLog.Do(func() { s.opts.Logf("write: %v", err) })
+		s.writeLog.Do(func() { s.warnf("write: %v", err) })
 	}
 }
 
@@ -298,7 +299,7 @@ func (s *Server) frame(data []byte) {
 	msgs, batch, err := codec.DecodeFrame(data, s.sess.AllowBatch())
 	var de *codec.DecodeError
 	if errors.As(err, &de) && msgs == nil {
-		s.opts.Logf("bad frame: %v", de)
+		s.warnf("bad frame: %v", de)
 		if !s.refuseBatch(data, de) {
 			s.write(de.Response())
 		}
@@ -319,7 +320,7 @@ func (s *Server) frame(data []byte) {
 	var be *codec.BatchError
 	if errors.As(err, &be) {
 		for _, e := range be.Errs {
-			s.opts.Logf("bad batch element %d: %v", e.Index, e)
+			s.warnf("bad batch element %d: %v", e.Index, e)
 			extra = append(extra, e.Response())
 		}
 	}
@@ -424,7 +425,7 @@ func (s *Server) dispatch(m *codec.Message, reply func(*codec.Message)) {
 	// The built-ins: answered here, they wait for nothing.
 	switch m.Method {
 	case codec.MethodInitialize:
-		s.opts.Debugf("initialize: protocol version %s", rev)
+		s.debugf("initialize: protocol version %s", rev)
 		s.respond(req, codec.InitializeResult{
 			ProtocolVersion: rev,
 			Capabilities:    s.opts.Capabilities,
@@ -464,7 +465,7 @@ func (s *Server) start(req *Request, method Method) bool {
 		s.mu.Unlock()
 		if method.Refuse == nil {
 			if first {
-				s.opts.Logf("%s: %d requests in flight: refusing more until one finishes", req.Method, n)
+				s.warnf("%s: %d requests in flight: refusing more until one finishes", req.Method, n)
 			}
 			s.respond(req, nil, codec.Errorf(codec.CodeInternalError, "server busy: %d %s requests in flight; try again later", n, req.Method))
 			return false
@@ -516,7 +517,7 @@ func (s *Server) respond(req *Request, result any, err error) {
 			if !errors.As(err, &e) {
 				e = codec.Errorf(codec.CodeInternalError, "internal error: %v", err)
 			}
-			s.opts.Logf("request %s %s: %v", req.ID, req.Method, e)
+			s.warnf("request %s %s: %v", req.ID, req.Method, e)
 			resp = codec.NewErrorResponse(&req.ID, e)
 		}
 		req.reply(resp)
@@ -526,12 +527,12 @@ func (s *Server) respond(req *Request, result any, err error) {
 // notification handles a client notification; nothing is ever answered.
 func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 	if cerr != nil {
-		s.opts.Logf("notification %s: %v", m.Method, cerr)
+		s.warnf("notification %s: %v", m.Method, cerr)
 		return
 	}
 	switch m.Method {
 	case codec.MethodInitialized:
-		s.opts.Debugf("client initialized (protocol version %s)", s.sess.Revision())
+		s.debugf("client initialized (protocol version %s)", s.sess.Revision())
 		s.mu.Lock()
 		early := s.changedEarly
 		s.changedEarly = nil
@@ -542,14 +543,14 @@ func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 	case codec.MethodCancelled:
 		var p codec.CancelledParams
 		if err := json.Unmarshal(m.Params, &p); err != nil || p.RequestID == nil {
-			s.opts.Logf("notifications/cancelled: bad params: %s", clip(m.Params))
+			s.warnf("notifications/cancelled: bad params: %s", clip(m.Params))
 			return
 		}
 		key := p.RequestID.Key()
 		// Taken out of the open subscriptions first: nothing more goes
 		// out for a cancelled one.
 		if s.takeSubscription(key) != nil {
-			s.opts.Debugf("subscription %s: cancelled by the client: %s", p.RequestID, p.Reason)
+			s.debugf("subscription %s: cancelled by the client: %s", p.RequestID, p.Reason)
 		}
 		s.mu.Lock()
 		req := s.inflight[key]
@@ -558,13 +559,13 @@ func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 		}
 		s.mu.Unlock()
 		if req == nil {
-			s.opts.Debugf("notifications/cancelled for %s: no such request in flight", p.RequestID)
+			s.debugf("notifications/cancelled for %s: no such request in flight", p.RequestID)
 			return
 		}
-		s.opts.Debugf("request %s %s cancelled by the client: %s", p.RequestID, req.Method, p.Reason)
+		s.debugf("request %s %s cancelled by the client: %s", p.RequestID, req.Method, p.Reason)
 		req.cancel(ErrCancelled)
 	default:
-		s.opts.Debugf("ignored notification %s", m.Method)
+		s.debugf("ignored notification %s", m.Method)
 	}
 }
 
@@ -578,7 +579,7 @@ func (s *Server) response(m *codec.Message) {
 		s.mu.Unlock()
 	}
 	if ch == nil {
-		s.opts.Debugf("ignored a response from the client (id %v): no request of ours has that id", m.ID)
+		s.debugf("ignored a response from the client (id %v): no request of ours has that id", m.ID)
 		return
 	}
 	ch <- m // buffered: never blocks
@@ -615,6 +616,23 @@ func (s *Server) legacyListChanged(method string) {
 	s.mu.Unlock()
 	if m, err := codec.NewNotification(method, nil); err == nil {
 		s.write(m)
+	}
+}
+
+// warnf logs an event an operator must see.
+func (s *Server) warnf(format string, args ...any) {
+	logf(s.opts.Logger, slog.LevelWarn, format, args...)
+}
+
+// debugf logs a routine event.
+func (s *Server) debugf(format string, args ...any) {
+	logf(s.opts.Logger, slog.LevelDebug, format, args...)
+}
+
+// logf formats the message only when the level is enabled.
+func logf(l *slog.Logger, level slog.Level, format string, args ...any) {
+	if l.Enabled(context.Background(), level) {
+		l.Log(context.Background(), level, fmt.Sprintf(format, args...))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -38,8 +39,7 @@ func start(t *testing.T, opts Options, setup func(*Server)) *conv {
 		c.logMu.Unlock()
 	}
 	opts.ServerInfo = codec.Implementation{Name: "core-test", Version: "1"}
-	opts.Logf = logf
-	opts.Debugf = func(format string, args ...any) { logf("debug: "+format, args...) }
+	opts.Logger = slog.New(captureHandler{logf})
 	c.srv = New(opts)
 	if setup != nil {
 		setup(c.srv)
@@ -76,6 +76,24 @@ func start(t *testing.T, opts Options, setup func(*Server)) *conv {
 		}
 	})
 	return c
+}
+
+// captureHandler hands every record's message to logf, "debug: " before
+// the routine ones.
+type captureHandler struct {
+	logf func(format string, args ...any)
+}
+
+func (h captureHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h captureHandler) WithGroup(string) slog.Handler            { return h }
+func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelInfo {
+		h.logf("debug: %s", r.Message)
+	} else {
+		h.logf("%s", r.Message)
+	}
+	return nil
 }
 
 func (c *conv) send(lines ...string) {
@@ -305,11 +323,13 @@ func TestWriteFailureEndsTheConversation(t *testing.T) {
 	var log []string
 	s := New(Options{
 		ServerInfo: codec.Implementation{Name: "t", Version: "1"},
-		Logf: func(f string, a ...any) {
-			logMu.Lock()
-			log = append(log, fmt.Sprintf(f, a...))
-			logMu.Unlock()
-		},
+		Logger: slog.New(captureHandler{func(f string, a ...any) {
+			if !strings.HasPrefix(f, "debug: ") {
+				logMu.Lock()
+				log = append(log, fmt.Sprintf(f, a...))
+				logMu.Unlock()
+			}
+		}}),
 	})
 	inR, inW := io.Pipe()
 	defer inW.Close()

@@ -43,7 +43,7 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
 	}
 	if err := t.Input.Validate(args); err != nil {
-		s.opts.Debugf("call %s %s: invalid arguments: %v", req.ID, t.Def.Name, err)
+		s.debugf("call %s %s: invalid arguments: %v", req.ID, t.Def.Name, err)
 		return codec.ErrorResult("invalid arguments: " + err.Error()), nil
 	}
 	var progress func([]byte)
@@ -91,22 +91,22 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 		// A non-zero exit is how a tool reports an ordinary error to the
 		// model, and a cancelled call was asked for: routine. A timeout, a
 		// signal, an output cap or a tool that cannot start is worth a look.
-		logf := s.opts.Logf
+		logf := s.warnf
 		if res.Err == nil && (res.Canceled || (!res.TimedOut && !res.OutputExceeded && res.Signal == 0)) {
-			logf = s.opts.Debugf
+			logf = s.debugf
 		}
-		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, oneLine(msg))
+		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, msg)
 		return codec.ErrorResult(msg)
 	}
 	if len(res.Stderr) > 0 {
-		s.opts.Debugf("call %s %s: stderr: %s", id, t.Def.Name, oneLine(runner.StderrTail(res.Stderr, 500)))
+		s.debugf("call %s %s: stderr: %s", id, t.Def.Name, runner.StderrTail(res.Stderr, 500))
 	}
 	result, err := shape(rev, t, res.Stdout)
 	if err != nil {
-		s.opts.Logf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
+		s.warnf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
 		return codec.ErrorResult(err.Error())
 	}
-	s.opts.Debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
+	s.debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
 	// A content type the client's revision lacks becomes a text block.
 	return codec.CallToolResultFor(rev, result)
 }
@@ -122,7 +122,7 @@ func (s *server) progress(req *core.Request, t *registry.Tool, line []byte) {
 		Message  *string  `json:"message"`
 	}
 	if err := json.Unmarshal(line, &p); err != nil || p.Progress == nil {
-		s.opts.Logf("call %s %s: malformed progress line ignored: %q", req.ID, t.Def.Name, clip(line))
+		s.warnf("call %s %s: malformed progress line ignored: %q", req.ID, t.Def.Name, clip(line))
 		return
 	}
 	params := codec.ProgressParams{Progress: *p.Progress, Total: p.Total}
@@ -319,8 +319,4 @@ func snippet(b []byte) string {
 		s = s[:80] + "..."
 	}
 	return strconv.Quote(s)
-}
-
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", `\r`), "\n", `\n`)
 }

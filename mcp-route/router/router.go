@@ -50,8 +50,9 @@
 // an isError result "canceled: server shutting down"). When the client
 // closes its end of the output, every call is killed at once: nothing could
 // carry its answer. Serve writes nothing but protocol messages to its
-// output; events go to Options.Logf (what an operator must see: failures
-// worth a look, errors) and Options.Debugf (routine events: a call that went
+// output; events go to Options.Logger, one record each: Warn for what an
+// operator must see (failures worth a look, errors), Debug for routine
+// events (a call that went
 // fine, initialize, shutdown), one line each.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
@@ -66,6 +67,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -92,21 +94,20 @@ const (
 
 // Options configure Serve. Fields marked optional have a default.
 type Options struct {
-	Registry   *registry.Registry               // required; Serve loads it (Reload) in the background
-	ServerInfo codec.Implementation             // required: name and version
-	Root       string                           // required: cwd of every tool, MCP_ROOT
-	Env        []string                         // required: the base environment of every tool ("NAME=value")
-	LookupEnv  func(string) (string, bool)      // optional: the router's environment, for run.passEnv; nil means none
-	Timeout    time.Duration                    // optional: per-call timeout (a tool's run.timeout wins)
-	MaxOutput  int64                            // optional: stdout cap (a tool's run.maxOutput wins)
-	MaxProcs   int                              // optional: tool processes at once
-	MaxQueue   int                              // optional: calls that may wait for a process slot; < 0: none may wait
-	Grace      time.Duration                    // optional: SIGTERM→SIGKILL delay, and shutdown wait
-	MaxFrame   int                              // optional: input frame cap, codec.DefaultMaxFrame
-	PageSize   int                              // optional: tools per tools/list page
-	Poll       time.Duration                    // optional: tool directory poll interval; < 0 disables polling
-	Logf       func(format string, args ...any) // optional: one line per event an operator must see (timeouts, kills, output caps, bad results, errors)
-	Debugf     func(format string, args ...any) // optional: one line per routine event (a call ok, initialize, shutdown); nil drops them
+	Registry   *registry.Registry          // required; Serve loads it (Reload) in the background
+	ServerInfo codec.Implementation        // required: name and version
+	Root       string                      // required: cwd of every tool, MCP_ROOT
+	Env        []string                    // required: the base environment of every tool ("NAME=value")
+	LookupEnv  func(string) (string, bool) // optional: the router's environment, for run.passEnv; nil means none
+	Timeout    time.Duration               // optional: per-call timeout (a tool's run.timeout wins)
+	MaxOutput  int64                       // optional: stdout cap (a tool's run.maxOutput wins)
+	MaxProcs   int                         // optional: tool processes at once
+	MaxQueue   int                         // optional: calls that may wait for a process slot; < 0: none may wait
+	Grace      time.Duration               // optional: SIGTERM→SIGKILL delay, and shutdown wait
+	MaxFrame   int                         // optional: input frame cap, codec.DefaultMaxFrame
+	PageSize   int                         // optional: tools per tools/list page
+	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
+	Logger     *slog.Logger                // optional: Warn: events an operator must see (timeouts, kills, output caps, bad results, errors); Debug: routine events (a call ok, initialize, shutdown); nil logs nothing
 }
 
 func (o *Options) defaults() {
@@ -131,11 +132,8 @@ func (o *Options) defaults() {
 	if o.Poll == 0 {
 		o.Poll = DefaultPoll
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	if o.Debugf == nil {
-		o.Debugf = func(string, ...any) {}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = func(string) (string, bool) { return "", false }
@@ -176,8 +174,7 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
 		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
 		Grace:        opts.Grace,
-		Logf:         opts.Logf,
-		Debugf:       opts.Debugf,
+		Logger:       opts.Logger,
 	})
 	s.conv.HandleFunc(codec.MethodToolsList, s.list)
 	s.conv.Handle(codec.MethodToolsCall, core.Method{
@@ -227,7 +224,7 @@ func (s *server) busy(inFlight int, first bool) (any, error) {
 	// Admitted calls hold a slot or wait for one.
 	queued := max(inFlight-len(s.sem), 0)
 	if first {
-		s.opts.Logf("server busy: %d calls running, %d queued: refusing further calls until one finishes", len(s.sem), queued)
+		s.warnf("server busy: %d calls running, %d queued: refusing further calls until one finishes", len(s.sem), queued)
 	}
 	return codec.ErrorResult(fmt.Sprintf("server busy: %d calls queued; try again later", queued)), nil
 }
@@ -295,6 +292,19 @@ func (s *server) list(ctx context.Context, req *core.Request) (any, error) {
 }
 
 const cursorPrefix = "after:"
+
+// warnf logs an event an operator must see.
+func (s *server) warnf(format string, args ...any) { s.logf(slog.LevelWarn, format, args...) }
+
+// debugf logs a routine event.
+func (s *server) debugf(format string, args ...any) { s.logf(slog.LevelDebug, format, args...) }
+
+// logf formats the message only when the level is enabled.
+func (s *server) logf(level slog.Level, format string, args ...any) {
+	if l := s.opts.Logger; l.Enabled(context.Background(), level) {
+		l.Log(context.Background(), level, fmt.Sprintf(format, args...))
+	}
+}
 
 func clip(b []byte) string {
 	if len(b) > 200 {

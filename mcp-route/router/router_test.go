@@ -298,9 +298,9 @@ func TestCallFailures(t *testing.T) {
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("child processes left behind (zombies or alive): %v", kids)
 	}
-	// What a quiet mcp-route shows (Logf): failures worth a look. A
+	// What a quiet mcp-route shows (Warn): failures worth a look. A
 	// non-zero exit (the tool's own error report) and a call that went
-	// fine are routine (Debugf), and so are initialize and shutdown.
+	// fine are routine (Debug), and so are initialize and shutdown.
 	important := map[string]bool{"segv": true, "slow": true, "flood": true, "badutf8": true,
 		"badjson": true, "badmcp": true, "badoutput": true}
 	h.logMu.Lock()
@@ -313,7 +313,7 @@ func TestCallFailures(t *testing.T) {
 			}
 		}
 		if routine := strings.HasPrefix(line, "debug: "); line == "" || routine == important[c.tool] {
-			t.Errorf("%s: log line %q; want it routine (Debugf) = %v", c.tool, line, !important[c.tool])
+			t.Errorf("%s: log line %q; want it routine (Debug) = %v", c.tool, line, !important[c.tool])
 		}
 	}
 	for _, l := range h.log {
