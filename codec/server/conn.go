@@ -61,7 +61,6 @@ func NewStreamConn(r io.Reader, w io.Writer, maxFrame int) Conn {
 		stop:   make(chan struct{}),
 	}
 	c.outGone, c.stopWatch = watchOutput(w)
-	c.readers.Add(1)
 	go c.readAhead(codec.NewReader(r, maxFrame))
 	return c
 }
@@ -77,13 +76,11 @@ type streamConn struct {
 	stop      chan struct{}
 	outGone   <-chan error // receives once when the watcher sees the client's end closed
 	stopWatch func()
-	readers   sync.WaitGroup
 	closeOnce sync.Once
 	readErr   error // the fatal read error, set before frames is closed
 }
 
 func (c *streamConn) readAhead(r *codec.Reader) {
-	defer c.readers.Done()
 	for {
 		data, err := r.ReadFrame()
 		if err != nil && !errors.Is(err, codec.ErrFrameTooLarge) {

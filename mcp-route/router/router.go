@@ -260,7 +260,17 @@ func (s *server) list(ctx context.Context, req *core.Request) (any, error) {
 	if err := s.waitLoaded(ctx); err != nil {
 		return nil, codec.Errorf(codec.CodeInternalError, "canceled: %v", err)
 	}
-	if s.opts.Registry.Reload(ctx) {
+	// The registry cancels a load only at shutdown (registry.Reload): a
+	// client that cancels its tools/list does not cut the re-read short
+	// for the requests waiting behind it.
+	reloadCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), core.ErrShutdown) {
+			stop()
+		}
+	})()
+	if s.opts.Registry.Reload(reloadCtx) {
 		s.listChanged()
 	}
 	rev := req.Revision

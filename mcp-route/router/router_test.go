@@ -868,3 +868,61 @@ func TestNoQueue(t *testing.T) {
 		t.Errorf("running call: %+v", r)
 	}
 }
+
+// TestCancelledListFinishesItsReload: a client that cancels a tools/list
+// whose re-read runs a slow --mcp-describe gets no answer, is served a ping
+// meanwhile, and does not cut the re-read short (registry cancels a load
+// only at shutdown): the load is not dropped and the next list has the tool.
+func TestCancelledListFinishesItsReload(t *testing.T) {
+	dir := helloDir(t)
+	flag := filepath.Join(t.TempDir(), "go")
+	h := newHarness(t, dir, nil) // no polling: tools/list re-reads
+	h.initialize(codec.Rev20250618)
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
+	h.recvMsg("tools/list")
+	tool(t, dir, "slowdesc", `if [ "$1" = --mcp-describe ]; then
+while [ ! -e `+flag+` ]; do sleep 0.01; done
+echo '{"description":"described late"}'
+fi`, "")
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if m := h.recvMsg("ping"); string(m.ID) != "2" {
+		t.Fatalf("want the ping answer, got %+v", m)
+	}
+	os.WriteFile(flag, nil, 0o644)
+	// This list has the tool; the change is announced by the cancelled
+	// list's re-read, before or after this answer (or not at all, when
+	// that comes only after shutdown has begun).
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	changed := 0
+	for {
+		m := h.recvMsg("")
+		if m.Method == codec.MethodToolsListChanged {
+			changed++
+			continue
+		}
+		var lr codec.ListToolsResult
+		json.Unmarshal(m.Result, &lr)
+		if string(m.ID) != "3" || len(lr.Tools) != 2 {
+			t.Fatalf("want the list with slowdesc, got %+v", m)
+		}
+		break
+	}
+	for _, l := range h.closeAndDrain() {
+		if !strings.Contains(string(l), codec.MethodToolsListChanged) {
+			t.Errorf("unexpected line %s", l)
+		}
+		changed++
+	}
+	if changed > 1 {
+		t.Errorf("%d list_changed notifications, want at most 1", changed)
+	}
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	for _, l := range h.log {
+		if strings.Contains(l, "loading cancelled") {
+			t.Errorf("the cancelled list cut the load short: %q", l)
+		}
+	}
+}
