@@ -23,12 +23,15 @@
 // runner for the details.
 //
 // stdout carries only MCP messages; logs go to stderr or --log, one line per
-// event. By default stderr shows only what an operator must see: tools left
+// event, through log/slog: --log-format text (the default, "mcp-route: "
+// then slog's key=value record) or json (one object per line). By default stderr shows only what an operator must see: tools left
 // out and why, call failures worth a look (timeouts, kills, output caps, bad
 // results), errors and startup problems; a call that went fine, initialize
 // and shutdown are logged only with --verbose, or into a --log file, which
 // always gets every event. EOF on stdin, SIGTERM or SIGINT: running calls get --grace to
 // finish (their answers are still written), the rest are killed, exit 0.
+// A client that closes its end of stdout gets the same at once, without the
+// grace: no answer could reach it.
 //
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
 // written); 1 when it cannot run (bad --root, a --tools directory missing at
@@ -41,7 +44,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -61,9 +64,10 @@ const prog = "mcp-route"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	// With SIGPIPE caught, a write to a closed stdout is an EPIPE error we
-	// log instead of a death by signal; tools still start with the default
-	// disposition (handlers are reset across exec, unlike SIG_IGN).
+	// With SIGPIPE caught, a write to a closed stdout is an EPIPE error that
+	// ends the conversation cleanly (codec/server) instead of a death by
+	// signal; tools still start with the default disposition (handlers are
+	// reset across exec, unlike SIG_IGN).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// A tool's daemon (setsid, parent gone) is reparented to us and killed
 	// after the call (Linux; elsewhere this is a no-op, see internal/proc).
@@ -84,14 +88,16 @@ from a sidecar NAME.json or from NAME --mcp-describe.
 
 stderr shows only what needs a look: tools left out and why, failed calls
 worth a look (timeouts, kills, output caps, bad results), errors. --verbose
-logs every event; a --log FILE always gets every event.
+logs every event; a --log FILE always gets every event. --log-format picks
+text (key=value) or json records, one line per event.
 
 Flags:
 `
 
 const exitText = `
 Exit status:
-  0  clean shutdown (stdin closed, SIGTERM or SIGINT), --help, --version
+  0  clean shutdown (stdin or stdout closed, SIGTERM or SIGINT), --help,
+     --version
   1  cannot run: bad --root, a --tools directory missing, --log not writable,
      skeleton refused
   2  usage error
@@ -136,6 +142,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	maxQueue := fs.Int("max-queue", router.DefaultMaxQueue, "calls that may wait for a process; beyond, a call gets an isError result \"server busy\" at once (0: none wait)")
 	logFile := fs.String("log", "", "append logs to `FILE` instead of stderr, every event (as --verbose)")
 	verbose := fs.Bool("verbose", false, "log every event (a call that went fine, initialize, shutdown), not only what needs a look")
+	logFormat := fs.String("log-format", "text", "log record format: `text` (one \"mcp-route: time=… level=… msg=…\" line per event) or json (one JSON object per line)")
 	fs.Var(passEnv, "pass-env", "pass environment variable `NAME` from mcp-route's environment to every tool (repeatable)")
 	fs.Var(envs, "env", "set `NAME=VALUE` in every tool's environment (repeatable)")
 	name := fs.String("name", prog, "server name in serverInfo")
@@ -174,6 +181,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
+	if *logFormat != "text" && *logFormat != "json" {
+		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json\n", prog, *logFormat)
+		return 2
+	}
 	if *maxQueue < 0 {
 		fmt.Fprintf(stderr, "%s: --max-queue must not be negative\n", prog)
 		return 2
@@ -196,16 +207,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer f.Close()
 		logw = f
 	}
-	logger := log.New(logw, prog+": ", log.LstdFlags|log.Lmicroseconds)
-	// One line per event, whatever a tool put in its stderr or name.
-	logf := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		logger.Print(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg))
-	}
-	// debugf: routine events, shown only with --verbose or --log.
-	debugf := func(string, ...any) {}
+	// By default only what an operator must see (Warn); --verbose and
+	// --log add the routine events (Debug).
+	level := slog.LevelInfo
 	if everything {
-		debugf = logf
+		level = slog.LevelDebug
+	}
+	logger := newLogger(*logFormat, logw, level)
+	// registry logs through format functions; one record per event.
+	logf := func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }
+	debugf := func(format string, args ...any) {
+		if everything {
+			logger.Debug(fmt.Sprintf(format, args...))
+		}
 	}
 
 	rootDir := *root
@@ -302,8 +316,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		MaxFrame:   *maxFrame,
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
-		Logf:       logf,
-		Debugf:     debugf,
+		Logger:     logger,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -311,6 +324,32 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	debugf("exit")
 	return 0
+}
+
+// newLogger returns the logger of --log-format: text lines prefixed with
+// the program's name (stderr may be shared with the host), or JSON objects.
+// Both escape newlines and control characters: one line per event,
+// whatever a tool put in its stderr or name.
+func newLogger(format string, w io.Writer, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(prefixWriter{prog + ": ", w}, opts))
+}
+
+// prefixWriter puts prefix before each Write: a slog handler writes one
+// record per Write.
+type prefixWriter struct {
+	prefix string
+	w      io.Writer
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := p.w.Write(append([]byte(p.prefix), b...)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // toolEnv is the base environment of every tool: PATH, HOME, LANG and

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/spectest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
@@ -388,4 +390,231 @@ func TestLogLevels(t *testing.T) {
 		t.Errorf("--log: exit %d, stderr %q, %v", code, errs, err)
 	}
 	check("--log", string(b), true)
+}
+
+// routeProc is the built mcp-route running with pipes on stdin and stdout.
+type routeProc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.ReadCloser
+	stderr  *bytes.Buffer
+	lines   chan []byte
+	timeout <-chan time.Time
+}
+
+func startRoute(t *testing.T, args ...string) *routeProc {
+	t.Helper()
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = os.Environ() // XDG_CACHE_HOME from TestMain
+	p := &routeProc{t: t, cmd: cmd, stderr: &bytes.Buffer{}, lines: make(chan []byte, 10), timeout: time.After(30 * time.Second)}
+	p.stdin, _ = cmd.StdinPipe()
+	p.stdout, _ = cmd.StdoutPipe()
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	go func() {
+		r := codec.NewReader(p.stdout, 0)
+		for {
+			l, err := r.ReadFrame()
+			if err != nil {
+				close(p.lines)
+				return
+			}
+			p.lines <- l
+		}
+	}()
+	return p
+}
+
+func (p *routeProc) send(line string) time.Time {
+	p.t.Helper()
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		p.t.Fatalf("send: %v", err)
+	}
+	return time.Now()
+}
+
+// next returns the next message mcp-route writes, and when it arrived.
+func (p *routeProc) next() (map[string]json.RawMessage, time.Time) {
+	p.t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("stdout ended; stderr:\n%s", p.stderr.String())
+		}
+		at := time.Now()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(l, &m); err != nil {
+			p.t.Fatalf("not JSON on stdout: %q", l)
+		}
+		return m, at
+	case <-p.timeout:
+		p.t.Fatalf("no answer; stderr:\n%s", p.stderr.String())
+		return nil, time.Time{}
+	}
+}
+
+// TestPingWhileListDescribes: with --poll 0 every tools/list re-reads the
+// tool directories, and a new tool's --mcp-describe here takes 3 s. A ping
+// sent right after that tools/list is answered at once, before the list:
+// the re-read runs on the list's own goroutine, not on the read loop.
+func TestPingWhileListDescribes(t *testing.T) {
+	dir := envTool(t)
+	p := startRoute(t, "--tools", dir, "--poll", "0", "--describe-cache", "")
+	p.send(initLine)
+	p.next()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m, _ := p.next(); string(m["id"]) != "2" {
+		t.Fatalf("want the first tools/list answer, got %v", m)
+	}
+	slow := filepath.Join(dir, "slowdesc")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nif [ \"$1\" = --mcp-describe ]; then sleep 3; echo '{\"description\":\"described slowly\"}'; fi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listSent := p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	pingSent := p.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	var pingAt, listAt time.Time
+	var order []string
+	for pingAt.IsZero() || listAt.IsZero() {
+		m, at := p.next()
+		switch string(m["id"]) {
+		case "4":
+			pingAt = at
+			order = append(order, "ping")
+		case "3":
+			listAt = at
+			order = append(order, "tools/list")
+			if !strings.Contains(string(m["result"]), "described slowly") {
+				t.Errorf("the list lacks the new tool: %s", m["result"])
+			}
+		default:
+			if string(m["method"]) != `"notifications/tools/list_changed"` {
+				t.Fatalf("unexpected message %v", m)
+			}
+		}
+	}
+	latency := pingAt.Sub(pingSent)
+	t.Logf("ping answered in %v; tools/list in %v", latency, listAt.Sub(listSent))
+	if order[0] != "ping" {
+		t.Errorf("answers in order %v: the ping waited for the tools/list", order)
+	}
+	if latency >= time.Second {
+		t.Errorf("ping answered after %v, want well under the 3 s describe", latency)
+	}
+}
+
+// TestStdoutClosedShutsDown: a client that closes its end of mcp-route's
+// stdout while a call runs cannot receive its answer: mcp-route shuts down
+// as on EOF, at once, killing the tool's process group (the tool and its
+// child), and exits 0.
+func TestStdoutClosedShutsDown(t *testing.T) {
+	dir := envTool(t)
+	pids := t.TempDir()
+	body := "#!/bin/sh\nsleep 30 &\necho $! > " + pids + "/child\necho $$ > " + pids + "/tool\necho '{\"progress\":1}' >&3\nwait\n"
+	if err := os.WriteFile(filepath.Join(dir, "slow"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "slow.json"), []byte(`{"description":"runs for 30 s"}`), 0o644)
+	p := startRoute(t, "--tools", dir, "--describe-cache", "", "--grace", "5s")
+	p.send(initLine)
+	p.next()
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`)
+	if m, _ := p.next(); string(m["method"]) != `"notifications/progress"` {
+		t.Fatalf("want progress, got %v", m)
+	}
+	readPid := func(name string) int {
+		b, err := os.ReadFile(filepath.Join(pids, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	tool, child := readPid("tool"), readPid("child")
+	closed := time.Now()
+	p.stdout.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		t.Logf("mcp-route exited %v after stdout was closed", time.Since(closed).Round(time.Millisecond))
+		if err != nil {
+			t.Errorf("exit: %v; stderr:\n%s", err, p.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("mcp-route still runs 20 s after its stdout was closed; stderr:\n%s", p.stderr.String())
+	}
+	proctest.WaitGone(t, tool)
+	proctest.WaitGone(t, child)
+	if log := p.stderr.String(); !strings.Contains(log, "output closed") || strings.Count(log, "\n") > 3 {
+		t.Errorf("stderr should say once that the output was closed:\n%s", log)
+	}
+}
+
+// TestLogFormat: --log-format text writes "mcp-route: " key=value lines,
+// json one object per line; a tool's stderr with a newline stays on one
+// line either way; any other value is a usage error naming it.
+func TestLogFormat(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "garbled"), []byte("#!/bin/sh\necho 'two\nlines' >&2; printf 'ok\\377'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "garbled.json"), []byte(`{"description":"d"}`), 0o644)
+	stdin := initLine + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"garbled"}}` + "\n"
+	base := []string{"--tools", dir, "--describe-cache", "", "--verbose"}
+
+	code, _, errs := runWith(t, stdin, append(base, "--log-format", "json")...)
+	if code != 0 {
+		t.Fatalf("json: exit %d, stderr %q", code, errs)
+	}
+	levels := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		var rec struct {
+			Time  string `json:"time"`
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Time == "" || rec.Msg == "" {
+			t.Errorf("json: not a log record: %q (%v)", l, err)
+		}
+		levels[rec.Level] = true
+		if strings.Contains(rec.Msg, "garbled: bad result") && rec.Level != "WARN" {
+			t.Errorf("json: a bad result logged at %s", rec.Level)
+		}
+	}
+	if !levels["WARN"] || !levels["DEBUG"] {
+		t.Errorf("json: levels %v, want WARN and DEBUG (--verbose)", levels)
+	}
+
+	code, _, errs = runWith(t, stdin, base...)
+	if code != 0 {
+		t.Fatalf("text: exit %d, stderr %q", code, errs)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if !strings.HasPrefix(l, "mcp-route: time=") || !strings.Contains(l, " level=") || !strings.Contains(l, " msg=") {
+			t.Errorf("text: line %q", l)
+		}
+	}
+	if !strings.Contains(errs, `level=DEBUG msg="call 2 garbled: stderr: two\nlines`) {
+		t.Errorf("text: the tool's stderr is not on one escaped line:\n%s", errs)
+	}
+
+	code, out, errs := runWith(t, "", "--log-format", "xml")
+	if want := "mcp-route: --log-format \"xml\": want text or json\n"; code != 2 || out != "" || errs != want {
+		t.Errorf("bad --log-format: exit %d, stdout %q, stderr %q; want 2, %q", code, out, errs, want)
+	}
+	if _, out, _ := runWith(t, "", "--help"); !strings.Contains(out, "-log-format") {
+		t.Errorf("--help does not document --log-format")
+	}
 }

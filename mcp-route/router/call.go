@@ -13,74 +13,44 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/codec"
+	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
 )
 
-// call handles tools/call: checks, then runs the tool on its own goroutine
-// and answers through ok/reply when it finishes.
-func (s *server) call(rev string, id codec.ID, params json.RawMessage, ok func(any), fail func(*codec.Error), reply func(*codec.Message)) {
+// call answers tools/call: checks, then runs the tool on this request's
+// goroutine.
+func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
+	if err := s.waitLoaded(ctx); err != nil {
+		return codec.ErrorResult("canceled: server shutting down"), nil
+	}
 	var p codec.CallToolParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		fail(codec.Errorf(codec.CodeInvalidParams, "invalid params: %v", err))
-		return
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %v", err)
 	}
 	if p.Name == "" {
-		fail(codec.Errorf(codec.CodeInvalidParams, "invalid params: missing tool name"))
-		return
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: missing tool name")
 	}
 	t := s.opts.Registry.Lookup(p.Name)
 	if t == nil {
-		fail(codec.Errorf(codec.CodeInvalidParams, "unknown tool: %q", p.Name))
-		return
+		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool: %q", p.Name)
 	}
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
 	if args[0] != '{' {
-		fail(codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object"))
-		return
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
 	}
 	if err := t.Input.Validate(args); err != nil {
-		s.opts.Debugf("call %s %s: invalid arguments: %v", id, t.Def.Name, err)
-		ok(codec.ErrorResult("invalid arguments: " + err.Error()))
-		return
+		s.debugf("call %s %s: invalid arguments: %v", req.ID, t.Def.Name, err)
+		return codec.ErrorResult("invalid arguments: " + err.Error()), nil
 	}
-	token, hasToken := p.ProgressToken()
-
-	ctx, cancel := context.WithCancel(s.callsCtx)
-	pc := &pending{cancel: cancel}
-	key := id.Key()
-	s.mu.Lock()
-	if _, dup := s.inflight[key]; dup {
-		s.mu.Unlock()
-		cancel()
-		fail(codec.Errorf(codec.CodeInvalidRequest, "invalid request: id %s is already in use by a pending call", id))
-		return
+	var progress func([]byte)
+	if _, ok := p.ProgressToken(); ok {
+		progress = func(line []byte) { s.progress(req, t, line) }
 	}
-	s.inflight[key] = pc
-	s.mu.Unlock()
-
-	s.calls.Add(1)
-	go func() {
-		defer s.calls.Done()
-		defer cancel()
-		var progress func([]byte)
-		if hasToken {
-			progress = func(line []byte) { s.progress(id, t, pc, token, line) }
-		}
-		result := s.run(ctx, rev, id, t, args, progress)
-		s.mu.Lock()
-		delete(s.inflight, key)
-		cancelled := pc.cancelled
-		s.mu.Unlock()
-		if cancelled {
-			reply(nil) // the client asked us to say nothing more
-			return
-		}
-		ok(result)
-	}()
+	return s.run(ctx, req.Revision, req.ID, t, args, progress), nil
 }
 
 // run waits for a process slot, runs the tool and shapes its result.
@@ -115,39 +85,34 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 	elapsed := time.Since(start).Round(time.Millisecond)
 	if !res.OK() {
 		msg := res.Failure()
-		if res.Canceled {
-			s.mu.Lock()
-			shutting := s.shuttingDown
-			s.mu.Unlock()
-			if shutting {
-				msg = "canceled: server shutting down"
-			}
+		if res.Canceled && errors.Is(context.Cause(ctx), core.ErrShutdown) {
+			msg = "canceled: server shutting down"
 		}
 		// A non-zero exit is how a tool reports an ordinary error to the
 		// model, and a cancelled call was asked for: routine. A timeout, a
 		// signal, an output cap or a tool that cannot start is worth a look.
-		logf := s.opts.Logf
+		logf := s.warnf
 		if res.Err == nil && (res.Canceled || (!res.TimedOut && !res.OutputExceeded && res.Signal == 0)) {
-			logf = s.opts.Debugf
+			logf = s.debugf
 		}
-		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, oneLine(msg))
+		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, msg)
 		return codec.ErrorResult(msg)
 	}
 	if len(res.Stderr) > 0 {
-		s.opts.Debugf("call %s %s: stderr: %s", id, t.Def.Name, oneLine(runner.StderrTail(res.Stderr, 500)))
+		s.debugf("call %s %s: stderr: %s", id, t.Def.Name, runner.StderrTail(res.Stderr, 500))
 	}
 	result, err := shape(rev, t, res.Stdout)
 	if err != nil {
-		s.opts.Logf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
+		s.warnf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
 		return codec.ErrorResult(err.Error())
 	}
-	s.opts.Debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
+	s.debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
 	// A content type the client's revision lacks becomes a text block.
 	return codec.CallToolResultFor(rev, result)
 }
 
 // progress turns one fd-3 line into notifications/progress.
-func (s *server) progress(id codec.ID, t *registry.Tool, pc *pending, token json.RawMessage, line []byte) {
+func (s *server) progress(req *core.Request, t *registry.Tool, line []byte) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
@@ -157,23 +122,14 @@ func (s *server) progress(id codec.ID, t *registry.Tool, pc *pending, token json
 		Message  *string  `json:"message"`
 	}
 	if err := json.Unmarshal(line, &p); err != nil || p.Progress == nil {
-		s.opts.Logf("call %s %s: malformed progress line ignored: %q", id, t.Def.Name, clip(line))
+		s.warnf("call %s %s: malformed progress line ignored: %q", req.ID, t.Def.Name, clip(line))
 		return
 	}
-	params := codec.ProgressParams{ProgressToken: token, Progress: *p.Progress, Total: p.Total}
+	params := codec.ProgressParams{Progress: *p.Progress, Total: p.Total}
 	if p.Message != nil {
 		params.Message = *p.Message
 	}
-	m, err := codec.NewNotification(codec.MethodProgress, params)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	cancelled := pc.cancelled
-	s.mu.Unlock()
-	if !cancelled {
-		s.write(m)
-	}
+	req.Progress(params)
 }
 
 // env builds a tool's complete environment; later sources win: the base
@@ -363,8 +319,4 @@ func snippet(b []byte) string {
 		s = s[:80] + "..."
 	}
 	return strconv.Quote(s)
-}
-
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", `\r`), "\n", `\n`)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ type harness struct {
 func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: dir, root: t.TempDir(), lines: make(chan []byte, 100), done: make(chan error, 1)}
-	// h.log has every event; routine ones (Debugf) are marked "debug: "
+	// h.log has every event; routine ones (Debug) are marked "debug: "
 	// so tests can tell what a quiet mcp-route would show.
 	logf := func(format string, args ...any) {
 		h.logMu.Lock()
@@ -76,8 +77,7 @@ func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 		Timeout:    10 * time.Second,
 		Grace:      200 * time.Millisecond,
 		Poll:       -1,
-		Logf:       logf,
-		Debugf:     debugf,
+		Logger:     slog.New(captureHandler{logf}),
 	}
 	if edit != nil {
 		edit(&opts)
@@ -114,6 +114,24 @@ func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 		}
 	})
 	return h
+}
+
+// captureHandler hands every record's message to logf, "debug: " before
+// the routine ones (below Info).
+type captureHandler struct {
+	logf func(format string, args ...any)
+}
+
+func (h captureHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h captureHandler) WithGroup(string) slog.Handler            { return h }
+func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelInfo {
+		h.logf("debug: %s", r.Message)
+	} else {
+		h.logf("%s", r.Message)
+	}
+	return nil
 }
 
 func (h *harness) send(lines ...string) {

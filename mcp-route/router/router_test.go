@@ -298,9 +298,9 @@ func TestCallFailures(t *testing.T) {
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("child processes left behind (zombies or alive): %v", kids)
 	}
-	// What a quiet mcp-route shows (Logf): failures worth a look. A
+	// What a quiet mcp-route shows (Warn): failures worth a look. A
 	// non-zero exit (the tool's own error report) and a call that went
-	// fine are routine (Debugf), and so are initialize and shutdown.
+	// fine are routine (Debug), and so are initialize and shutdown.
 	important := map[string]bool{"segv": true, "slow": true, "flood": true, "badutf8": true,
 		"badjson": true, "badmcp": true, "badoutput": true}
 	h.logMu.Lock()
@@ -313,7 +313,7 @@ func TestCallFailures(t *testing.T) {
 			}
 		}
 		if routine := strings.HasPrefix(line, "debug: "); line == "" || routine == important[c.tool] {
-			t.Errorf("%s: log line %q; want it routine (Debugf) = %v", c.tool, line, !important[c.tool])
+			t.Errorf("%s: log line %q; want it routine (Debug) = %v", c.tool, line, !important[c.tool])
 		}
 	}
 	for _, l := range h.log {
@@ -866,5 +866,63 @@ func TestNoQueue(t *testing.T) {
 	os.WriteFile(release, nil, 0o644)
 	if r := callResult(t, h.recvMsg("tools/call")); r.IsError {
 		t.Errorf("running call: %+v", r)
+	}
+}
+
+// TestCancelledListFinishesItsReload: a client that cancels a tools/list
+// whose re-read runs a slow --mcp-describe gets no answer, is served a ping
+// meanwhile, and does not cut the re-read short (registry cancels a load
+// only at shutdown): the load is not dropped and the next list has the tool.
+func TestCancelledListFinishesItsReload(t *testing.T) {
+	dir := helloDir(t)
+	flag := filepath.Join(t.TempDir(), "go")
+	h := newHarness(t, dir, nil) // no polling: tools/list re-reads
+	h.initialize(codec.Rev20250618)
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
+	h.recvMsg("tools/list")
+	tool(t, dir, "slowdesc", `if [ "$1" = --mcp-describe ]; then
+while [ ! -e `+flag+` ]; do sleep 0.01; done
+echo '{"description":"described late"}'
+fi`, "")
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if m := h.recvMsg("ping"); string(m.ID) != "2" {
+		t.Fatalf("want the ping answer, got %+v", m)
+	}
+	os.WriteFile(flag, nil, 0o644)
+	// This list has the tool; the change is announced by the cancelled
+	// list's re-read, before or after this answer (or not at all, when
+	// that comes only after shutdown has begun).
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	changed := 0
+	for {
+		m := h.recvMsg("")
+		if m.Method == codec.MethodToolsListChanged {
+			changed++
+			continue
+		}
+		var lr codec.ListToolsResult
+		json.Unmarshal(m.Result, &lr)
+		if string(m.ID) != "3" || len(lr.Tools) != 2 {
+			t.Fatalf("want the list with slowdesc, got %+v", m)
+		}
+		break
+	}
+	for _, l := range h.closeAndDrain() {
+		if !strings.Contains(string(l), codec.MethodToolsListChanged) {
+			t.Errorf("unexpected line %s", l)
+		}
+		changed++
+	}
+	if changed > 1 {
+		t.Errorf("%d list_changed notifications, want at most 1", changed)
+	}
+	h.logMu.Lock()
+	defer h.logMu.Unlock()
+	for _, l := range h.log {
+		if strings.Contains(l, "loading cancelled") {
+			t.Errorf("the cancelled list cut the load short: %q", l)
+		}
 	}
 }

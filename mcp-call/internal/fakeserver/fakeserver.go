@@ -22,16 +22,22 @@
 // one progress notification (with a token) and never an answer, and
 // filler_1..filler_3. tools/list returns two tools per page.
 //
-// Serve is not safe for concurrent use of one reader and writer.
+// The protocol itself (eras, ping, batches, cancellation, shutdown) is
+// codec/server's, the core mcp-route serves through: the fake differs from
+// a real server only where a mode says so. Serve is not safe for concurrent
+// use of one reader and writer.
 package fakeserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/server"
 )
 
 var serverInfo = codec.Implementation{Name: "fakeserver", Version: "1.0.0"}
@@ -65,13 +71,11 @@ func tools() []codec.Tool {
 
 const pageSize = 2
 
-type server struct {
+type fake struct {
 	mode     string
-	r        *codec.Reader
-	w        *codec.Writer
-	sess     *codec.Session
+	conv     *server.Server
+	mu       sync.Mutex
 	discover int // server/discover requests seen
-	nextID   int
 }
 
 // Serve runs the server until r ends (nil) or the mode makes it quit
@@ -82,247 +86,139 @@ func Serve(r io.Reader, w io.Writer, mode string) error {
 	default:
 		return fmt.Errorf("fakeserver: unknown mode %q", mode)
 	}
-	s := &server{mode: mode, r: codec.NewReader(r, 0), w: codec.NewWriter(w), sess: codec.NewSession()}
-	for {
-		m, err := s.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if m == nil {
-			continue
-		}
-		if err := s.handle(m); err != nil {
-			return err
-		}
+	f := &fake{mode: mode}
+	f.conv = server.New(server.Options{
+		ServerInfo:   serverInfo,
+		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{}},
+	})
+	f.conv.HandleFunc(codec.MethodDiscover, f.handleDiscover)
+	f.conv.HandleFunc(codec.MethodToolsList, f.list)
+	f.conv.HandleFunc(codec.MethodToolsCall, f.call)
+	if mode == "noise" {
+		w = noisy{w}
 	}
+	return f.conv.Serve(context.Background(), server.NewStreamConn(r, w, 0))
 }
 
-// next reads one message; bad frames are answered and skipped (nil, nil).
-func (s *server) next() (*codec.Message, error) {
-	frame, err := s.r.ReadFrame()
-	if err != nil {
-		return nil, err
+// noisy writes a line that is not JSON-RPC (a JSON string) before every
+// message; a real server would never do it.
+type noisy struct{ w io.Writer }
+
+func (n noisy) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(n.w, "\"this is not JSON\"\n"); err != nil {
+		return 0, err
 	}
-	m, err := codec.DecodeMessage(frame)
-	if err != nil {
-		var de *codec.DecodeError
-		if errors.As(err, &de) {
-			return nil, s.w.Write(de.Response())
-		}
-		return nil, err
-	}
-	return m, nil
+	return n.w.Write(p)
 }
 
-func (s *server) send(m *codec.Message) error {
-	if s.mode == "noise" {
-		if _, err := io.WriteString(writerOf(s.w), "this is not JSON\n"); err != nil {
-			return err
+func (f *fake) list(_ context.Context, req *server.Request) (any, error) {
+	var p codec.ListToolsParams
+	_ = json.Unmarshal(req.Params, &p)
+	all := tools()
+	start := 0
+	if p.Cursor != "" {
+		if _, err := fmt.Sscanf(p.Cursor, "page-%d", &start); err != nil || start < 0 || start > len(all) {
+			return nil, codec.Errorf(codec.CodeInvalidParams, "bad cursor %q", p.Cursor)
 		}
 	}
-	return s.w.Write(m)
+	end := min(start+pageSize, len(all))
+	res := codec.ListToolsResult{Tools: all[start:end]}
+	if end < len(all) {
+		res.NextCursor = fmt.Sprintf("page-%d", end)
+	}
+	if codec.IsModernRevision(req.Revision) {
+		ttl := int64(0)
+		res.TTLMs = &ttl
+		res.CacheScope = codec.CacheScopePublic
+	}
+	return res, nil
 }
 
-// writerOf lets noise mode write a bad line; a real server would never do it.
-func writerOf(w *codec.Writer) io.Writer { return rawWriter{w} }
-
-type rawWriter struct{ w *codec.Writer }
-
-func (r rawWriter) Write(p []byte) (int, error) {
-	// WriteFrame refuses non-JSON, so noise goes through a JSON string
-	// frame that is valid JSON but not JSON-RPC: still not protocol.
-	b, _ := json.Marshal(string(p[:len(p)-1]))
-	return len(p), r.w.WriteFrame(b)
-}
-
-func (s *server) fail(id *codec.ID, e *codec.Error) error {
-	if id == nil {
-		return nil
-	}
-	return s.send(codec.NewErrorResponse(id, e))
-}
-
-func (s *server) answer(id codec.ID, rev string, result any) error {
-	msg, err := codec.NewResultFor(rev, serverInfo, id, result)
-	if err != nil {
-		return err
-	}
-	return s.send(msg)
-}
-
-func (s *server) handle(m *codec.Message) error {
-	if m.IsResponse() {
-		return nil // answers to our requests are read where they are awaited
-	}
-	if m.Method == codec.MethodDiscover {
-		return s.handleDiscover(m)
-	}
-	rev, rerr := s.sess.Classify(m)
-	if m.IsNotification() {
-		return nil
-	}
-	if rerr != nil {
-		return s.fail(m.ID, rerr)
-	}
-	id := *m.ID
-	switch m.Method {
-	case codec.MethodInitialize:
-		return s.answer(id, rev, codec.InitializeResult{
-			ProtocolVersion: rev,
-			Capabilities:    codec.ServerCapabilities{Tools: &codec.ToolsCapability{}},
-			ServerInfo:      serverInfo,
-		})
-	case codec.MethodPing:
-		return s.answer(id, rev, struct{}{})
-	case codec.MethodToolsList:
-		var p codec.ListToolsParams
-		_ = json.Unmarshal(m.Params, &p)
-		all := tools()
-		start := 0
-		if p.Cursor != "" {
-			if _, err := fmt.Sscanf(p.Cursor, "page-%d", &start); err != nil || start < 0 || start > len(all) {
-				return s.fail(m.ID, codec.Errorf(codec.CodeInvalidParams, "bad cursor %q", p.Cursor))
-			}
-		}
-		end := min(start+pageSize, len(all))
-		res := codec.ListToolsResult{Tools: all[start:end]}
-		if end < len(all) {
-			res.NextCursor = fmt.Sprintf("page-%d", end)
-		}
-		if codec.IsModernRevision(rev) {
-			ttl := int64(0)
-			res.TTLMs = &ttl
-			res.CacheScope = codec.CacheScopePublic
-		}
-		return s.answer(id, rev, res)
-	case codec.MethodToolsCall:
-		return s.call(id, rev, m.Params)
-	}
-	return s.fail(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s", m.Method))
-}
-
-func (s *server) handleDiscover(m *codec.Message) error {
-	s.discover++
-	legacyNow := s.sess.Revision() == ""
+func (f *fake) handleDiscover(_ context.Context, req *server.Request) (any, error) {
+	f.mu.Lock()
+	f.discover++
+	first := f.discover == 1
+	f.mu.Unlock()
+	legacyNow := f.conv.Session().Revision() == ""
 	switch {
-	case s.mode == "legacy-exit" && legacyNow:
-		return ErrExit
-	case s.mode == "legacy-silent" && legacyNow:
-		return nil
-	case s.mode == "legacy" && legacyNow:
-		return s.fail(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: server/discover"))
-	case s.mode == "legacy-invalid" && legacyNow:
-		return s.fail(m.ID, codec.Errorf(codec.CodeInvalidRequest, "server not initialized"))
-	case s.mode == "legacy-params" && legacyNow:
-		return s.fail(m.ID, codec.Errorf(codec.CodeInvalidParams, "invalid request parameters"))
-	case s.mode == "unsupported" && s.discover == 1:
-		return s.fail(m.ID, codec.UnsupportedVersionError("1999-01-01", []string{codec.Rev20260728}))
+	case f.mode == "legacy-exit" && legacyNow:
+		f.conv.Abort(ErrExit)
+		return nil, server.ErrNoResponse
+	case f.mode == "legacy-silent" && legacyNow:
+		return nil, server.ErrNoResponse
+	case f.mode == "legacy" && legacyNow:
+		return nil, codec.Errorf(codec.CodeMethodNotFound, "method not found: server/discover")
+	case f.mode == "legacy-invalid" && legacyNow:
+		return nil, codec.Errorf(codec.CodeInvalidRequest, "server not initialized")
+	case f.mode == "legacy-params" && legacyNow:
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid request parameters")
+	case f.mode == "unsupported" && first:
+		return nil, codec.UnsupportedVersionError("1999-01-01", []string{codec.Rev20260728})
 	}
-	if m.ID == nil {
-		return nil
-	}
-	return s.answer(*m.ID, codec.LatestRevision, codec.DiscoverResult{
+	return codec.DiscoverResult{
 		ResultType:        codec.ResultTypeComplete,
 		SupportedVersions: []string{codec.Rev20260728, codec.Rev20251125},
 		Capabilities:      codec.ServerCapabilities{Tools: &codec.ToolsCapability{}},
 		Instructions:      "A fake server for tests.",
 		TTLMs:             0,
 		CacheScope:        codec.CacheScopePublic,
-	})
+	}, nil
 }
 
 func text(s string) *codec.CallToolResult { return codec.TextResult(s) }
 
-func (s *server) call(id codec.ID, rev string, params json.RawMessage) error {
+func (f *fake) call(ctx context.Context, req *server.Request) (any, error) {
 	var p codec.CallToolParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		return s.fail(&id, codec.Errorf(codec.CodeInvalidParams, "invalid params: %v", err))
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %v", err)
 	}
 	var args map[string]any
 	_ = json.Unmarshal(p.Arguments, &args)
-	var res *codec.CallToolResult
 	switch p.Name {
 	case "echo":
 		t, _ := args["text"].(string)
-		res = text(t)
+		return text(t), nil
 	case "add":
 		a, _ := args["a"].(float64)
 		b, _ := args["b"].(float64)
-		res = text(fmt.Sprint(a + b))
+		return text(fmt.Sprint(a + b)), nil
 	case "fail":
-		res = codec.ErrorResult("it failed")
+		return codec.ErrorResult("it failed"), nil
 	case "structured":
-		res = text(`{"n":42}`)
+		res := text(`{"n":42}`)
 		res.StructuredContent = json.RawMessage(`{"n":42}`)
+		return res, nil
 	case "progress":
-		if tok, ok := p.ProgressToken(); ok {
-			for i := 1; i <= 2; i++ {
-				total := 2.0
-				n, err := codec.NewNotification(codec.MethodProgress, codec.ProgressParams{ProgressToken: tok, Progress: float64(i), Total: &total, Message: fmt.Sprintf("step %d", i)})
-				if err != nil {
-					return err
-				}
-				if err := s.w.Write(n); err != nil {
-					return err
-				}
+		for i := 1; i <= 2; i++ {
+			total := 2.0
+			if err := req.Progress(codec.ProgressParams{Progress: float64(i), Total: &total, Message: fmt.Sprintf("step %d", i)}); err != nil {
+				return nil, err
 			}
 		}
-		res = text("done")
+		return text("done"), nil
 	case "ping_client", "ask_roots":
 		method := codec.MethodPing
 		if p.Name == "ask_roots" {
 			method = "roots/list"
 		}
-		ans, err := s.ask(method)
+		ans, err := req.Call(ctx, method, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		res = text(ans)
+		if ans.Error != nil {
+			return text(fmt.Sprintf("client answered error %d", ans.Error.Code)), nil
+		}
+		return text("client answered " + string(ans.Result)), nil
 	case "crash":
-		return ErrExit
+		f.conv.Abort(ErrExit)
+		return nil, server.ErrNoResponse
 	case "hang":
-		if tok, ok := p.ProgressToken(); ok {
-			n, err := codec.NewNotification(codec.MethodProgress, codec.ProgressParams{ProgressToken: tok, Progress: 0, Message: "hanging"})
-			if err != nil {
-				return err
-			}
-			return s.w.Write(n)
+		if err := req.Progress(codec.ProgressParams{Progress: 0, Message: "hanging"}); err != nil {
+			return nil, err
 		}
-		return nil
+		return nil, server.ErrNoResponse
 	case "filler_1", "filler_2", "filler_3":
-		res = text(p.Name)
-	default:
-		return s.fail(&id, codec.Errorf(codec.CodeInvalidParams, "unknown tool %q", p.Name))
+		return text(p.Name), nil
 	}
-	return s.answer(id, rev, res)
-}
-
-// ask sends a request to the client and waits for its answer, serving
-// nothing else meanwhile (the client must answer first).
-func (s *server) ask(method string) (string, error) {
-	s.nextID++
-	id := codec.StringID(fmt.Sprintf("srv-%d", s.nextID))
-	req, err := codec.NewRequest(id, method, nil)
-	if err != nil {
-		return "", err
-	}
-	if err := s.w.Write(req); err != nil {
-		return "", err
-	}
-	for {
-		m, err := s.next()
-		if err != nil {
-			return "", err
-		}
-		if m == nil || !m.IsResponse() || m.ID == nil || *m.ID != id {
-			continue
-		}
-		if m.Error != nil {
-			return fmt.Sprintf("client answered error %d", m.Error.Code), nil
-		}
-		return "client answered " + string(m.Result), nil
-	}
+	return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool %q", p.Name)
 }
