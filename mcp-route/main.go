@@ -50,6 +50,7 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/selfguard"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
@@ -64,6 +65,11 @@ func main() {
 	// log instead of a death by signal; tools still start with the default
 	// disposition (handlers are reset across exec, unlike SIG_IGN).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// Before any tool runs: tools must not read our environment or memory
+	// through /proc (os.Getenv keeps working: the runtime holds a copy).
+	if err := selfguard.Apply(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: warning: %v\n", prog, err)
+	}
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
