@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 )
@@ -460,8 +461,8 @@ func parseTool(data []byte, fileName string) (*Tool, error) {
 }
 
 // ValidEnvName reports whether name can be an environment variable name:
-// non-empty, no "=" and no NUL (tooldef.ValidEnvName).
-func ValidEnvName(name string) bool { return tooldef.ValidEnvName(name) }
+// non-empty, no "=" and no NUL (toolenv.ValidName).
+func ValidEnvName(name string) bool { return toolenv.ValidName(name) }
 
 func readOnly(t *codec.Tool) bool {
 	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint

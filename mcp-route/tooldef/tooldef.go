@@ -27,10 +27,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
 )
 
 // Result modes for Run.Result: how mcp-route reads the tool's stdout.
@@ -70,12 +70,12 @@ func (r *Run) Check() error {
 		return fmt.Errorf("run.maxOutput %d: want a positive byte count (0 or absent: the router's default)", r.MaxOutput)
 	}
 	for k := range r.Env {
-		if !ValidEnvName(k) {
+		if !toolenv.ValidName(k) {
 			return fmt.Errorf("run.env: bad variable name %q (want non-empty, without '=' or NUL)", k)
 		}
 	}
 	for _, k := range r.PassEnv {
-		if !ValidEnvName(k) {
+		if !toolenv.ValidName(k) {
 			return fmt.Errorf("run.passEnv: bad variable name %q (want non-empty, without '=' or NUL)", k)
 		}
 	}
@@ -158,10 +158,4 @@ func Parse(data []byte, fileName string) (*Definition, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-// ValidEnvName reports whether name can be an environment variable name:
-// non-empty, no "=" and no NUL.
-func ValidEnvName(name string) bool {
-	return name != "" && !strings.ContainsAny(name, "=\x00")
 }
