@@ -54,6 +54,8 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/internal/proc"
+	"github.com/mcpipe/mcpipe/internal/selfguard"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
@@ -69,6 +71,11 @@ func main() {
 	// signal; tools still start with the default disposition (handlers are
 	// reset across exec, unlike SIG_IGN).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// Before any tool runs: tools must not read our environment or memory
+	// through /proc (os.Getenv keeps working: the runtime holds a copy).
+	if err := selfguard.Apply(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: warning: %v\n", prog, err)
+	}
 	// A tool's daemon (setsid, parent gone) is reparented to us and killed
 	// after the call (Linux; elsewhere this is a no-op, see internal/proc).
 	_ = proc.Subreap()
@@ -243,7 +250,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 
-	env, err := toolEnv(envs.vals, passEnv.vals, os.LookupEnv)
+	env, err := toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 2
@@ -350,56 +357,6 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
-}
-
-// toolEnv is the base environment of every tool: PATH, HOME, LANG and
-// TMPDIR from ours (or sane defaults), then --pass-env, then --env.
-func toolEnv(sets, pass []string, lookup func(string) (string, bool)) ([]string, error) {
-	vars := map[string]string{}
-	var order []string
-	put := func(k, v string) {
-		if _, ok := vars[k]; !ok {
-			order = append(order, k)
-		}
-		vars[k] = v
-	}
-	tmp := "/tmp"
-	if v, ok := lookup("TMPDIR"); ok && v != "" {
-		tmp = v
-	}
-	defaults := [][2]string{
-		{"PATH", "/usr/local/bin:/usr/bin:/bin"},
-		{"HOME", tmp},
-		{"LANG", "C.UTF-8"},
-		{"TMPDIR", tmp},
-	}
-	for _, d := range defaults {
-		if v, ok := lookup(d[0]); ok && v != "" {
-			put(d[0], v)
-		} else {
-			put(d[0], d[1])
-		}
-	}
-	for _, k := range pass {
-		if !registry.ValidEnvName(k) {
-			return nil, fmt.Errorf("--pass-env %q: not a variable name", k)
-		}
-		if v, ok := lookup(k); ok {
-			put(k, v)
-		}
-	}
-	for _, kv := range sets {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !registry.ValidEnvName(k) {
-			return nil, fmt.Errorf("--env %q: want NAME=VALUE", kv)
-		}
-		put(k, v)
-	}
-	env := make([]string, 0, len(order))
-	for _, k := range order {
-		env = append(env, k+"="+vars[k])
-	}
-	return env, nil
 }
 
 // runNew is `mcp-route new NAME [--lang L] [--dir DIR]`.

@@ -125,21 +125,6 @@ func TestReadonlyFlag(t *testing.T) {
 	}
 }
 
-func TestToolEnv(t *testing.T) {
-	lookup := func(k string) (string, bool) {
-		v, ok := map[string]string{"PATH": "/p", "SECRET": "s", "X": "x"}[k]
-		return v, ok
-	}
-	env, err := toolEnv([]string{"A=1=2"}, []string{"X", "UNSET"}, lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(env, " ")
-	if want := "PATH=/p HOME=/tmp LANG=C.UTF-8 TMPDIR=/tmp X=x A=1=2"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
 func TestNewSubcommand(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := runWith(t, "", "new", "greet", "--dir", dir)

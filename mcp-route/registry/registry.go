@@ -13,9 +13,9 @@
 //     output cap.
 //
 // "name" defaults to the file name and "inputSchema" to {"type":"object"} (a
-// tool without arguments need not spell it out). The definition is checked by
-// codec.ValidateTool and its schemas compiled; a candidate whose definition is
-// missing or invalid is left out with one log line saying why, and the rest
+// tool without arguments need not spell it out). The definition is parsed and
+// checked by package tooldef (codec.ValidateTool, compiled schemas, the "run"
+// rules); a candidate whose definition is missing or invalid is left out with one log line saying why, and the rest
 // are served. With ReadOnly, only tools annotated readOnlyHint: true are kept.
 // When two directories hold the same tool name, the first directory wins
 // (like PATH) and the other is logged as shadowed. Tools are listed sorted by
@@ -53,14 +53,16 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
+	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 )
 
 // Result modes: how a tool's stdout becomes a CallToolResult.
 const (
-	ResultText = "text" // stdout is one text block (default)
-	ResultJSON = "json" // stdout is one JSON value: structuredContent + text
-	ResultMCP  = "mcp"  // stdout is a whole CallToolResult
+	ResultText = tooldef.ResultText // stdout is one text block (default)
+	ResultJSON = tooldef.ResultJSON // stdout is one JSON value: structuredContent + text
+	ResultMCP  = tooldef.ResultMCP  // stdout is a whole CallToolResult
 )
 
 // Limits on reading definitions.
@@ -432,105 +434,35 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 	return cd
 }
 
-// rawDef is a definition as written: the Tool plus "run".
-type rawDef struct {
-	Run *struct {
-		Timeout   string            `json:"timeout"`
-		Result    string            `json:"result"`
-		MaxOutput *int64            `json:"maxOutput"`
-		Env       map[string]string `json:"env"`
-		PassEnv   []string          `json:"passEnv"`
-	} `json:"run"`
-}
-
 // ParseDefinition parses one definition document (sidecar or
-// --mcp-describe output) for the executable called fileName and checks it.
-// It is what Reload uses; exported for tools like `mcp-route new` and tests.
+// --mcp-describe output) for the executable called fileName and checks it
+// with package tooldef, which holds the rules. It is what Reload uses.
 func ParseDefinition(data []byte, fileName string) (*Tool, error) {
 	return parseTool(data, fileName)
 }
 
 func parseTool(data []byte, fileName string) (*Tool, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		if err == nil {
-			err = errors.New("not a JSON object")
-		}
-		return nil, fmt.Errorf("definition is not a JSON object: %v", err)
-	}
-	var raw rawDef
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("run: %v", err)
-	}
-	delete(obj, "run")
-	rest, err := json.Marshal(obj)
+	d, err := tooldef.Parse(data, fileName)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tool{}
-	if err := json.Unmarshal(rest, &t.Def); err != nil {
-		return nil, fmt.Errorf("definition: %v", err)
-	}
-	if t.Def.Name == "" {
-		t.Def.Name = fileName
-	}
-	if len(t.Def.InputSchema) == 0 || string(t.Def.InputSchema) == "null" {
-		t.Def.InputSchema = json.RawMessage(`{"type":"object"}`)
-	}
-	if err := codec.ValidateTool(&t.Def); err != nil {
-		return nil, err
-	}
-	if t.Input, err = codec.CompileSchema(t.Def.InputSchema); err != nil {
-		return nil, fmt.Errorf("inputSchema: %v", err)
-	}
-	if len(t.Def.OutputSchema) > 0 {
-		if t.Output, err = codec.CompileSchema(t.Def.OutputSchema); err != nil {
-			return nil, fmt.Errorf("outputSchema: %v", err)
-		}
-	}
-	if run := raw.Run; run != nil {
-		if run.Timeout != "" {
-			d, err := time.ParseDuration(run.Timeout)
-			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("run.timeout %q: want a positive duration like \"30s\"", run.Timeout)
-			}
-			t.Run.Timeout = d
-		}
-		switch run.Result {
-		case "", ResultText, ResultJSON, ResultMCP:
-			t.Run.Result = run.Result
-		default:
-			return nil, fmt.Errorf("run.result %q: want text, json or mcp", run.Result)
-		}
-		if run.MaxOutput != nil {
-			if *run.MaxOutput <= 0 {
-				return nil, fmt.Errorf("run.maxOutput %d: want a positive byte count", *run.MaxOutput)
-			}
-			t.Run.MaxOutput = *run.MaxOutput
-		}
-		for k := range run.Env {
-			if !ValidEnvName(k) {
-				return nil, fmt.Errorf("run.env: bad variable name %q", k)
-			}
-		}
-		for _, k := range run.PassEnv {
-			if !ValidEnvName(k) {
-				return nil, fmt.Errorf("run.passEnv: bad variable name %q", k)
-			}
-		}
-		t.Run.Env, t.Run.PassEnv = run.Env, run.PassEnv
-	}
-	if t.Run.Result == "" {
-		t.Run.Result = ResultText
-	}
-	return t, nil
+	return &Tool{
+		Def:    d.Tool,
+		Input:  d.Input,
+		Output: d.Output,
+		Run: Run{
+			Timeout:   d.Run.TimeoutDuration(),
+			Result:    d.Run.ResultMode(),
+			MaxOutput: d.Run.MaxOutput,
+			Env:       d.Run.Env,
+			PassEnv:   d.Run.PassEnv,
+		},
+	}, nil
 }
 
 // ValidEnvName reports whether name can be an environment variable name:
-// non-empty, no "=" and no NUL.
-func ValidEnvName(name string) bool {
-	return name != "" && !strings.ContainsAny(name, "=\x00")
-}
+// non-empty, no "=" and no NUL (toolenv.ValidName).
+func ValidEnvName(name string) bool { return toolenv.ValidName(name) }
 
 func readOnly(t *codec.Tool) bool {
 	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint

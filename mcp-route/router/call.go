@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
 )
@@ -132,103 +132,31 @@ func (s *server) progress(req *core.Request, t *registry.Tool, line []byte) {
 	req.Progress(params)
 }
 
-// env builds a tool's complete environment; later sources win: the base
-// environment, the tool's run.env and run.passEnv, MCP_ARG_*, then the
-// MCP_TOOL, MCP_ROOT and MCP_PROTOCOL_VERSION the router owns.
+// env builds a tool's complete environment with package toolenv; later
+// sources win: the base environment, the tool's run.env and run.passEnv,
+// MCP_ARG_*, then the MCP_TOOL, MCP_ROOT and MCP_PROTOCOL_VERSION the router
+// owns.
 func (s *server) env(rev string, t *registry.Tool, args []byte) []string {
-	vars := map[string]string{}
-	for _, kv := range s.opts.Env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	for k, v := range t.Run.Env {
-		vars[k] = v
-	}
-	for _, k := range t.Run.PassEnv {
-		if v, ok := s.opts.LookupEnv(k); ok {
-			vars[k] = v
-		}
-	}
-	for k, v := range ArgEnv(args) {
-		vars[k] = v
-	}
-	vars["MCP_TOOL"] = t.Def.Name
-	vars["MCP_ROOT"] = s.opts.Root
-	vars["MCP_PROTOCOL_VERSION"] = rev
-	env := make([]string, 0, len(vars))
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	return env
+	return toolenv.Call{
+		Tool:            t.Def.Name,
+		Root:            s.opts.Root,
+		ProtocolVersion: rev,
+		Env:             t.Run.Env,
+		PassEnv:         t.Run.PassEnv,
+		Lookup:          s.opts.LookupEnv,
+		Args:            args,
+	}.Build(s.opts.Env)
 }
 
-// ArgEnv returns MCP_ARG_<NAME> variables for the top-level scalar members
-// of the arguments object: strings as they are, numbers as their JSON text,
-// booleans as "true"/"false". NAME is the member name upper-cased with every
-// character outside A-Z 0-9 _ turned into "_". Null, objects and arrays are
-// left out, and so are strings holding NUL (an environment cannot carry it)
-// and values longer than MaxArgEnvValue bytes, and once MaxArgEnvTotal bytes
-// are used the remaining members (in name order): the kernel refuses to exec
-// with oversized variables, and the tool can always read its stdin. When two
-// names map to the same variable, the one sorting last wins.
-func ArgEnv(args []byte) map[string]string {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil {
-		return nil
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := map[string]string{}
-	total := 0
-	for _, k := range keys {
-		raw := bytes.TrimSpace(obj[k])
-		if len(raw) == 0 {
-			continue
-		}
-		var val string
-		switch raw[0] {
-		case '"':
-			if json.Unmarshal(raw, &val) != nil || strings.ContainsRune(val, 0) {
-				continue
-			}
-		case 't', 'f':
-			val = string(raw)
-		case 'n', '{', '[':
-			continue
-		default:
-			val = string(raw)
-		}
-		name := "MCP_ARG_" + envName(k)
-		if len(val) > MaxArgEnvValue || total+len(name)+len(val) > MaxArgEnvTotal {
-			continue
-		}
-		total += len(name) + len(val) + 2
-		out[name] = val
-	}
-	return out
-}
+// ArgEnv returns the MCP_ARG_<NAME> variables of an arguments object; see
+// toolenv.ArgEnv, which it is.
+func ArgEnv(args []byte) map[string]string { return toolenv.ArgEnv(args) }
 
-// Limits on MCP_ARG_* variables (see ArgEnv). Linux refuses a single
-// variable over 128 KiB and all of argv+env over a quarter of the stack limit.
+// Limits on MCP_ARG_* variables (see toolenv.ArgEnv).
 const (
-	MaxArgEnvValue = 32 << 10
-	MaxArgEnvTotal = 256 << 10
+	MaxArgEnvValue = toolenv.MaxArgEnvValue
+	MaxArgEnvTotal = toolenv.MaxArgEnvTotal
 )
-
-func envName(k string) string {
-	b := []byte(strings.ToUpper(k))
-	for i, c := range b {
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
 
 // shape turns a successful tool's stdout into its result, per result mode.
 func shape(rev string, t *registry.Tool, stdout []byte) (*codec.CallToolResult, error) {

@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 )
 
 // Result modes for Run.Result: how mcp-route reads the tool's stdout.
 const (
-	ResultText = "text" // stdout is one text block (the default)
-	ResultJSON = "json" // stdout is one JSON value: structuredContent, and the same as text
-	ResultMCP  = "mcp"  // stdout is a whole CallToolResult
+	ResultText = tooldef.ResultText // stdout is one text block (the default)
+	ResultJSON = tooldef.ResultJSON // stdout is one JSON value: structuredContent, and the same as text
+	ResultMCP  = tooldef.ResultMCP  // stdout is a whole CallToolResult
 )
 
 // Definition is what a tool tells mcp-route about itself: the MCP Tool object
@@ -37,23 +37,16 @@ type Definition struct {
 }
 
 // Run holds the router-only settings of a definition, the "run" object; it
-// is never sent to a client. Zero fields leave mcp-route's defaults.
-type Run struct {
-	Timeout   string            `json:"timeout,omitempty"`   // a Go duration, e.g. "30s"
-	Result    string            `json:"result,omitempty"`    // ResultText, ResultJSON or ResultMCP
-	MaxOutput int64             `json:"maxOutput,omitempty"` // stdout cap in bytes
-	Env       map[string]string `json:"env,omitempty"`       // set for this tool
-	PassEnv   []string          `json:"passEnv,omitempty"`   // passed on from mcp-route's environment
-}
-
-var anyObject = json.RawMessage(`{"type":"object"}`)
+// is never sent to a client. Zero fields leave mcp-route's defaults. Its
+// fields and rules are package tooldef's, which the router uses too.
+type Run = tooldef.Run
 
 // MCP returns the Tool object a client sees, with the default InputSchema
 // filled in.
 func (d *Definition) MCP() codec.Tool {
 	in := d.InputSchema
 	if len(in) == 0 {
-		in = anyObject
+		in = tooldef.AnyObject
 	}
 	return codec.Tool{
 		Name:         d.Name,
@@ -66,30 +59,17 @@ func (d *Definition) MCP() codec.Tool {
 	}
 }
 
-// Validate checks the definition as mcp-route will: the Tool object by
-// codec.ValidateTool, and the Run settings.
+// Validate checks the definition exactly as mcp-route will: it parses the
+// document --mcp-describe prints with tooldef.Parse, the router's own
+// parser, so a definition that passes is one the router serves, and one the
+// router would leave out fails here with the same reason.
 func (d *Definition) Validate() error {
-	t := d.MCP()
-	if err := codec.ValidateTool(&t); err != nil {
-		return err
+	doc, err := d.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("definition does not marshal to JSON: %v", err)
 	}
-	if d.Run == nil {
-		return nil
-	}
-	switch d.Run.Result {
-	case "", ResultText, ResultJSON, ResultMCP:
-	default:
-		return fmt.Errorf("run.result %q: want %q, %q or %q", d.Run.Result, ResultText, ResultJSON, ResultMCP)
-	}
-	if d.Run.Timeout != "" {
-		if v, err := time.ParseDuration(d.Run.Timeout); err != nil || v <= 0 {
-			return fmt.Errorf("run.timeout %q: want a positive duration such as \"30s\"", d.Run.Timeout)
-		}
-	}
-	if d.Run.MaxOutput < 0 {
-		return fmt.Errorf("run.maxOutput %d: must not be negative", d.Run.MaxOutput)
-	}
-	return nil
+	_, err = tooldef.Parse(doc, "")
+	return err
 }
 
 // MarshalJSON writes the document --mcp-describe prints: the Tool object

@@ -29,8 +29,9 @@
 //
 // Run with --mcp-describe, the program prints its Definition as one JSON
 // line (the MCP Tool object plus the optional "run" settings) and exits 0;
-// an invalid Definition (codec.ValidateTool) is reported on stderr with exit
-// 2 instead, so a broken tool is caught when mcp-route loads it. --help
+// an invalid Definition is reported on stderr with exit 2 instead.
+// Definition.Validate applies the router's own parser (package tooldef), so
+// a definition that passes is one mcp-route serves. --help
 // prints the definition for a person. Run with no arguments, it is a call:
 // it reads the arguments object from stdin up to EOF (empty means {}, at most
 // MaxArgs bytes, anything but a JSON object is an error), runs the handler,

@@ -11,8 +11,10 @@ import (
 // maxEnvValue bounds one value env_get returns.
 const maxEnvValue = 64 << 10
 
-func init() {
-	register(Tool{
+func init() { register("env_get", envGetTool) }
+
+func envGetTool() Tool {
+	return Tool{
 		Kind: KindSystem,
 		Def: tool.Definition{
 			Name:  "env_get",
@@ -35,7 +37,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: envGet,
-	})
+	}
 }
 
 type envResult struct {

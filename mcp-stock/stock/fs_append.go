@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_append", fsAppendTool) }
+
+func fsAppendTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_append",
@@ -27,7 +29,7 @@ func init() {
 			Annotations: mutatingHints("Append to a file", false, false),
 		},
 		Handler: rooted(fsAppend),
-	})
+	}
 }
 
 type appendArgs struct {

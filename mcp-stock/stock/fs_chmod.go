@@ -9,8 +9,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_chmod", fsChmodTool) }
+
+func fsChmodTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_chmod",
@@ -25,7 +27,7 @@ func init() {
 			Annotations: mutatingHints("Change permissions", false, true),
 		},
 		Handler: rooted(fsChmod),
-	})
+	}
 }
 
 type chmodArgs struct {

@@ -9,8 +9,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_copy", fsCopyTool) }
+
+func fsCopyTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_copy",
@@ -29,7 +31,7 @@ func init() {
 			Annotations: mutatingHints("Copy a file or tree", true, true),
 		},
 		Handler: rooted(fsCopy),
-	})
+	}
 }
 
 type copyArgs struct {

@@ -10,8 +10,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_count", fsCountTool) }
+
+func fsCountTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_count",
@@ -31,7 +33,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsCount),
-	})
+	}
 }
 
 type countResult struct {

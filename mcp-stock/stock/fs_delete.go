@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_delete", fsDeleteTool) }
+
+func fsDeleteTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_delete",
@@ -24,7 +26,7 @@ func init() {
 			Annotations: mutatingHints("Delete a file or tree", true, true),
 		},
 		Handler: rooted(fsDelete),
-	})
+	}
 }
 
 type deleteArgs struct {

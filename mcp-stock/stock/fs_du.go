@@ -10,8 +10,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_du", fsDuTool) }
+
+func fsDuTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_du",
@@ -47,7 +49,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsDu),
-	})
+	}
 }
 
 // duDefaultChildren is how many children fs_du lists by default.

@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_exists", fsExistsTool) }
+
+func fsExistsTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_exists",
@@ -27,7 +29,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsExists),
-	})
+	}
 }
 
 func fsExists(c *tool.Call, r *jail.Root, args *pathArgs) error {

@@ -10,8 +10,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_find", fsFindTool) }
+
+func fsFindTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_find",
@@ -36,7 +38,7 @@ func init() {
 			Annotations: readOnlyHints("Find files by name, type, size or age"),
 		},
 		Handler: rooted(fsFind),
-	})
+	}
 }
 
 type findArgs struct {

@@ -5,8 +5,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_first_match", fsFirstMatchTool) }
+
+func fsFirstMatchTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_first_match",
@@ -27,7 +29,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsFirstMatch),
-	})
+	}
 }
 
 type firstMatchResult struct {

@@ -11,8 +11,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_glob", fsGlobTool) }
+
+func fsGlobTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_glob",
@@ -29,7 +31,7 @@ func init() {
 			Annotations: readOnlyHints("Find paths by glob"),
 		},
 		Handler: rooted(fsGlob),
-	})
+	}
 }
 
 type globArgs struct {

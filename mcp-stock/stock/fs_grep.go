@@ -7,8 +7,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_grep", fsGrepTool) }
+
+func fsGrepTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_grep",
@@ -27,7 +29,7 @@ func init() {
 			Annotations: readOnlyHints("Search file contents"),
 		},
 		Handler: rooted(fsGrep),
-	})
+	}
 }
 
 type grepArgs struct {

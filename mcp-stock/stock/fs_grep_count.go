@@ -5,8 +5,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_grep_count", fsGrepCountTool) }
+
+func fsGrepCountTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_grep_count",
@@ -38,7 +40,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsGrepCount),
-	})
+	}
 }
 
 type fileCount struct {

@@ -14,8 +14,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_hash", fsHashTool) }
+
+func fsHashTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_hash",
@@ -37,7 +39,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsHash),
-	})
+	}
 }
 
 // hashProgressStep is how many bytes fs_hash reads between progress

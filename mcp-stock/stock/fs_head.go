@@ -7,8 +7,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_head", fsHeadTool) }
+
+func fsHeadTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_head",
@@ -24,7 +26,7 @@ func init() {
 			Annotations: readOnlyHints("First lines of a file"),
 		},
 		Handler: rooted(fsHead),
-	})
+	}
 }
 
 // endLinesArgs are the arguments of fs_head and fs_tail.

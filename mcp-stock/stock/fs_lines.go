@@ -7,8 +7,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_lines", fsLinesTool) }
+
+func fsLinesTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_lines",
@@ -30,7 +32,7 @@ func init() {
 			Annotations: readOnlyHints("Read a range of lines"),
 		},
 		Handler: rooted(fsLines),
-	})
+	}
 }
 
 type linesArgs struct {

@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_list", fsListTool) }
+
+func fsListTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_list",
@@ -45,7 +47,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsList),
-	})
+	}
 }
 
 type listEntry struct {

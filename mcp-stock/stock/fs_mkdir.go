@@ -9,8 +9,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_mkdir", fsMkdirTool) }
+
+func fsMkdirTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_mkdir",
@@ -25,7 +27,7 @@ func init() {
 			Annotations: mutatingHints("Create a directory", false, true),
 		},
 		Handler: rooted(fsMkdir),
-	})
+	}
 }
 
 type mkdirArgs struct {

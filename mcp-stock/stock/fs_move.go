@@ -9,8 +9,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_move", fsMoveTool) }
+
+func fsMoveTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_move",
@@ -26,7 +28,7 @@ func init() {
 			Annotations: mutatingHints("Move or rename", true, false),
 		},
 		Handler: rooted(fsMove),
-	})
+	}
 }
 
 func fsMove(c *tool.Call, r *jail.Root, args *transferArgs) error {

@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_read", fsReadTool) }
+
+func fsReadTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_read",
@@ -25,7 +27,7 @@ func init() {
 			Annotations: readOnlyHints("Read a text file"),
 		},
 		Handler: rooted(fsRead),
-	})
+	}
 }
 
 func fsRead(c *tool.Call, r *jail.Root, args *textFileArgs) error {

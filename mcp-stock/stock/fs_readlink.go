@@ -5,8 +5,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_readlink", fsReadlinkTool) }
+
+func fsReadlinkTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_readlink",
@@ -17,7 +19,7 @@ func init() {
 			Annotations: readOnlyHints("Read a symlink"),
 		},
 		Handler: rooted(fsReadlink),
-	})
+	}
 }
 
 func fsReadlink(c *tool.Call, r *jail.Root, args *pathArgs) error {

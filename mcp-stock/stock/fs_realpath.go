@@ -5,8 +5,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_realpath", fsRealpathTool) }
+
+func fsRealpathTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_realpath",
@@ -25,7 +27,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsRealpath),
-	})
+	}
 }
 
 func fsRealpath(c *tool.Call, r *jail.Root, args *pathArgs) error {

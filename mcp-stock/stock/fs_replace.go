@@ -9,8 +9,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_replace", fsReplaceTool) }
+
+func fsReplaceTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_replace",
@@ -32,7 +34,7 @@ func init() {
 			Annotations: mutatingHints("Replace text in a file", true, false),
 		},
 		Handler: rooted(fsReplace),
-	})
+	}
 }
 
 type replaceArgs struct {

@@ -7,8 +7,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_rmdir", fsRmdirTool) }
+
+func fsRmdirTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:        "fs_rmdir",
@@ -18,7 +20,7 @@ func init() {
 			Annotations: mutatingHints("Remove an empty directory", true, true),
 		},
 		Handler: rooted(fsRmdir),
-	})
+	}
 }
 
 func fsRmdir(c *tool.Call, r *jail.Root, args *pathArgs) error {

@@ -10,8 +10,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_slice", fsSliceTool) }
+
+func fsSliceTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_slice",
@@ -43,7 +45,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsSlice),
-	})
+	}
 }
 
 type sliceResult struct {

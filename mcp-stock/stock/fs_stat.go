@@ -10,8 +10,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_stat", fsStatTool) }
+
+func fsStatTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_stat",
@@ -38,7 +40,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: rooted(fsStat),
-	})
+	}
 }
 
 type statResult struct {

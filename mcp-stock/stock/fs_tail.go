@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_tail", fsTailTool) }
+
+func fsTailTool() Tool {
+	return Tool{
 		Kind: KindRead,
 		Def: tool.Definition{
 			Name:  "fs_tail",
@@ -26,7 +28,7 @@ func init() {
 			Annotations: readOnlyHints("Last lines of a file"),
 		},
 		Handler: rooted(fsTail),
-	})
+	}
 }
 
 // tailChunk is how much fs_tail reads per step backwards.

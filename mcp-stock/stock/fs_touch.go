@@ -11,8 +11,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_touch", fsTouchTool) }
+
+func fsTouchTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_touch",
@@ -27,7 +29,7 @@ func init() {
 			Annotations: mutatingHints("Touch a file", false, true),
 		},
 		Handler: rooted(fsTouch),
-	})
+	}
 }
 
 type touchArgs struct {

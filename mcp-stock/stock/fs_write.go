@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("fs_write", fsWriteTool) }
+
+func fsWriteTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "fs_write",
@@ -30,7 +32,7 @@ func init() {
 			Annotations: mutatingHints("Write a file", true, true),
 		},
 		Handler: rooted(fsWrite),
-	})
+	}
 }
 
 type writeArgs struct {

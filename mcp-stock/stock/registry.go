@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/mcp-jail/jail"
@@ -35,7 +36,7 @@ func (k Kind) String() string {
 }
 
 // Tool is one stock tool: its definition, its place in the roster and its
-// handler. A tool file builds one in init() and hands it to register.
+// handler. A tool file registers a function that builds one, in init().
 type Tool struct {
 	Def     tool.Definition
 	Kind    Kind
@@ -45,34 +46,44 @@ type Tool struct {
 // ReadOnly reports whether the tool is in the read-only roster.
 func (t *Tool) ReadOnly() bool { return t.Kind != KindMutating }
 
-// registry holds every tool by name; it is filled by init functions only
-// and read-only afterwards, so lookups need no lock.
-var registry = map[string]*Tool{}
+// registry holds every tool's builder by name; it is filled by init
+// functions only and read-only afterwards, so lookups need no lock. A tool is
+// built on first lookup: a process runs one tool, and building all 32
+// definitions (their schemas, their annotations) at init cost every call a
+// quarter of a millisecond.
+var registry = map[string]func() *Tool{}
 
-// register adds t to the roster. It panics on a duplicate or nameless tool
-// or a missing handler: these are programming errors, caught by any test.
-func register(t Tool) {
-	name := t.Def.Name
+// register adds the tool that build makes under name. It panics on a
+// nameless or duplicate name, and (when the tool is built) on a definition
+// named otherwise or a missing handler: these are programming errors, caught
+// by any test that lists the tools.
+func register(name string, build func() Tool) {
 	switch {
 	case name == "":
 		panic("stock: register: tool without a name")
-	case t.Handler == nil:
-		panic("stock: register " + name + ": no handler")
 	case registry[name] != nil:
 		panic("stock: register " + name + ": registered twice")
 	}
-	registry[name] = &t
+	registry[name] = sync.OnceValue(func() *Tool {
+		t := build()
+		switch {
+		case t.Def.Name != name:
+			panic("stock: register " + name + ": its definition is named " + t.Def.Name)
+		case t.Handler == nil:
+			panic("stock: register " + name + ": no handler")
+		}
+		return &t
+	})
 }
 
 // Tools returns every tool sorted by name; with readOnly, only the
 // read-only ones.
 func Tools(readOnly bool) []*Tool {
 	out := make([]*Tool, 0, len(registry))
-	for _, t := range registry {
-		if readOnly && !t.ReadOnly() {
-			continue
+	for _, build := range registry {
+		if t := build(); !readOnly || t.ReadOnly() {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Def.Name < out[j].Def.Name })
 	return out
@@ -80,8 +91,11 @@ func Tools(readOnly bool) []*Tool {
 
 // Lookup returns the tool called name.
 func Lookup(name string) (*Tool, bool) {
-	t, ok := registry[name]
-	return t, ok
+	build, ok := registry[name]
+	if !ok {
+		return nil, false
+	}
+	return build(), true
 }
 
 // Annotation helpers. Every tool states all four hints: a missing hint

@@ -24,8 +24,10 @@ const (
 	shMaxOutput      = 256 << 10
 )
 
-func init() {
-	register(Tool{
+func init() { register("sh_exec", shExecTool) }
+
+func shExecTool() Tool {
+	return Tool{
 		Kind: KindMutating,
 		Def: tool.Definition{
 			Name:  "sh_exec",
@@ -71,7 +73,7 @@ func init() {
 			},
 		},
 		Handler: shExec,
-	})
+	}
 }
 
 type shResult struct {

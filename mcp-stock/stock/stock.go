@@ -88,7 +88,8 @@
 //
 // # Concurrency
 //
-// The registry is filled by init functions and read-only afterwards. Each
+// The registry is filled by init functions and read-only afterwards; a tool
+// is built once, on first lookup, safely from any goroutine. Each
 // call is independent; handlers keep no state between calls and may run
 // concurrently in one process (the tests do).
 package stock
@@ -155,16 +156,17 @@ func Main(p tool.Process, version string) int {
 	if len(p.Args) > 0 {
 		self = filepath.Base(p.Args[0])
 	}
-	if _, ok := Lookup(self); ok {
-		return tool.ExecMany(p, execTools(false))
+	// Build only the tool that runs (see register).
+	if t, ok := Lookup(self); ok {
+		return tool.ExecMany(p, []tool.Tool{t.Exec()})
 	}
 	if len(p.Args) < 2 {
 		fmt.Fprint(p.Stderr, Usage)
 		return 2
 	}
 	cmd, rest := p.Args[1], p.Args[2:]
-	if _, ok := Lookup(cmd); ok {
-		return tool.ExecMany(p, execTools(false))
+	if t, ok := Lookup(cmd); ok {
+		return tool.ExecMany(p, []tool.Tool{t.Exec()})
 	}
 	var err error
 	switch cmd {
@@ -200,16 +202,6 @@ func Main(p tool.Process, version string) int {
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
-
-// execTools returns the roster as mcp-route/tool's Tool values.
-func execTools(readOnly bool) []tool.Tool {
-	ts := Tools(readOnly)
-	out := make([]tool.Tool, len(ts))
-	for i, t := range ts {
-		out[i] = t.Exec()
-	}
-	return out
-}
 
 // Exec returns t as mcp-route/tool runs it.
 func (t *Tool) Exec() tool.Tool { return tool.Tool{Definition: t.Def, Handler: t.Handler} }

@@ -11,8 +11,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("sys_info", sysInfoTool) }
+
+func sysInfoTool() Tool {
+	return Tool{
 		Kind: KindSystem,
 		Def: tool.Definition{
 			Name:  "sys_info",
@@ -35,7 +37,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: sysInfo,
-	})
+	}
 }
 
 type sysResult struct {

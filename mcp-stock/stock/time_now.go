@@ -8,8 +8,10 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-func init() {
-	register(Tool{
+func init() { register("time_now", timeNowTool) }
+
+func timeNowTool() Tool {
+	return Tool{
 		Kind: KindSystem,
 		Def: tool.Definition{
 			Name:        "time_now",
@@ -33,7 +35,7 @@ func init() {
 			Run:         jsonResult(),
 		},
 		Handler: timeNow,
-	})
+	}
 }
 
 type timeResult struct {

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package selfguard
+
+// Apply does nothing outside Linux; see the package doc.
+func Apply() error { return nil }

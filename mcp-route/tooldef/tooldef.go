@@ -1,0 +1,161 @@
+// Package tooldef parses and checks an mcp-route tool definition: the MCP
+// Tool object plus the optional "run" object of router-only settings, as
+// written in a sidecar NAME.json or printed by `NAME --mcp-describe`
+// (DESIGN.md, "Tools as executables"). It is the one place those rules live:
+// mcp-route's registry serves exactly the definitions Parse accepts, and
+// package tool's Definition.Validate is Parse of the document --mcp-describe
+// prints, so a Go tool that validates is a tool the router serves.
+//
+// Parse refuses, with an error naming the member and what is expected:
+//
+//   - a document that is not a JSON object, or a "run" that is not an
+//     object of the members below with their JSON types;
+//   - a Tool object codec.ValidateTool refuses (the 2025-11-25 name rules, a
+//     blank description, an inputSchema or outputSchema that is not a JSON
+//     Schema object with "type": "object" or does not compile as 2020-12);
+//   - run.timeout that is not a positive Go duration ("30s");
+//   - run.result other than "text", "json" or "mcp" ("" means "text");
+//   - a negative run.maxOutput (0 means the router's default);
+//   - a run.env or run.passEnv variable name that is empty or holds "=" or
+//     NUL.
+//
+// Unknown members of "run" are ignored, as unknown members of the Tool
+// object are, so a newer tool still loads under an older router.
+package tooldef
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
+)
+
+// Result modes for Run.Result: how mcp-route reads the tool's stdout.
+const (
+	ResultText = "text" // stdout is one text block (the default)
+	ResultJSON = "json" // stdout is one JSON value: structuredContent, and the same as text
+	ResultMCP  = "mcp"  // stdout is a whole CallToolResult
+)
+
+// Run is the "run" object as written: router-only settings, never sent to a
+// client. Zero fields leave mcp-route's defaults.
+type Run struct {
+	Timeout   string            `json:"timeout,omitempty"`   // a Go duration, e.g. "30s"
+	Result    string            `json:"result,omitempty"`    // ResultText, ResultJSON or ResultMCP
+	MaxOutput int64             `json:"maxOutput,omitempty"` // stdout cap in bytes
+	Env       map[string]string `json:"env,omitempty"`       // set for this tool
+	PassEnv   []string          `json:"passEnv,omitempty"`   // passed on from mcp-route's environment
+}
+
+// Check applies the rules of the package doc to the run settings. A nil Run
+// is valid.
+func (r *Run) Check() error {
+	if r == nil {
+		return nil
+	}
+	if r.Timeout != "" {
+		if d, err := time.ParseDuration(r.Timeout); err != nil || d <= 0 {
+			return fmt.Errorf("run.timeout %q: want a positive duration such as \"30s\"", r.Timeout)
+		}
+	}
+	switch r.Result {
+	case "", ResultText, ResultJSON, ResultMCP:
+	default:
+		return fmt.Errorf("run.result %q: want %q, %q or %q", r.Result, ResultText, ResultJSON, ResultMCP)
+	}
+	if r.MaxOutput < 0 {
+		return fmt.Errorf("run.maxOutput %d: want a positive byte count (0 or absent: the router's default)", r.MaxOutput)
+	}
+	for k := range r.Env {
+		if !toolenv.ValidName(k) {
+			return fmt.Errorf("run.env: bad variable name %q (want non-empty, without '=' or NUL)", k)
+		}
+	}
+	for _, k := range r.PassEnv {
+		if !toolenv.ValidName(k) {
+			return fmt.Errorf("run.passEnv: bad variable name %q (want non-empty, without '=' or NUL)", k)
+		}
+	}
+	return nil
+}
+
+// TimeoutDuration returns run.timeout parsed, 0 when unset. Call it on a
+// checked Run.
+func (r *Run) TimeoutDuration() time.Duration {
+	d, _ := time.ParseDuration(r.Timeout)
+	return d
+}
+
+// ResultMode returns run.result with the default filled in.
+func (r *Run) ResultMode() string {
+	if r.Result == "" {
+		return ResultText
+	}
+	return r.Result
+}
+
+// Definition is a parsed, checked definition.
+type Definition struct {
+	Tool   codec.Tool    // as advertised to clients, defaults filled in (no "run")
+	Run    Run           // the "run" object, zero when absent
+	Input  *codec.Schema // Tool.InputSchema compiled
+	Output *codec.Schema // Tool.OutputSchema compiled, nil when none
+}
+
+// AnyObject is the inputSchema of a definition that gives none: any
+// arguments object.
+var AnyObject = json.RawMessage(`{"type":"object"}`)
+
+// Parse parses one definition document for the executable called fileName:
+// "name" defaults to fileName and "inputSchema" to AnyObject. The error
+// says what is wrong (see the package doc); it does not name the file.
+func Parse(data []byte, fileName string) (*Definition, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return nil, fmt.Errorf("definition is not a JSON object: %v", err)
+	}
+	d := &Definition{}
+	if raw, ok := obj["run"]; ok {
+		if err := json.Unmarshal(raw, &d.Run); err != nil {
+			return nil, fmt.Errorf("run: %v", err)
+		}
+		delete(obj, "run")
+	}
+	rest, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(rest, &d.Tool); err != nil {
+		return nil, fmt.Errorf("definition: %v", err)
+	}
+	if d.Tool.Name == "" {
+		d.Tool.Name = fileName
+	}
+	if len(d.Tool.InputSchema) == 0 || string(d.Tool.InputSchema) == "null" {
+		d.Tool.InputSchema = AnyObject
+	}
+	if err := codec.ValidateTool(&d.Tool); err != nil {
+		return nil, err
+	}
+	if d.Input, err = codec.CompileSchema(d.Tool.InputSchema); err != nil {
+		return nil, fmt.Errorf("inputSchema: %v", err)
+	}
+	if string(d.Tool.OutputSchema) == "null" {
+		d.Tool.OutputSchema = nil // absent, not advertised as null
+	}
+	if len(d.Tool.OutputSchema) > 0 {
+		if d.Output, err = codec.CompileSchema(d.Tool.OutputSchema); err != nil {
+			return nil, fmt.Errorf("outputSchema: %v", err)
+		}
+	}
+	if err := d.Run.Check(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}

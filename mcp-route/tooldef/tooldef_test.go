@@ -1,0 +1,119 @@
+package tooldef_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
+)
+
+// definitions is a table of Go tool definitions; want is "" for one the
+// router must serve, else a word the refusal must contain.
+var definitions = []struct {
+	def  tool.Definition
+	want string
+}{
+	{tool.Definition{Name: "minimal", Description: "d"}, ""},
+	{tool.Definition{Name: "full", Title: "Full", Description: "d",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations:  &codec.ToolAnnotations{ReadOnlyHint: codec.Bool(true)},
+		Run:          &tool.Run{Timeout: "3s", Result: tool.ResultJSON, MaxOutput: 10, Env: map[string]string{"A": "1"}, PassEnv: []string{"B"}}}, ""},
+	{tool.Definition{Name: "zero-run", Description: "d", Run: &tool.Run{}}, ""},
+	{tool.Definition{Name: "no-description"}, "description"},
+	{tool.Definition{Name: "has space", Description: "d"}, "name"},
+	{tool.Definition{Name: "string-input", Description: "d", InputSchema: json.RawMessage(`{"type":"string"}`)}, "inputSchema"},
+	{tool.Definition{Name: "uncompilable", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"nope"}}}`)}, "inputSchema"},
+	{tool.Definition{Name: "array-output", Description: "d", OutputSchema: json.RawMessage(`{"type":"array"}`)}, "outputSchema"},
+	{tool.Definition{Name: "bad-result", Description: "d", Run: &tool.Run{Result: "xml"}}, "run.result"},
+	{tool.Definition{Name: "bad-timeout", Description: "d", Run: &tool.Run{Timeout: "soon"}}, "run.timeout"},
+	{tool.Definition{Name: "negative-timeout", Description: "d", Run: &tool.Run{Timeout: "-1s"}}, "run.timeout"},
+	{tool.Definition{Name: "negative-output", Description: "d", Run: &tool.Run{MaxOutput: -1}}, "run.maxOutput"},
+	{tool.Definition{Name: "bad-env", Description: "d", Run: &tool.Run{Env: map[string]string{"A=B": "x"}}}, "run.env"},
+	{tool.Definition{Name: "nul-env", Description: "d", Run: &tool.Run{Env: map[string]string{"A\x00": "x"}}}, "run.env"},
+	{tool.Definition{Name: "empty-pass", Description: "d", Run: &tool.Run{PassEnv: []string{""}}}, "run.passEnv"},
+}
+
+// TestValidateAgreesWithTheRouter runs every definition through both sides:
+// tool.Definition.Validate in the tool, and a real Registry loading a tool
+// whose --mcp-describe prints the definition. One must accept exactly what
+// the other serves, and refuse for the same reason.
+func TestValidateAgreesWithTheRouter(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range definitions {
+		doc, err := tt.def.MarshalJSON()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.def.Name, err)
+		}
+		file := strings.ReplaceAll(tt.def.Name, " ", "_")
+		script := "#!/bin/sh\n[ \"$1\" = --mcp-describe ] || exit 1\ncat <<'EOF'\n" + string(doc) + "\nEOF\n"
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs []string
+	reg := registry.New(registry.Options{
+		Dirs:        []string{dir},
+		DescribeEnv: []string{"PATH=/usr/bin:/bin"},
+		Logf:        func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) },
+	})
+	reg.Reload(context.Background())
+
+	for _, tt := range definitions {
+		vErr := tt.def.Validate()
+		served := reg.Lookup(tt.def.Name) != nil
+		switch {
+		case tt.want == "" && (vErr != nil || !served):
+			t.Errorf("%s: Validate %v, served %v; want accepted and served", tt.def.Name, vErr, served)
+		case tt.want != "" && (vErr == nil || served):
+			t.Errorf("%s: Validate %v, served %v; want refused and left out", tt.def.Name, vErr, served)
+		case tt.want != "" && !strings.Contains(vErr.Error(), tt.want):
+			t.Errorf("%s: Validate says %q, want it to name %s", tt.def.Name, vErr, tt.want)
+		case tt.want != "" && !logged(logs, vErr.Error()):
+			t.Errorf("%s: the router's log does not give Validate's reason %q:\n%s", tt.def.Name, vErr, strings.Join(logs, "\n"))
+		}
+	}
+}
+
+func logged(logs []string, reason string) bool {
+	for _, l := range logs {
+		if strings.Contains(l, reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestParseDefaultsAndRefusals covers what a Go definition cannot express:
+// a document without a name or inputSchema, and a malformed "run".
+func TestParseDefaultsAndRefusals(t *testing.T) {
+	d, err := tooldef.Parse([]byte(`{"description":"d","outputSchema":null}`), "file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Tool.Name != "file" || string(d.Tool.InputSchema) != `{"type":"object"}` || d.Tool.OutputSchema != nil || d.Output != nil || d.Run.ResultMode() != tooldef.ResultText {
+		t.Errorf("defaults: %+v", d)
+	}
+	if err := d.Input.Validate(json.RawMessage(`{"any":1}`)); err != nil {
+		t.Errorf("default inputSchema refused arguments: %v", err)
+	}
+	for doc, want := range map[string]string{
+		`[]`:                               "not a JSON object",
+		`{"description":"d","run":"fast"}`: "run:",
+		`{"description":"d","run":{"timeout":30}}`: "run:",
+		`{"description":"d","name":""}`:            "name is empty",
+	} {
+		_, err := tooldef.Parse([]byte(doc), "")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%s) = %v, want an error with %q", doc, err, want)
+		}
+	}
+}
