@@ -99,6 +99,7 @@ type field struct {
 	required bool
 	modern   bool    // only in (and then required by) 2026-07-28 and later
 	since    string  // checked only from this revision on ("" always): before, the schemas leave an unknown member free
+	before   string  // checked only before this revision ("" always)
 	sub      []field // members of the object, or of each array element
 	// check, when set, checks the value further; path names it in messages.
 	check func(rev, path string, v *value) string
@@ -111,6 +112,11 @@ func (f field) with(check func(rev, path string, v *value) string) field {
 
 func (f field) from(rev string) field {
 	f.since = rev
+	return f
+}
+
+func (f field) until(rev string) field {
+	f.before = rev
 	return f
 }
 
@@ -178,8 +184,11 @@ func opt(name string, k jtype, sub ...field) field { return field{name: name, ki
 // requestMeta, notificationMeta and resultMeta are the _meta every known method's params and
 // every result may carry: an object, whose reserved keys have their types.
 var (
-	// Before 2025-11-25 the method definitions leave params._meta free.
-	requestMeta      = []field{opt("_meta", kObject, opt(MetaProgressToken, kID)).from(Rev20251125)}
+	// Before 2025-11-25 the method definitions leave params._meta free, but
+	// every request on the wire is a JSONRPCRequest, whose params._meta is
+	// an object with a ProgressToken; from 2025-11-25 RequestParams says
+	// the same. A server echoes the token in notifications/progress.
+	requestMeta      = []field{opt("_meta", kObject, opt(MetaProgressToken, kID))}
 	notificationMeta = []field{opt("_meta", kObject).from(Rev20251125)}
 	resultMeta       = []field{opt("_meta", kObject, opt(MetaServerInfo, kObject, implFields...).from(Rev20260728))}
 )
@@ -271,6 +280,8 @@ var methodRules = map[string]methodRule{
 		result: []field{
 			req("content", kArray).with(ruleEach(ruleContentBlock)),
 			opt("isError", kBool),
+			// An object until 2025-11-25; 2026-07-28 allows any JSON value.
+			opt("structuredContent", kObject).from(Rev20250618).until(FirstModernRevision),
 		}},
 
 	// Resources and prompts.
@@ -378,8 +389,11 @@ func IsKnownMethod(method string) bool {
 //     the required members with the right JSON types; content blocks
 //     (tools/call, prompts/get) must be a type of rev with that type's
 //     members (text: text; image, audio: data and mimeType; resource_link:
-//     uri and name; resource: resource.uri and its text or blob), and a
-//     tool's inputSchema and outputSchema must say "type": "object";
+//     uri and name; resource: resource.uri and its text or blob), a
+//     tool's inputSchema and outputSchema must say "type": "object", a
+//     tools/call result's structuredContent is an object in 2025-06-18 and
+//     2025-11-25 (2026-07-28 allows any value), and a request's
+//     _meta.progressToken is a string or an integer in every revision;
 //   - 2026-07-28 (and later): every request carries
 //     params._meta["io.modelcontextprotocol/protocolVersion"] (this is how a
 //     modern request is told from a legacy one), and for a known method also
@@ -706,7 +720,7 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMessage, pre []splitMember, fields []field) string {
 	modern := IsModernRevision(rev)
 	for _, f := range fields {
-		if f.modern && !modern || f.since != "" && rev < f.since {
+		if f.modern && !modern || f.since != "" && rev < f.since || f.before != "" && rev >= f.before {
 			continue
 		}
 		raw, ok := members[f.name]
@@ -718,7 +732,11 @@ func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMess
 		}
 		k := kindOf(raw)
 		if f.kind != kAny && k&f.kind == 0 {
-			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, jsonKind(raw))
+			got := jsonKind(raw)
+			if k == kNumber && f.kind&kInt != 0 {
+				got = "the fractional number " + clipRaw(raw)
+			}
+			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, got)
 		}
 		if f.check == nil && len(f.sub) == 0 {
 			continue
