@@ -1,0 +1,163 @@
+package e2e
+
+// Attacks on what mcp-route accepts from a client, replayed through the real
+// binaries: each is refused with a message naming what was wrong and what
+// is expected, no tool runs for it, and the harmless counterpart still
+// works on the same connection.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/codec"
+)
+
+// rawCall sends a tools/call line as written (not as codec would write it)
+// and returns its response.
+func (s *server) rawCall(params string) *codec.Message {
+	s.t.Helper()
+	s.nextID++
+	id := codec.IntID(s.nextID)
+	s.sent[id.Key()] = sentAt{codec.MethodToolsCall, s.rev}
+	s.raw(`{"jsonrpc":"2.0","id":` + id.String() + `,"method":"tools/call","params":` + params + `}`)
+	return s.response(id)
+}
+
+// wantRPCError fails unless m is a -32602 error whose message holds each
+// of want.
+func wantRPCError(t *testing.T, m *codec.Message, want ...string) {
+	t.Helper()
+	if m.Error == nil {
+		t.Errorf("got result %s, want a -32602 error", m.Result)
+		return
+	}
+	if m.Error.Code != codec.CodeInvalidParams {
+		t.Errorf("error %d %q, want -32602", m.Error.Code, m.Error.Message)
+	}
+	for _, w := range want {
+		if !strings.Contains(m.Error.Message, w) {
+			t.Errorf("error %q does not say %q", m.Error.Message, w)
+		}
+	}
+	if strings.Contains(m.Error.Message, "Go ") || strings.Contains(m.Error.Message, "unmarshal") {
+		t.Errorf("error %q speaks of Go's internals", m.Error.Message)
+	}
+}
+
+// A progress token that is an object or a fractional number would be echoed
+// in notifications/progress, whose token is a string or an integer: the
+// request is refused before the tool runs, in a legacy and in the modern
+// revision; a string or integer token gets its progress.
+func TestRouteRefusesBadProgressToken(t *testing.T) {
+	for _, rev := range []string{codec.Rev20250618, modern} {
+		t.Run(rev, func(t *testing.T) {
+			f := newFixture(t)
+			f.tool("prog", def("prog", "", ""), `touch "$MCP_ROOT/ran"; printf '{"progress":1,"total":1}\n' >&3; echo done`)
+			s := f.start()
+			metaOf := func(token string) string {
+				m := `"progressToken":` + token
+				if codec.IsModernRevision(rev) {
+					m += `,"io.modelcontextprotocol/protocolVersion":"` + rev + `","io.modelcontextprotocol/clientCapabilities":{}`
+				}
+				return `{"name":"prog","_meta":{` + m + `}}`
+			}
+			if codec.IsModernRevision(rev) {
+				s.rev = rev
+			} else {
+				s.initialize(rev)
+			}
+			for token, got := range map[string]string{`{"a":1}`: "not an object", `1.5`: "not the fractional number 1.5", `[1]`: "not an array"} {
+				wantRPCError(t, s.rawCall(metaOf(token)), "params._meta.progressToken", "must be a string or an integer", got)
+			}
+			if _, err := os.Stat(filepath.Join(f.root, "ran")); err == nil {
+				t.Fatal("the tool ran for a request with a bad progress token")
+			}
+			for _, token := range []string{`"tok"`, `7`} {
+				s.notes = nil
+				m := s.rawCall(metaOf(token))
+				var r codec.CallToolResult
+				if m.Error != nil || json.Unmarshal(m.Result, &r) != nil {
+					t.Fatalf("token %s: %v %s", token, m.Error, m.Result)
+				}
+				wantOK(t, &r, "done")
+				var echoed []string
+				for _, n := range s.notes {
+					if n.Method == codec.MethodProgress {
+						var p codec.ProgressParams
+						json.Unmarshal(n.Params, &p)
+						echoed = append(echoed, string(p.ProgressToken))
+					}
+				}
+				if !slices.Equal(echoed, []string{token}) {
+					t.Errorf("token %s: progress notifications carried %q", token, echoed)
+				}
+			}
+		})
+	}
+}
+
+// A lone surrogate escape in a tool's arguments decodes to U+FFFD in the
+// tool: fs_write would create "x\uFFFDy", a name the client never sent. The
+// call is refused (-32602 naming the argument), nothing is created, and
+// non-ASCII names (written as themselves or as a valid surrogate pair)
+// still work.
+func TestRouteRefusesLoneSurrogates(t *testing.T) {
+	tools := readPackInstall(t, false)
+	root := t.TempDir()
+	s := startServer(t, root, nil, "--tools", tools, "--root", root, "--poll", "0", "--timeout", "15s")
+	s.initialize(codec.LatestLegacyRevision)
+	for _, path := range []string{`x\ud800y`, `x\udc00y`, `\ud83dz`, `caf\u00e9\udfff`} {
+		wantRPCError(t, s.rawCall(`{"name":"fs_write","arguments":{"path":"`+path+`","content":"hi"}}`),
+			"params.arguments.path", "lone surrogate", "not a Unicode character")
+	}
+	wantRPCError(t, s.rawCall(`{"name":"fs_write","arguments":{"path":"ok.txt","content":"a\ud800"}}`),
+		"params.arguments.content", `lone surrogate \ud800`)
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Fatalf("refused calls created %v", ents)
+	}
+	for _, c := range []struct{ sent, name string }{
+		{`café.txt`, "café.txt"},
+		{`caf\u00e9-2.txt`, "café-2.txt"},
+		{`smile-\ud83d\ude00.txt`, "smile-😀.txt"},
+	} {
+		m := s.rawCall(`{"name":"fs_write","arguments":{"path":"` + c.sent + `","content":"hi"}}`)
+		var r codec.CallToolResult
+		if m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.IsError {
+			t.Errorf("fs_write %s: %v %s", c.sent, m.Error, m.Result)
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(root, c.name)); err != nil || string(b) != "hi" {
+			t.Errorf("fs_write %s: %q %v", c.sent, b, err)
+		}
+	}
+}
+
+// A params member of the wrong type is named in JSON's words, never Go's
+// ("json: cannot unmarshal number into Go struct field CallToolParams.name
+// of type string"), and the next request is served.
+func TestRouteParamsErrorsInJSONWords(t *testing.T) {
+	f := newFixture(t)
+	f.tool("hello", def("hello", "", ""), `echo hello`)
+	s := f.start()
+	s.initialize(codec.LatestLegacyRevision)
+	wantRPCError(t, s.rawCall(`{"name":1}`), "params.name: expected a string, got a number")
+	wantRPCError(t, s.rawCall(`{"name":"hello","_meta":[]}`), "params._meta: expected an object, got an array")
+	s.nextID++
+	id := codec.IntID(s.nextID)
+	s.sent[id.Key()] = sentAt{codec.MethodToolsList, s.rev}
+	s.raw(`{"jsonrpc":"2.0","id":` + id.String() + `,"method":"tools/list","params":{"cursor":5}}`)
+	wantRPCError(t, s.response(id), "params.cursor: expected a string, got a number")
+	// Duplicate members are refused before anything acts on either value.
+	s.nextID++
+	id = codec.IntID(s.nextID)
+	s.sent[id.Key()] = sentAt{codec.MethodToolsCall, s.rev}
+	s.raw(`{"jsonrpc":"2.0","id":` + id.String() + `,"method":"tools/call","params":{"name":"nope","name":"hello"}}`)
+	if e := s.rpcError(id); e.Code != codec.CodeInvalidRequest || !strings.Contains(e.Message, `duplicate member "params.name"`) {
+		t.Errorf("duplicate name: %d %q", e.Code, e.Message)
+	}
+	wantOK(t, s.callTool("hello", nil), "hello")
+}
