@@ -161,3 +161,34 @@ func TestRouteParamsErrorsInJSONWords(t *testing.T) {
 	}
 	wantOK(t, s.callTool("hello", nil), "hello")
 }
+
+// A tool named "café" (by its file name, or in its sidecar) is left out with
+// a log line naming the character the user wrote, 'é', not a byte of it
+// decoded as 'Ã'; "cafe" is served.
+func TestRouteToolNameCharacterNamed(t *testing.T) {
+	f := newFixture(t)
+	f.tool("café", `{"description":"Accented.","inputSchema":{"type":"object"}}`, `echo accented`)
+	f.tool("named", `{"name":"naïve","description":"Accented in its sidecar.","inputSchema":{"type":"object"}}`, `echo naive`)
+	f.tool("cafe", def("cafe", "", ""), `echo plain`)
+	s := f.start()
+	s.initialize(codec.LatestLegacyRevision)
+	if n := names(s.listTools()); !slices.Equal(n, []string{"cafe"}) {
+		t.Errorf("tools %q, want [cafe]", n)
+	}
+	wantOK(t, s.callTool("cafe", nil), "plain")
+	s.closeStdin()
+	s.drain()
+	s.wait()
+	log := s.stderr.String()
+	for _, want := range []string{
+		`name "café" has character 'é' (U+00E9) at position 4; allowed: A-Z a-z 0-9 _ - .`,
+		`name "naïve" has character 'ï' (U+00EF) at position 3`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log does not say %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "Ã") {
+		t.Errorf("log shows a byte decoded as a character:\n%s", log)
+	}
+}
