@@ -192,3 +192,43 @@ func TestRouteToolNameCharacterNamed(t *testing.T) {
 		t.Errorf("log shows a byte decoded as a character:\n%s", log)
 	}
 }
+
+// fs_stat (follow false, the default) of a symlink that points outside the
+// root describes the link itself, as ls -l does: type symlink, mode
+// lrwxrwxrwx, its target as text; never what it points to. follow: true,
+// and a path through the link, are still refused.
+func TestStockStatLinkOut(t *testing.T) {
+	f := newReadPackFixture(t)
+	s := f.start(t, readPackInstall(t, true))
+	for name, target := range map[string]string{"link-out": "../outside/secret.txt", "dir-out": "../outside", "link-in": "hello.txt"} {
+		r := s.callTool("fs_stat", map[string]any{"path": name})
+		var st struct {
+			Type, ModeString, Target string
+			Size                     int64
+		}
+		if r.IsError || json.Unmarshal(r.StructuredContent, &st) != nil {
+			t.Errorf("fs_stat %s: %s", name, readText(r))
+			continue
+		}
+		if st.Type != "symlink" || st.ModeString != "lrwxrwxrwx" || st.Target != target || st.Size != int64(len(target)) {
+			t.Errorf("fs_stat %s: %+v; want a symlink to %q, lrwxrwxrwx", name, st, target)
+		}
+		if strings.Contains(readText(r), readCanary) {
+			t.Errorf("fs_stat %s: LEAK: %s", name, readText(r))
+		}
+	}
+	for _, args := range []map[string]any{
+		{"path": "link-out", "follow": true},
+		{"path": "dir-out/secret.txt"},
+		{"path": "../outside/secret.txt"},
+	} {
+		r := s.callTool("fs_stat", args)
+		if !r.IsError || !strings.Contains(readText(r), "path escapes root") {
+			t.Errorf("fs_stat %v: %s; want path escapes root", args, readText(r))
+		}
+	}
+	r := s.callTool("fs_stat", map[string]any{"path": "hello.txt"})
+	if !strings.Contains(string(r.StructuredContent), `"modeString":"-rw-r--r--"`) {
+		t.Errorf("fs_stat hello.txt: %s", r.StructuredContent)
+	}
+}

@@ -652,3 +652,42 @@ func bothPaths(t *testing.T, test func(t *testing.T)) {
 		test(t)
 	})
 }
+
+// TestLinkTarget: a link's stored target is read as text whatever it points
+// to, and never followed; a link reached through a directory link that
+// leads out, or a name that climbs out, is refused.
+func TestLinkTarget(t *testing.T) { bothPaths(t, testLinkTarget) }
+
+func testLinkTarget(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "data")
+	for _, d := range []string{root, filepath.Join(base, "outside")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("in-target", filepath.Join(base, "outside", "link-beyond")); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{
+		"out":     "../outside/secret.txt",
+		"abs":     "/etc/passwd",
+		"in":      "f.txt",
+		"dir-out": "../outside",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := openRoot(t, root)
+	for name, want := range map[string]string{"out": "../outside/secret.txt", "abs": "/etc/passwd", "in": "f.txt", "dir-out": "../outside", "./out": "../outside/secret.txt"} {
+		if got, err := r.LinkTarget(name); err != nil || got != want {
+			t.Errorf("LinkTarget(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	for _, name := range []string{"dir-out/link-beyond", "../outside/link-beyond", filepath.Join(base, "outside", "link-beyond")} {
+		if got, err := r.LinkTarget(name); !errors.Is(err, ErrEscapes) {
+			t.Errorf("LinkTarget(%q) = %q, %v; want an escape", name, got, err)
+		}
+	}
+}

@@ -368,6 +368,21 @@ func (r *Root) Readlink(name string) (string, error) {
 	return target, nil
 }
 
+// LinkTarget returns the target of the symlink name as stored, as text,
+// without following it: the directories leading to the link must stay
+// inside the root (ErrEscapes otherwise), but the link itself may point
+// anywhere, since nothing is opened through it. It describes a link (what
+// ls -l shows); to act on where a link leads, use Readlink, which refuses
+// a link that leads out.
+func (r *Root) LinkTarget(name string) (string, error) {
+	rel, _, err := r.rel(name)
+	if err != nil {
+		return "", err
+	}
+	target, err := r.root.Readlink(rel)
+	return target, wrapOS(name, err)
+}
+
 // Chmod changes the mode of name, following symlinks inside the root.
 func (r *Root) Chmod(name string, mode fs.FileMode) error {
 	rel, _, err := r.rel(name)
