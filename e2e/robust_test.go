@@ -7,11 +7,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
 )
@@ -230,5 +232,80 @@ func TestStockStatLinkOut(t *testing.T) {
 	r := s.callTool("fs_stat", map[string]any{"path": "hello.txt"})
 	if !strings.Contains(string(r.StructuredContent), `"modeString":"-rw-r--r--"`) {
 		t.Errorf("fs_stat hello.txt: %s", r.StructuredContent)
+	}
+}
+
+// A hard link inside the root to a file outside is the file itself: the
+// tools that change a file in place (fs_append, fs_chmod, fs_touch) refuse
+// a file with more than one link, saying why, and the outside file keeps
+// its contents, mode and times; fs_write and fs_replace replace the name
+// inside the root, so the outside file keeps its contents too. A file with
+// one link is changed as usual. Reading through the link is not refused (it
+// cannot be told from the file; README, Safety).
+func TestStockHardLinkOut(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside.txt")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"hard.txt", "hard2.txt"} {
+		if err := os.Link(outside, filepath.Join(root, name)); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "own.txt"), []byte("own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(outside, past, past); err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		fi, err := os.Stat(outside)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(outside)
+		return fmt.Sprintf("%s %v %v", b, fi.Mode(), fi.ModTime())
+	}
+	before := state()
+	tools := readPackInstall(t, false)
+	s := startServer(t, root, nil, "--tools", tools, "--root", root, "--poll", "0", "--timeout", "15s")
+	s.initialize(codec.LatestLegacyRevision)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fs_append", map[string]any{"path": "hard.txt", "content": "pwned\n"}},
+		{"fs_chmod", map[string]any{"path": "hard.txt", "mode": "777"}},
+		{"fs_touch", map[string]any{"path": "hard.txt"}},
+	} {
+		wantErr(t, s.callTool(c.tool, c.args), "hard.txt: has 3 hard links", "outside the root")
+	}
+	if got := state(); got != before {
+		t.Fatalf("the outside file changed through its hard link:\n%s\nwas\n%s", got, before)
+	}
+	r := s.callTool("fs_read", map[string]any{"path": "hard.txt"})
+	wantOK(t, r, "outside")
+	wantOK(t, s.callTool("fs_write", map[string]any{"path": "hard.txt", "content": "replaced\n"}), "")
+	wantOK(t, s.callTool("fs_replace", map[string]any{"path": "hard2.txt", "old": "outside", "new": "changed"}), "")
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+		t.Errorf("fs_write/fs_replace through a hard link changed the outside file: %q", b)
+	}
+	for name, want := range map[string]string{"hard.txt": "replaced\n", "hard2.txt": "changed\n"} {
+		if b, _ := os.ReadFile(filepath.Join(root, name)); string(b) != want {
+			t.Errorf("%s: %q, want %q", name, b, want)
+		}
+	}
+	// One link: changed in place as usual.
+	wantOK(t, s.callTool("fs_append", map[string]any{"path": "own.txt", "content": "more\n"}), "")
+	wantOK(t, s.callTool("fs_chmod", map[string]any{"path": "own.txt", "mode": "600"}), "")
+	wantOK(t, s.callTool("fs_touch", map[string]any{"path": "own.txt"}), "")
+	if b, _ := os.ReadFile(filepath.Join(root, "own.txt")); string(b) != "own\nmore\n" {
+		t.Errorf("own.txt: %q", b)
 	}
 }
