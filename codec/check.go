@@ -199,6 +199,38 @@ var cacheable = []field{
 	{name: "cacheScope", kind: kString, required: true, modern: true},
 }
 
+// toolOutputFields are the members of a tools/call result that
+// CheckToolResult holds a tool's own output to.
+var toolOutputFields = []field{
+	req("content", kArray).with(ruleEach(ruleContentBlock)),
+	opt("isError", kBool),
+}
+
+// CheckToolResult checks a CallToolResult that a tool wrote (not a peer: a
+// server fits it to its client's revision before it goes out): content is
+// an array of blocks, each of a type some revision defines with the members
+// that type requires (checked as in LatestLegacyRevision, which has every
+// content type), and isError a boolean. structuredContent may be any JSON
+// value, as 2026-07-28 allows (a server drops a non-object one for an older
+// client). The error message reads like CheckMessage's ("tools/call
+// result: content[0].text must be a string, not a number").
+func CheckToolResult(raw json.RawMessage) error {
+	members, e := objectMembers(raw)
+	if members == nil && e == "" {
+		e = "is missing"
+	}
+	if e != "" {
+		return fmt.Errorf("tools/call result %s", e)
+	}
+	if e := checkFields(LatestLegacyRevision, "", members, resultMeta); e != "" {
+		return fmt.Errorf("tools/call result: %s", e)
+	}
+	if e := checkFields(LatestLegacyRevision, "", members, toolOutputFields); e != "" {
+		return fmt.Errorf("tools/call result: %s", e)
+	}
+	return nil
+}
+
 // revRange is the span of revisions a method exists in: since <= rev < until
 // ("" means no bound).
 type revRange struct{ since, until string }
@@ -277,12 +309,10 @@ var methodRules = map[string]methodRule{
 		}, cacheable...)},
 	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{req("name", kString), opt("arguments", kObject)},
-		result: []field{
-			req("content", kArray).with(ruleEach(ruleContentBlock)),
-			opt("isError", kBool),
+		result: slices.Concat(toolOutputFields, []field{
 			// An object until 2025-11-25; 2026-07-28 allows any JSON value.
 			opt("structuredContent", kObject).from(Rev20250618).until(FirstModernRevision),
-		}},
+		})},
 
 	// Resources and prompts.
 	"resources/list": {from: FromClient, revs: allRevs,

@@ -676,3 +676,30 @@ func mutate(v map[string]any, path []any, r any) map[string]any {
 	}
 	return c
 }
+
+// TestCheckToolResult: a tool's own CallToolResult is held to the content
+// rules of every revision, and its structuredContent may be any value (the
+// server fits it to the client's revision).
+func TestCheckToolResult(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"content":[{"type":"text","text":"a"}]}`:                            "",
+		`{"content":[],"structuredContent":[1,2]}`:                            "",
+		`{"content":[],"structuredContent":"s","isError":true}`:               "",
+		`{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}`: "",
+		`{"content":[{"type":"text","text":1}]}`:                              "tools/call result: content[0].text must be a string, not a number",
+		`{"content":"x"}`:                                                     "tools/call result: content must be an array, not a string",
+		`{}`:                                                                  "tools/call result: missing content",
+		`{"content":[],"isError":"yes"}`:                                      "tools/call result: isError must be a boolean, not a string",
+		`[1]`:                                                                 "tools/call result must be an object, not an array",
+	} {
+		err := codec.CheckToolResult(json.RawMessage(raw))
+		if got := ""; err != nil {
+			got = err.Error()
+			if got != want {
+				t.Errorf("%s: %q, want %q", raw, got, want)
+			}
+		} else if want != "" {
+			t.Errorf("%s: accepted, want %q", raw, want)
+		}
+	}
+}

@@ -309,3 +309,33 @@ func TestStockHardLinkOut(t *testing.T) {
 		t.Errorf("own.txt: %q", b)
 	}
 }
+
+// A tool's own result (result mode mcp) may carry structuredContent of any
+// JSON value: a 2026-07-28 client gets it as written, a 2025-06-18 client
+// (whose schema wants an object) gets the result without it, never a
+// schema violation; a content block of the wrong shape is still refused.
+func TestRouteToolStructuredContentPerRevision(t *testing.T) {
+	f := newFixture(t)
+	f.tool("arr", def("arr", "", `{"result":"mcp"}`), `echo '{"content":[{"type":"text","text":"1 2"}],"structuredContent":[1,2]}'`)
+	f.tool("bad", def("bad", "", `{"result":"mcp"}`), `echo '{"content":[{"type":"text","text":3}]}'`)
+	for _, rev := range []string{modern, codec.Rev20250618} {
+		t.Run(rev, func(t *testing.T) {
+			s := f.start()
+			if codec.IsModernRevision(rev) {
+				s.rev = rev
+			} else {
+				s.initialize(rev)
+			}
+			r := s.callTool("arr", nil)
+			wantOK(t, r, "1 2")
+			want := ""
+			if codec.IsModernRevision(rev) {
+				want = "[1,2]"
+			}
+			if string(r.StructuredContent) != want {
+				t.Errorf("structuredContent %s, want %q", r.StructuredContent, want)
+			}
+			wantErr(t, s.callTool("bad", nil), "content[0].text must be a string, not a number")
+		})
+	}
+}
