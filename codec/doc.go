@@ -43,7 +43,8 @@
 // is checked against the request it answers, named by the caller;
 // [GuessResultMethod] names it from the result's members for an observer
 // that sees only the server's side (content answers tools/call, tools
-// answers tools/list, and so on).
+// answers tools/list, and so on). [CheckToolResult] checks a CallToolResult
+// a tool wrote, before a server fits it to its client's revision.
 //
 // # Framing
 //

@@ -270,6 +270,9 @@ func ErrorID(err error) *ID {
 // a batch (batch is true), refused with -32600 unless allowBatch (an empty
 // batch is always invalid).
 //
+// A member name twice in one object, at any depth, makes the message
+// invalid (-32600, `duplicate member "params.name"`; see the package doc).
+//
 // Errors:
 //   - frame-level (not JSON, bad UTF-8, refused or empty batch, a lone bad
 //     message): msgs is nil and err is a *DecodeError (ErrorID gives the id
