@@ -99,6 +99,7 @@ type field struct {
 	required bool
 	modern   bool    // only in (and then required by) 2026-07-28 and later
 	since    string  // checked only from this revision on ("" always): before, the schemas leave an unknown member free
+	before   string  // checked only before this revision ("" always)
 	sub      []field // members of the object, or of each array element
 	// check, when set, checks the value further; path names it in messages.
 	check func(rev, path string, v *value) string
@@ -111,6 +112,11 @@ func (f field) with(check func(rev, path string, v *value) string) field {
 
 func (f field) from(rev string) field {
 	f.since = rev
+	return f
+}
+
+func (f field) until(rev string) field {
+	f.before = rev
 	return f
 }
 
@@ -178,8 +184,11 @@ func opt(name string, k jtype, sub ...field) field { return field{name: name, ki
 // requestMeta, notificationMeta and resultMeta are the _meta every known method's params and
 // every result may carry: an object, whose reserved keys have their types.
 var (
-	// Before 2025-11-25 the method definitions leave params._meta free.
-	requestMeta      = []field{opt("_meta", kObject, opt(MetaProgressToken, kID)).from(Rev20251125)}
+	// Before 2025-11-25 the method definitions leave params._meta free, but
+	// every request on the wire is a JSONRPCRequest, whose params._meta is
+	// an object with a ProgressToken; from 2025-11-25 RequestParams says
+	// the same. A server echoes the token in notifications/progress.
+	requestMeta      = []field{opt("_meta", kObject, opt(MetaProgressToken, kID))}
 	notificationMeta = []field{opt("_meta", kObject).from(Rev20251125)}
 	resultMeta       = []field{opt("_meta", kObject, opt(MetaServerInfo, kObject, implFields...).from(Rev20260728))}
 )
@@ -188,6 +197,38 @@ var (
 var cacheable = []field{
 	{name: "ttlMs", kind: kInt, required: true, modern: true},
 	{name: "cacheScope", kind: kString, required: true, modern: true},
+}
+
+// toolOutputFields are the members of a tools/call result that
+// CheckToolResult holds a tool's own output to.
+var toolOutputFields = []field{
+	req("content", kArray).with(ruleEach(ruleContentBlock)),
+	opt("isError", kBool),
+}
+
+// CheckToolResult checks a CallToolResult that a tool wrote (not a peer: a
+// server fits it to its client's revision before it goes out): content is
+// an array of blocks, each of a type some revision defines with the members
+// that type requires (checked as in LatestLegacyRevision, which has every
+// content type), and isError a boolean. structuredContent may be any JSON
+// value, as 2026-07-28 allows (a server drops a non-object one for an older
+// client). The error message reads like CheckMessage's ("tools/call
+// result: content[0].text must be a string, not a number").
+func CheckToolResult(raw json.RawMessage) error {
+	members, e := objectMembers(raw)
+	if members == nil && e == "" {
+		e = "is missing"
+	}
+	if e != "" {
+		return fmt.Errorf("tools/call result %s", e)
+	}
+	if e := checkFields(LatestLegacyRevision, "", members, resultMeta); e != "" {
+		return fmt.Errorf("tools/call result: %s", e)
+	}
+	if e := checkFields(LatestLegacyRevision, "", members, toolOutputFields); e != "" {
+		return fmt.Errorf("tools/call result: %s", e)
+	}
+	return nil
 }
 
 // revRange is the span of revisions a method exists in: since <= rev < until
@@ -268,10 +309,10 @@ var methodRules = map[string]methodRule{
 		}, cacheable...)},
 	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
 		params: []field{req("name", kString), opt("arguments", kObject)},
-		result: []field{
-			req("content", kArray).with(ruleEach(ruleContentBlock)),
-			opt("isError", kBool),
-		}},
+		result: slices.Concat(toolOutputFields, []field{
+			// An object until 2025-11-25; 2026-07-28 allows any JSON value.
+			opt("structuredContent", kObject).from(Rev20250618).until(FirstModernRevision),
+		})},
 
 	// Resources and prompts.
 	"resources/list": {from: FromClient, revs: allRevs,
@@ -378,8 +419,11 @@ func IsKnownMethod(method string) bool {
 //     the required members with the right JSON types; content blocks
 //     (tools/call, prompts/get) must be a type of rev with that type's
 //     members (text: text; image, audio: data and mimeType; resource_link:
-//     uri and name; resource: resource.uri and its text or blob), and a
-//     tool's inputSchema and outputSchema must say "type": "object";
+//     uri and name; resource: resource.uri and its text or blob), a
+//     tool's inputSchema and outputSchema must say "type": "object", a
+//     tools/call result's structuredContent is an object in 2025-06-18 and
+//     2025-11-25 (2026-07-28 allows any value), and a request's
+//     _meta.progressToken is a string or an integer in every revision;
 //   - 2026-07-28 (and later): every request carries
 //     params._meta["io.modelcontextprotocol/protocolVersion"] (this is how a
 //     modern request is told from a legacy one), and for a known method also
@@ -706,7 +750,7 @@ func checkFields(rev string, prefix string, members map[string]json.RawMessage, 
 func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMessage, pre []splitMember, fields []field) string {
 	modern := IsModernRevision(rev)
 	for _, f := range fields {
-		if f.modern && !modern || f.since != "" && rev < f.since {
+		if f.modern && !modern || f.since != "" && rev < f.since || f.before != "" && rev >= f.before {
 			continue
 		}
 		raw, ok := members[f.name]
@@ -718,7 +762,11 @@ func checkFieldsSplit(rev string, prefix string, members map[string]json.RawMess
 		}
 		k := kindOf(raw)
 		if f.kind != kAny && k&f.kind == 0 {
-			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, jsonKind(raw))
+			got := jsonKind(raw)
+			if k == kNumber && f.kind&kInt != 0 {
+				got = "the fractional number " + clipRaw(raw)
+			}
+			return fmt.Sprintf("%s%s must be %s, not %s", prefix, f.name, f.kind, got)
 		}
 		if f.check == nil && len(f.sub) == 0 {
 			continue

@@ -176,6 +176,40 @@ var checkCases = []checkCase{
 	{name: "progress token a bool", from: codec.FromServer, def: "ProgressNotification", code: codec.CodeInvalidParams,
 		want: "params.progressToken must be a string or an integer, not a boolean",
 		line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":true,"progress":1}}`},
+	// A request's progress token is echoed in notifications/progress: a
+	// string or an integer in every revision (JSONRPCRequest until
+	// 2025-06-18, the request's own params from 2025-11-25).
+	{name: "tools/call progress token an object", revs: []string{codec.Rev20241105, codec.Rev20250326, codec.Rev20250618}, from: codec.FromClient, def: "JSONRPCRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: params._meta.progressToken must be a string or an integer, not an object",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":{"a":1}},"name":"echo"}}`},
+	{name: "tools/call progress token a float", revs: []string{codec.Rev20241105, codec.Rev20250326, codec.Rev20250618}, from: codec.FromClient, def: "JSONRPCRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: params._meta.progressToken must be a string or an integer, not the fractional number 1.5",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":1.5},"name":"echo"}}`},
+	{name: "tools/call progress token an object 2025-11-25", revs: []string{codec.Rev20251125}, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidParams,
+		want: "tools/call: params._meta.progressToken must be a string or an integer, not an object",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":{"a":1}},"name":"echo"}}`},
+	{name: "tools/call progress token a float modern", revs: modern, from: codec.FromClient, def: "CallToolRequest", code: codec.CodeInvalidRequest,
+		want: "params._meta.progressToken must be a string or an integer, not the fractional number 2.5",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":2.5},"name":"echo"}}`},
+	{name: "tools/call progress token an integer", revs: legacy, from: codec.FromClient, def: "CallToolRequest",
+		line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":7},"name":"echo"}}`},
+	// structuredContent is an object from 2025-06-18 (where it appears) to
+	// 2025-11-25; before, an unknown member; from 2026-07-28, any value.
+	{name: "tools/call result structuredContent a string", revs: []string{codec.Rev20250618, codec.Rev20251125}, from: codec.FromServer, method: "tools/call", def: "CallToolResult", code: codec.CodeInvalidRequest,
+		want: "tools/call result: structuredContent must be an object, not a string",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":"hi"}}`},
+	{name: "tools/call result structuredContent null", revs: []string{codec.Rev20250618, codec.Rev20251125}, from: codec.FromServer, method: "tools/call", def: "CallToolResult", code: codec.CodeInvalidRequest,
+		want: "tools/call result: structuredContent must be an object, not null",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":null}}`},
+	{name: "tools/call result structuredContent an array", revs: []string{codec.Rev20250618, codec.Rev20251125}, from: codec.FromServer, method: "tools/call", def: "CallToolResult", code: codec.CodeInvalidRequest,
+		want: "tools/call result: structuredContent must be an object, not an array",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":[1]}}`},
+	{name: "tools/call result structuredContent an object", revs: []string{codec.Rev20250618, codec.Rev20251125}, from: codec.FromServer, method: "tools/call", def: "CallToolResult",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"n":1}}}`},
+	{name: "tools/call result structuredContent before 2025-06-18", revs: []string{codec.Rev20241105, codec.Rev20250326}, from: codec.FromServer, method: "tools/call", def: "CallToolResult",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":"free"}}`},
+	{name: "tools/call result structuredContent modern", revs: modern, from: codec.FromServer, method: "tools/call", def: "CallToolResult",
+		line: `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[],"structuredContent":"any value"}}`},
 	// Other methods, held to their schema definitions.
 	{name: "resources/read", revs: legacy, from: codec.FromClient, def: "ReadResourceRequest",
 		line: `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}`},
@@ -197,7 +231,7 @@ var checkCases = []checkCase{
 	{name: "sampling from the server", revs: legacy, from: codec.FromServer, def: "CreateMessageRequest",
 		line: `{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}`},
 	{name: "sampling maxTokens not an integer", revs: legacy, from: codec.FromServer, def: "CreateMessageRequest", code: codec.CodeInvalidParams,
-		want: "params.maxTokens must be an integer, not a number",
+		want: "params.maxTokens must be an integer, not the fractional number 1.5",
 		line: `{"jsonrpc":"2.0","id":"s","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1.5}}`},
 	{name: "sampling from the client", revs: legacy, from: codec.FromClient, code: codec.CodeInvalidRequest,
 		want: "sampling/createMessage is sent by the server, not the client",
@@ -479,7 +513,8 @@ func TestCheckMessageErrorIs(t *testing.T) {
 // TestCheckMessageNoFalsePositives mutates valid messages (each member of
 // params or result, down to a few levels: removed, or replaced by a value of
 // every JSON type) and requires that whenever CheckMessage refuses a
-// mutant, the official schema refuses it too. A filter that drops valid
+// mutant, the official schema refuses it too (its definition of the
+// message, or for a request JSONRPCRequest). A filter that drops valid
 // traffic is worse than one that misses a deep defect.
 func TestCheckMessageNoFalsePositives(t *testing.T) {
 	spectest.Dir(t)
@@ -579,6 +614,12 @@ func TestCheckMessageNoFalsePositives(t *testing.T) {
 					doc, _ = json.Marshal(mut["result"])
 				}
 				schemaErr := spectest.Check(t, sd.rev, sd.def, doc)
+				if _, isReq := mut["id"]; schemaErr == nil && body == "params" && isReq && spectest.HasDef(t, sd.rev, "JSONRPCRequest") {
+					// Every request on the wire is a JSONRPCRequest too,
+					// which until 2025-06-18 is where params._meta and its
+					// progressToken are defined.
+					schemaErr = spectest.Check(t, sd.rev, "JSONRPCRequest", line)
+				}
 				if cerr == nil {
 					if schemaErr != nil {
 						missed++
@@ -634,4 +675,31 @@ func mutate(v map[string]any, path []any, r any) map[string]any {
 		}
 	}
 	return c
+}
+
+// TestCheckToolResult: a tool's own CallToolResult is held to the content
+// rules of every revision, and its structuredContent may be any value (the
+// server fits it to the client's revision).
+func TestCheckToolResult(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"content":[{"type":"text","text":"a"}]}`:                            "",
+		`{"content":[],"structuredContent":[1,2]}`:                            "",
+		`{"content":[],"structuredContent":"s","isError":true}`:               "",
+		`{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}`: "",
+		`{"content":[{"type":"text","text":1}]}`:                              "tools/call result: content[0].text must be a string, not a number",
+		`{"content":"x"}`:                                                     "tools/call result: content must be an array, not a string",
+		`{}`:                                                                  "tools/call result: missing content",
+		`{"content":[],"isError":"yes"}`:                                      "tools/call result: isError must be a boolean, not a string",
+		`[1]`:                                                                 "tools/call result must be an object, not an array",
+	} {
+		err := codec.CheckToolResult(json.RawMessage(raw))
+		if got := ""; err != nil {
+			got = err.Error()
+			if got != want {
+				t.Errorf("%s: %q, want %q", raw, got, want)
+			}
+		} else if want != "" {
+			t.Errorf("%s: accepted, want %q", raw, want)
+		}
+	}
 }

@@ -43,7 +43,8 @@
 // is checked against the request it answers, named by the caller;
 // [GuessResultMethod] names it from the result's members for an observer
 // that sees only the server's side (content answers tools/call, tools
-// answers tools/list, and so on).
+// answers tools/list, and so on). [CheckToolResult] checks a CallToolResult
+// a tool wrote, before a server fits it to its client's revision.
 //
 // # Framing
 //
@@ -59,10 +60,32 @@
 // is the request id when it could be read. Batches (JSON arrays) are refused
 // unless the caller allows them (only a session that negotiated 2025-03-26,
 // see [Session.AllowBatch]); bad elements of an allowed batch come back as a
-// [*BatchError], one [*DecodeError] each. Duplicate members of an object are
-// not detected: the last one wins, as in encoding/json. Decoded messages
-// never alias the frame. JSON is checked in one pass, UTF-8 included
-// (encoding/json would accept invalid UTF-8 and replace it).
+// [*BatchError], one [*DecodeError] each. A member name that appears twice
+// in one object, at any depth ("id":1,"id":2, or two "name"s in a tool's
+// arguments), makes the message invalid (-32600 naming its path, e.g.
+// `duplicate member "params.name"`): RFC 8259 leaves its meaning to the
+// receiver and receivers differ (encoding/json keeps the last value, others
+// the first), so a checker could pass one message and the receiver act on
+// another. Errors call a bad request an "invalid request", a bad response an
+// "invalid response". Decoded messages never alias the frame. JSON is
+// checked in one pass, UTF-8 included (encoding/json would accept invalid
+// UTF-8 and replace it). A lone surrogate escape ("\ud800") is valid JSON
+// text and passes DecodeFrame (mcp-frame forwards it byte for byte), but
+// decodes to no Unicode character: a server refuses it in tools/call params
+// (below).
+//
+// # Params a server acts on
+//
+// [CallToolParams] and [ListToolsParams] decode with errors in JSON's words
+// (`params.name: expected a string, got a number`), never Go's. A tools/call
+// whose params hold a lone surrogate escape is refused (-32602 naming the
+// member: `params.arguments.path: lone surrogate \ud800 ...`), never
+// altered: decoding it would turn it into U+FFFD and a tool would act on a
+// name the client never sent ([CheckUnicodeEscapes]). A request whose
+// _meta.progressToken is not a string or an integer is refused by
+// [Session.Classify] (-32602) in every revision, and by CheckMessage: the
+// server would echo it in notifications/progress, which allows nothing else
+// (the schemas' ProgressToken; JSONRPCRequest defines it until 2025-06-18).
 //
 // Request ids ([ID]) are a JSON string or integer, kept as the bytes they
 // arrived as and echoed byte for byte; null, fractional or exponent numbers,

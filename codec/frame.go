@@ -270,6 +270,9 @@ func ErrorID(err error) *ID {
 // a batch (batch is true), refused with -32600 unless allowBatch (an empty
 // batch is always invalid).
 //
+// A member name twice in one object, at any depth, makes the message
+// invalid (-32600, `duplicate member "params.name"`; see the package doc).
+//
 // Errors:
 //   - frame-level (not JSON, bad UTF-8, refused or empty batch, a lone bad
 //     message): msgs is nil and err is a *DecodeError (ErrorID gives the id
@@ -279,12 +282,15 @@ func ErrorID(err error) *ID {
 //     where). JSON-RPC wants one error response per bad element.
 func DecodeFrame(data []byte, allowBatch bool) (msgs []*Message, batch bool, err error) {
 	var env envelope
-	elems, isObj, isArr, serr := jsTop(data, &env)
+	elems, isObj, isArr, dup, serr := jsTop(data, &env)
 	if serr != nil {
 		return nil, isArr, &DecodeError{Index: -1, Err: parseError(serr)}
 	}
 	switch {
 	case isObj:
+		if dup != "" {
+			return nil, false, duplicate(&env, dup)
+		}
 		m, derr := decodeEnvelope(&env)
 		if derr != nil {
 			return nil, false, derr
@@ -330,19 +336,58 @@ func parseError(err error) *Error {
 }
 
 func invalid(id *ID, format string, args ...any) *DecodeError {
-	return &DecodeError{ID: id, Index: -1, Err: Errorf(CodeInvalidRequest, "invalid request: "+format, args...)}
+	return invalidAs("invalid request", id, format, args...)
+}
+
+// invalidAs is invalid for a message of the kind what ("invalid response").
+func invalidAs(what string, id *ID, format string, args ...any) *DecodeError {
+	return &DecodeError{ID: id, Index: -1, Err: Errorf(CodeInvalidRequest, what+": "+format, args...)}
 }
 
 func decodeMessage(data []byte) (*Message, *DecodeError) {
 	var env envelope
-	_, isObj, _, err := jsTop(data, &env)
+	_, isObj, _, dup, err := jsTop(data, &env)
 	if err != nil {
 		return nil, &DecodeError{Index: -1, Err: parseError(err)}
 	}
 	if !isObj {
 		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(bytes.TrimSpace(data)))
 	}
+	if dup != "" {
+		return nil, duplicate(&env, dup)
+	}
 	return decodeEnvelope(&env)
+}
+
+// duplicate is the error for a message with a member name twice in one
+// object (at path dup). RFC 8259 leaves what that means to the receiver,
+// and receivers differ (encoding/json keeps the last value, others the
+// first or refuse), so a checker and the receiver behind it could act on
+// different messages: it is refused wherever it is. The id is kept when it
+// can be read without doubt.
+func duplicate(env *envelope, dup string) *DecodeError {
+	var id *ID
+	if dup != "id" && env.id != nil && string(env.id) != "null" {
+		if v, err := parseID(env.id, true); err == nil {
+			id = &v
+		}
+	}
+	return &DecodeError{ID: id, Index: -1, Err: Errorf(CodeInvalidRequest,
+		"%s: duplicate member %q (each name must appear once in an object: receivers differ on which value counts)",
+		env.kind(), dup)}
+}
+
+// kind names the message an envelope holds, for errors: "invalid request"
+// (which JSON-RPC's -32600 is called; notifications included), "invalid
+// response", or "invalid message" when it is neither.
+func (e *envelope) kind() string {
+	switch {
+	case e.method != nil:
+		return "invalid request"
+	case e.result != nil || e.error != nil:
+		return "invalid response"
+	}
+	return "invalid message"
 }
 
 // decodeEnvelope checks the envelope. The member values are valid JSON (the
@@ -350,6 +395,8 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 // aliases the caller's frame.
 func decodeEnvelope(obj *envelope) (*Message, *DecodeError) {
 	m := &Message{}
+	what := obj.kind()
+	invalid := func(id *ID, format string, args ...any) *DecodeError { return invalidAs(what, id, format, args...) }
 	// The id first, so later errors can carry it.
 	if raw := obj.id; raw != nil {
 		if string(raw) == "null" {

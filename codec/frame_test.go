@@ -440,11 +440,6 @@ func TestDecodeFrameKeys(t *testing.T) {
 	if err != nil || msgs[0].Method != "xy" {
 		t.Fatalf("escaped key: %v %v", msgs, err)
 	}
-	// Duplicate members: the last one wins.
-	msgs, _, err = DecodeFrame([]byte(`{"jsonrpc":"2.0","id":1,"id":"b","method":"ping"}`), false)
-	if err != nil || msgs[0].ID.String() != `"b"` {
-		t.Fatalf("duplicate id: %v %v", msgs, err)
-	}
 	// Params never alias the frame.
 	frame := []byte(`{"jsonrpc":"2.0","method":"x","params":{"a":1}}`)
 	msgs, _, _ = DecodeFrame(frame, false)
@@ -466,6 +461,11 @@ func TestDecodeErrorText(t *testing.T) {
 	if ErrorID(err) != nil || ErrorID(errors.New("x")) != nil {
 		t.Error("ErrorID of a batch or a plain error")
 	}
+	// A bad response is not called a request (mcp-frame reports these).
+	_, _, err = DecodeFrame([]byte(`{"jsonrpc":"2.0","id":7,"result":[1]}`), false)
+	if got := err.Error(); got != "invalid response: result must be an object, not an array" {
+		t.Errorf("response: %q", got)
+	}
 	if _, err := DecodeMessage([]byte(`[]`)); !errors.Is(err, ErrInvalidRequest) {
 		t.Errorf("DecodeMessage of an array: %v", err)
 	}
@@ -485,5 +485,62 @@ func TestWriterNilMessage(t *testing.T) {
 	}
 	if buf.Len() != 0 {
 		t.Errorf("wrote %q", buf.String())
+	}
+}
+
+// TestDecodeFrameDuplicateMembers: a name twice in one object, at any
+// depth, makes the frame an invalid message (receivers differ on which value
+// counts), answered with the id when it is not the duplicate; the same names
+// in different objects are fine.
+func TestDecodeFrameDuplicateMembers(t *testing.T) {
+	for _, c := range []struct {
+		frame, want, id string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, `invalid request: duplicate member "id"`, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, `invalid request: duplicate member "method"`, "1"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, `invalid request: duplicate member "params.name"`, "1"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"p":[{"x":1,"\u0078":2}]}}}`, `invalid request: duplicate member "params.arguments.p[0].x"`, "1"},
+		{`{"jsonrpc":"2.0","id":"r","result":{"content":[],"content":[]}}`, `invalid response: duplicate member "result.content"`, `"r"`},
+		{`{"jsonrpc":"2.0","jsonrpc":"2.0","id":3,"result":{}}`, `invalid response: duplicate member "jsonrpc"`, "3"},
+	} {
+		_, _, err := DecodeFrame([]byte(c.frame), false)
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Err.Code != CodeInvalidRequest || !strings.Contains(de.Err.Message, c.want) {
+			t.Errorf("%s: err %v, want -32600 containing %q", c.frame, err, c.want)
+			continue
+		}
+		if got := ""; de.ID != nil {
+			got = de.ID.String()
+			if got != c.id {
+				t.Errorf("%s: id %s, want %q", c.frame, got, c.id)
+			}
+		} else if c.id != "" {
+			t.Errorf("%s: no id, want %s", c.frame, c.id)
+		}
+	}
+	// Many members (past the linear search), one duplicate at the end.
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","method":"x","params":{`)
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	b.WriteString(`"k7":0}}`)
+	if _, _, err := DecodeFrame([]byte(b.String()), false); err == nil || !strings.Contains(err.Error(), `"params.k7"`) {
+		t.Errorf("40 members, k7 twice: %v", err)
+	}
+	// In a batch, the element with the duplicate is refused alone.
+	msgs, _, err := DecodeFrame([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b","params":{"x":1,"x":1}}]`), true)
+	var be *BatchError
+	if len(msgs) != 1 || !errors.As(err, &be) || be.Errs[0].Index != 1 || !strings.Contains(be.Errs[0].Error(), `"params.x"`) {
+		t.Errorf("batch: %v %v", msgs, err)
+	}
+	// The same name in different objects, or in sibling objects of an array.
+	for _, ok := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":{"id":1,"a":{"id":2},"b":[{"id":3},{"id":4}]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":{"b":1},"c":{"b":1}},"x":{"params":1}}`,
+	} {
+		if _, _, err := DecodeFrame([]byte(ok), false); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
 	}
 }

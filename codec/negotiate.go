@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -38,7 +39,7 @@ func ParseRequestMeta(params json.RawMessage) (*RequestMeta, error) {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, fmt.Errorf("params: %w", err)
+		return nil, paramsError(err)
 	}
 	if p.Meta == nil {
 		return nil, nil
@@ -67,10 +68,23 @@ func ParseRequestMeta(params json.RawMessage) (*RequestMeta, error) {
 			m.Other[k] = v
 		}
 		if err != nil {
-			return nil, fmt.Errorf("_meta[%q]: %w", k, err)
+			return nil, metaError(k, err)
 		}
 	}
 	return m, nil
+}
+
+// metaError names a _meta member whose value has the wrong JSON type.
+func metaError(key string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		path := fmt.Sprintf("params._meta[%q]", key)
+		if te.Field != "" {
+			path += "." + te.Field
+		}
+		return fmt.Errorf("%s: expected %s, got %s", path, jsonTypeOf(te.Type), gotValue(te.Value))
+	}
+	return fmt.Errorf("params._meta[%q]: %s", key, err.Error())
 }
 
 // Session tracks one connection's legacy negotiation and tells, for each
@@ -87,7 +101,10 @@ func ParseRequestMeta(params json.RawMessage) (*RequestMeta, error) {
 //     initialize) and discover always in LatestRevision;
 //   - any other request before initialize, without a modern _meta version,
 //     gets -32600 "server not initialized: ...";
-//   - after initialize, messages without _meta use the negotiated revision.
+//   - after initialize, messages without _meta use the negotiated revision;
+//   - a request whose _meta.progressToken is neither a string nor an integer
+//     gets -32602 naming it: the server would echo it in
+//     notifications/progress, which allows nothing else.
 type Session struct {
 	mu          sync.Mutex
 	rev         string // negotiated legacy revision; "" before initialize
@@ -126,6 +143,12 @@ func (s *Session) Classify(m *Message) (rev string, err *Error) {
 	meta, merr := ParseRequestMeta(m.Params)
 	if merr != nil {
 		return "", Errorf(CodeInvalidParams, "invalid params: %s", merr.Error())
+	}
+	if m.IsRequest() && meta != nil && meta.ProgressToken != nil {
+		// The server would echo it in notifications/progress.
+		if e := progressTokenProblem(meta.ProgressToken); e != "" {
+			return "", Errorf(CodeInvalidParams, "invalid params: %s", e)
+		}
 	}
 	if meta != nil && meta.ProtocolVersion != "" {
 		v := meta.ProtocolVersion

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -36,6 +39,79 @@ type scanner struct {
 	// (outside strings), 0 if none: a value b[i:j] has white space in it
 	// exactly when wsEnd > i once it is scanned.
 	wsEnd int
+
+	// dups makes object look for a member name that appears twice in one
+	// object, at any depth (DecodeFrame's pass; see findDup). dup is then
+	// non-empty: the path of the first one when track is set too (jsTop
+	// scans again with track only when there is a duplicate, so the common
+	// case does not pay for paths).
+	dups  bool
+	track bool
+	dup   string
+	keys  [][]byte   // member names of the objects being scanned, innermost last, unescaped
+	path  []pathElem // where the scan is, when track
+}
+
+// keysPool holds scanner.keys stacks for jsTop, which runs once per frame.
+var keysPool = sync.Pool{New: func() any { k := make([][]byte, 0, 64); return &k }}
+
+// pathElem is one step of scanner.path: a member name or an array index.
+type pathElem struct {
+	name []byte
+	idx  int
+}
+
+// dupLinearMax is how many names an object may have before findDup keeps
+// them in a map rather than comparing each new one with all the others.
+const dupLinearMax = 16
+
+// findDup records name as the next member of the object whose names start
+// at s.keys[base], and a duplicate in s.dup. seen is that object's map of
+// names once it has more than dupLinearMax.
+func (s *scanner) findDup(base int, name []byte, seen *map[string]struct{}) {
+	names := s.keys[base:]
+	dup := false
+	switch {
+	case *seen != nil:
+		_, dup = (*seen)[string(name)]
+		(*seen)[string(name)] = struct{}{}
+	case len(names) >= dupLinearMax:
+		m := make(map[string]struct{}, 2*len(names))
+		for _, n := range names {
+			m[string(n)] = struct{}{}
+		}
+		_, dup = m[string(name)]
+		m[string(name)] = struct{}{}
+		*seen = m
+	default:
+		for _, n := range names {
+			if bytes.Equal(n, name) {
+				dup = true
+				break
+			}
+		}
+	}
+	s.keys = append(s.keys, name)
+	if dup && s.dup == "" && !s.track {
+		s.dup = "?"
+	} else if dup && s.dup == "" {
+		var b strings.Builder
+		for _, p := range s.path {
+			if p.name == nil {
+				b.WriteString("[" + strconv.Itoa(p.idx) + "]")
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.Write(p.name)
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.Write(name)
+		s.dup = b.String()
+	}
 }
 
 type jsSyntaxError struct {
@@ -120,6 +196,8 @@ func (s *scanner) object(i, depth int, member func(key []byte, start, end int)) 
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
+	base := len(s.keys)
+	var seen map[string]struct{}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, jsErrAt(b, i, "looking for beginning of object key string")
@@ -135,14 +213,31 @@ func (s *scanner) object(i, depth int, member func(key []byte, start, end int)) 
 		}
 		i = s.ws(i + 1)
 		vstart := i
+		if s.dups {
+			name := key[1 : len(key)-1]
+			if bytes.IndexByte(name, '\\') >= 0 {
+				v, _ := stringValue(key)
+				name = []byte(v)
+			}
+			s.findDup(base, name, &seen)
+			if s.track {
+				s.path = append(s.path, pathElem{name: name})
+			}
+		}
 		if i, err = s.value(i, depth); err != nil {
 			return i, err
+		}
+		if s.track {
+			s.path = s.path[:len(s.path)-1]
 		}
 		if member != nil {
 			member(key, vstart, i)
 		}
 		var done bool
 		if i, done, err = s.next(i, '}', "after object key:value pair"); done || err != nil {
+			if s.dups {
+				s.keys = s.keys[:base]
+			}
 			return i, err
 		}
 	}
@@ -175,11 +270,17 @@ func (s *scanner) array(i, depth int, elem func(val []byte)) (int, error) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil
 	}
-	for {
+	for n := 0; ; n++ {
 		start := i
 		var err error
+		if s.track {
+			s.path = append(s.path, pathElem{idx: n})
+		}
 		if i, err = s.value(i, depth); err != nil {
 			return i, err
+		}
+		if s.track {
+			s.path = s.path[:len(s.path)-1]
 		}
 		if elem != nil {
 			elem(b[start:i])
@@ -388,12 +489,21 @@ func (e *envelope) set(key string, v []byte, compact bool) {
 // space around it, in one pass. For an object it fills env with the JSON-RPC
 // members (the last of duplicate keys wins, as in encoding/json); for an
 // array, it returns the elements. isObj/isArr say which; other values are
-// only checked.
-func jsTop(b []byte, env *envelope) (elems [][]byte, isObj, isArr bool, err error) {
-	s := scanner{b: b}
+// only checked. dup is the path of the first member name that appears twice
+// in one object, at any depth ("id", "params.name", "[1].id" in a batch), ""
+// if none.
+func jsTop(b []byte, env *envelope) (elems [][]byte, isObj, isArr bool, dup string, err error) {
+	s := scanner{b: b, dups: true}
+	kp := keysPool.Get().(*[][]byte)
+	s.keys = (*kp)[:0]
+	defer func() {
+		clear(s.keys[:cap(s.keys)]) // no frame kept alive by the pool
+		*kp = s.keys[:0]
+		keysPool.Put(kp)
+	}()
 	i := s.ws(0)
 	if i >= len(b) {
-		return nil, false, false, jsErrAt(b, i, "")
+		return nil, false, false, "", jsErrAt(b, i, "")
 	}
 	var end int
 	switch b[i] {
@@ -421,9 +531,14 @@ func jsTop(b []byte, env *envelope) (elems [][]byte, isObj, isArr bool, err erro
 		}
 	}
 	if err != nil {
-		return nil, isObj, isArr, err
+		return nil, isObj, isArr, "", err
 	}
-	return elems, isObj, isArr, nil
+	if s.dup != "" {
+		again := scanner{b: b, dups: true, track: true}
+		_ = again.whole()
+		return elems, isObj, isArr, again.dup, nil
+	}
+	return elems, isObj, isArr, "", nil
 }
 
 // scanMembers splits a JSON object that DecodeFrame has validated into its

@@ -54,7 +54,7 @@ func FuzzScanMembers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := scanMembers(b)
 		var env envelope
-		_, isObj, _, verr := jsTop(b, &env)
+		_, isObj, _, _, verr := jsTop(b, &env)
 		valid := json.Valid(b) && utf8.Valid(b)
 		if (verr == nil) != valid {
 			t.Fatalf("jsTop(%q) error %v, want valid %v", b, verr, valid)
@@ -102,7 +102,7 @@ func FuzzScanElements(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, ok := scanElements(b)
 		var env envelope
-		elems, _, isArr, verr := jsTop(b, &env)
+		elems, _, isArr, _, verr := jsTop(b, &env)
 		if !json.Valid(b) {
 			return // only: no panic
 		}

@@ -61,14 +61,14 @@ func ParseSubscriptionsListenParams(params json.RawMessage) (*SubscriptionsListe
 		Notifications json.RawMessage `json:"notifications"`
 	}
 	if err := json.Unmarshal(p, &probe); err != nil {
-		return nil, Errorf(CodeInvalidParams, "invalid params: %v", err)
+		return nil, Errorf(CodeInvalidParams, "invalid params: %v", paramsError(err))
 	}
 	if n := bytes.TrimSpace(probe.Notifications); len(n) == 0 || n[0] != '{' {
 		return nil, Errorf(CodeInvalidParams, "invalid params: subscriptions/listen: params.notifications must be an object")
 	}
 	out := new(SubscriptionsListenParams)
 	if err := json.Unmarshal(p, out); err != nil {
-		return nil, Errorf(CodeInvalidParams, "invalid params: subscriptions/listen: %v", err)
+		return nil, Errorf(CodeInvalidParams, "invalid params: subscriptions/listen: %v", paramsError(err))
 	}
 	return out, nil
 }

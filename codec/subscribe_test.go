@@ -3,6 +3,7 @@ package codec_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -28,6 +29,10 @@ func TestParseSubscriptionsListenParams(t *testing.T) {
 		if err == nil || !errors.Is(err, codec.ErrInvalidParams) {
 			t.Errorf("%s: want -32602, got %v", bad, err)
 		}
+	}
+	_, err = codec.ParseSubscriptionsListenParams(json.RawMessage(`{"notifications":{"toolsListChanged":"yes"}}`))
+	if want := "params.notifications.toolsListChanged: expected a boolean, got a string"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("toolsListChanged \"yes\": %v, want %q", err, want)
 	}
 }
 

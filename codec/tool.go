@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/internal/jsonschema"
 	"github.com/mcpipe/mcpipe/internal/jsonschema/kind"
@@ -24,14 +25,22 @@ func ValidateToolName(name string) error {
 	if name == "" {
 		return errors.New("name is empty")
 	}
-	if len(name) > MaxToolNameLen {
-		return fmt.Errorf("name is %d characters long, the limit is %d", len(name), MaxToolNameLen)
+	if n := utf8.RuneCountInString(name); n > MaxToolNameLen {
+		return fmt.Errorf("name is %d characters long, the limit is %d", n, MaxToolNameLen)
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return fmt.Errorf("name %q has character %q at %d; allowed: A-Z a-z 0-9 _ - .", name, rune(name[i]), i)
+	// Characters, not bytes: "café" is refused for its 'é' (the 4th
+	// character), not for a byte of it shown as 'Ã'.
+	pos := 0
+	for i, r := range name {
+		pos++
+		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			continue
 		}
+		what := fmt.Sprintf("character %q (%U)", r, r)
+		if r == utf8.RuneError {
+			what = fmt.Sprintf("byte %#x (not UTF-8)", name[i])
+		}
+		return fmt.Errorf("name %q has %s at position %d; allowed: A-Z a-z 0-9 _ - .", name, what, pos)
 	}
 	return nil
 }

@@ -20,6 +20,17 @@ func TestValidateToolName(t *testing.T) {
 			t.Errorf("%q accepted", n)
 		}
 	}
+	// The message names the character the user wrote, not a byte of it.
+	for name, want := range map[string]string{
+		"café":                   `name "café" has character 'é' (U+00E9) at position 4; allowed: A-Z a-z 0-9 _ - .`,
+		"a🙂b":                    `name "a🙂b" has character '🙂' (U+1F642) at position 2`,
+		"x\xffy":                 `name "x\xffy" has byte 0xff (not UTF-8) at position 2`,
+		strings.Repeat("é", 130): "name is 130 characters long",
+	} {
+		if err := ValidateToolName(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", name, err, want)
+		}
+	}
 }
 
 func TestValidateTool(t *testing.T) {

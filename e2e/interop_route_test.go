@@ -238,40 +238,50 @@ func checkWire(t *testing.T, rev string, msgs []wireMsg) {
 	type sent struct{ method, rev string }
 	requests := map[string]sent{} // request id (as JSON) → what it was
 	var n int
-	for _, m := range msgs {
-		var head struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Meta map[string]any `json:"_meta"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal(m.line, &head); err != nil {
-			t.Errorf("wire: not JSON (%v): %s", err, m.line)
-			continue
-		}
-		if !m.fromServer {
-			if head.ID != nil && head.Method != "" {
-				r := rev
-				if codec.IsModernRevision(rev) {
-					r = codec.LatestLegacyRevision
-					if v, ok := head.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string); ok {
-						r = v
+	// Two passes: the requests first. A logging transport may log a
+	// request after the answer to it (the Go SDK's LoggingTransport logs
+	// a write once it has returned, and the answer can be read and logged
+	// in between), and the answer must still be checked in its request's
+	// revision.
+	for pass := 0; pass < 2; pass++ {
+		for _, m := range msgs {
+			if m.fromServer != (pass == 1) {
+				continue
+			}
+			var head struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Meta map[string]any `json:"_meta"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(m.line, &head); err != nil {
+				t.Errorf("wire: not JSON (%v): %s", err, m.line)
+				continue
+			}
+			if !m.fromServer {
+				if head.ID != nil && head.Method != "" {
+					r := rev
+					if codec.IsModernRevision(rev) {
+						r = codec.LatestLegacyRevision
+						if v, ok := head.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string); ok {
+							r = v
+						}
 					}
+					requests[string(head.ID)] = sent{head.Method, r}
 				}
-				requests[string(head.ID)] = sent{head.Method, r}
+				continue
 			}
-			continue
-		}
-		n++
-		at := sent{rev: rev}
-		if head.Method == "" {
-			if r, ok := requests[string(head.ID)]; ok {
-				at = r
+			n++
+			at := sent{rev: rev}
+			if head.Method == "" {
+				if r, ok := requests[string(head.ID)]; ok {
+					at = r
+				}
 			}
-		}
-		if err := spectest.CheckServerMessageErr(t, at.rev, at.method, m.line); err != nil {
-			t.Errorf("mcp-route sent a message invalid in %s: %v\n%s", at.rev, err, m.line)
+			if err := spectest.CheckServerMessageErr(t, at.rev, at.method, m.line); err != nil {
+				t.Errorf("mcp-route sent a message invalid in %s: %v\n%s", at.rev, err, m.line)
+			}
 		}
 	}
 	if n == 0 {

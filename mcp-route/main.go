@@ -183,17 +183,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", prog, fs.Arg(0))
 		return 2
 	}
-	if *maxProcs < 1 || *maxOutput < 1 || *timeout <= 0 || *grace <= 0 || *maxFrame < 1 || *pageSize < 1 || *poll < 0 || *describeTimeout <= 0 {
-		fmt.Fprintf(stderr, "%s: --max-procs, --max-output, --timeout, --grace, --max-frame, --page-size and --describe-timeout must be positive\n", prog)
-		return 2
+	// The first flag out of range, with what was written and what is wanted.
+	for _, c := range []struct {
+		bad        bool
+		flag, want string
+	}{
+		{*maxProcs < 1, "max-procs", "a positive number"},
+		{*maxOutput < 1, "max-output", "a positive number of bytes"},
+		{*timeout <= 0, "timeout", "a positive duration"},
+		{*grace <= 0, "grace", "a positive duration"},
+		{*maxFrame < 1, "max-frame", "a positive number of bytes"},
+		{*pageSize < 1, "page-size", "a positive number"},
+		{*poll < 0, "poll", "a positive duration, or 0 to turn polling off"},
+		{*describeTimeout <= 0, "describe-timeout", "a positive duration"},
+		{*maxQueue < 0, "max-queue", "0 or more"},
+	} {
+		if c.bad {
+			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
+			return 2
+		}
 	}
-
 	if *logFormat != "text" && *logFormat != "json" {
 		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json\n", prog, *logFormat)
-		return 2
-	}
-	if *maxQueue < 0 {
-		fmt.Fprintf(stderr, "%s: --max-queue must not be negative\n", prog)
 		return 2
 	}
 	queue := *maxQueue

@@ -603,3 +603,33 @@ func TestLogFormat(t *testing.T) {
 		t.Errorf("--help does not document --log-format")
 	}
 }
+
+// TestFlagOutOfRangeNamed: the real binary names the flag out of range, the
+// value written and what it wants, one line, exit 2; the harmless value
+// runs.
+func TestFlagOutOfRangeNamed(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--poll", "-1s"}, []string{"mcp-route: --poll -1s: want a positive duration, or 0 to turn polling off (see --help)\n"}},
+		{[]string{"--timeout", "0s"}, []string{"mcp-route: --timeout 0s: want a positive duration (see --help)\n"}},
+		{[]string{"--max-procs", "0"}, []string{"mcp-route: --max-procs 0: want a positive number (see --help)\n"}},
+		{[]string{"--max-queue", "-1"}, []string{"mcp-route: --max-queue -1: want 0 or more (see --help)\n"}},
+	} {
+		cmd := exec.Command(bin, append([]string{"--tools", t.TempDir()}, c.args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || stdout.Len() != 0 || stderr.String() != c.want[0] {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, stdout.String(), stderr.String(), c.want[0])
+		}
+	}
+	for _, ok := range [][]string{{"--poll", "0"}, {"--poll", "2s"}, {"--max-queue", "0"}} {
+		cmd := exec.Command(bin, append([]string{"--tools", t.TempDir()}, ok...)...)
+		cmd.Stdin = strings.NewReader("") // EOF at once: a clean shutdown
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("%v: %v, stderr %q", ok, err, stderr.String())
+		}
+	}
+}

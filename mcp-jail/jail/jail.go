@@ -56,6 +56,23 @@
 // [Root.CopyAtomic] (temporary file, sync, rename) never replace a special
 // file.
 //
+// # Hard links
+//
+// A hard link is the file itself, not a pointer to it: a hard link inside
+// the root to a file outside cannot be told from a file of the root, and is
+// read like one. Changes in place are refused for a regular file with more
+// than one link ([ErrHardLinked], a [*HardLinkError] naming the count):
+// [Root.OpenFile] for writing (checked with fstat on the open file, before
+// O_TRUNC is applied), [Root.Chmod] and [Root.Chtimes] (a stat just before
+// the change). Which link is "the original", and where the others are,
+// cannot be told without searching every file system, and whether the stock
+// tools made a link is not recorded anywhere that survives them, so every
+// file with other links is refused, not only those with a name outside.
+// [Root.WriteFileAtomic] and [Root.CopyAtomic] replace the name with a new
+// file (rename), which leaves the other links, and the file they name,
+// unchanged: they are allowed. Directories are not concerned (their link
+// count counts subdirectories; they cannot be hard-linked).
+//
 // # Platforms
 //
 // Unix. On Linux 5.6 and later, opens of files (directories are opened by
@@ -109,7 +126,23 @@ var (
 	// ErrNotRegular reports an open of a FIFO, socket, device or other
 	// special file, which could block or leak.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrHardLinked reports a change in place (a write, a chmod, new
+	// times) to a regular file with more than one hard link: another
+	// name of the file may be outside the root. The error is a
+	// *HardLinkError that says how many links.
+	ErrHardLinked = errors.New("the file has other hard links")
 )
+
+// HardLinkError is the Err of a *PathError for a file refused with
+// ErrHardLinked.
+type HardLinkError struct{ Links uint64 }
+
+func (e *HardLinkError) Error() string {
+	return fmt.Sprintf("has %d hard links: changing it in place would change it under every name, and another name may be outside the root (replace the file instead: write a new one and rename it over)", e.Links)
+}
+
+// Is makes errors.Is(err, ErrHardLinked) true.
+func (e *HardLinkError) Is(target error) bool { return target == ErrHardLinked }
 
 // PathError records a refused or failed name.
 type PathError struct {

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -651,4 +652,125 @@ func bothPaths(t *testing.T, test func(t *testing.T)) {
 		defer noOpenat2.Store(false)
 		test(t)
 	})
+}
+
+// TestLinkTarget: a link's stored target is read as text whatever it points
+// to, and never followed; a link reached through a directory link that
+// leads out, or a name that climbs out, is refused.
+func TestLinkTarget(t *testing.T) { bothPaths(t, testLinkTarget) }
+
+func testLinkTarget(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "data")
+	for _, d := range []string{root, filepath.Join(base, "outside")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("in-target", filepath.Join(base, "outside", "link-beyond")); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{
+		"out":     "../outside/secret.txt",
+		"abs":     "/etc/passwd",
+		"in":      "f.txt",
+		"dir-out": "../outside",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := openRoot(t, root)
+	for name, want := range map[string]string{"out": "../outside/secret.txt", "abs": "/etc/passwd", "in": "f.txt", "dir-out": "../outside", "./out": "../outside/secret.txt"} {
+		if got, err := r.LinkTarget(name); err != nil || got != want {
+			t.Errorf("LinkTarget(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	for _, name := range []string{"dir-out/link-beyond", "../outside/link-beyond", filepath.Join(base, "outside", "link-beyond")} {
+		if got, err := r.LinkTarget(name); !errors.Is(err, ErrEscapes) {
+			t.Errorf("LinkTarget(%q) = %q, %v; want an escape", name, got, err)
+		}
+	}
+}
+
+// TestHardLinkedFilesNotChangedInPlace: a hard link inside the root to a
+// file outside is the file itself. Writes in place, truncation, chmod and
+// new times are refused before anything changes, and the outside file is
+// untouched; replacing the name (WriteFileAtomic) breaks the link instead.
+// A file with one link is written as usual.
+func TestHardLinkedFilesNotChangedInPlace(t *testing.T) { bothPaths(t, testHardLinked) }
+
+func testHardLinked(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "data")
+	outside := filepath.Join(base, "outside.txt")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(root, "hard")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "own"), []byte("own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(outside)
+	r := openRoot(t, root)
+	refused := func(op string, err error) {
+		t.Helper()
+		var le *HardLinkError
+		if !errors.Is(err, ErrHardLinked) || !errors.As(err, &le) || le.Links != 2 ||
+			!strings.HasPrefix(err.Error(), "hard: has 2 hard links: ") || !strings.Contains(err.Error(), "outside the root") {
+			t.Errorf("%s(hard): %v; want refused for its 2 hard links", op, err)
+		}
+	}
+	for _, flag := range []int{os.O_WRONLY | os.O_APPEND, os.O_WRONLY | os.O_TRUNC, os.O_RDWR, os.O_WRONLY | os.O_CREATE} {
+		f, err := r.OpenFile("hard", flag, 0o644)
+		if err == nil {
+			f.Close()
+		}
+		refused(fmt.Sprintf("OpenFile(%#x)", flag), err)
+	}
+	refused("Chmod", r.Chmod("hard", 0o600))
+	refused("Chtimes", r.Chtimes("hard", time.Unix(1, 0), time.Unix(1, 0)))
+	after, _ := os.Stat(outside)
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" || after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the outside file changed: %q %v %v", b, after.Mode(), after.ModTime())
+	}
+	// Reading is not refused: the link is indistinguishable from the file.
+	if data, _, err := r.ReadFile("hard", -1); err != nil || string(data) != "outside\n" {
+		t.Errorf("ReadFile(hard) = %q, %v", data, err)
+	}
+	// Replacing the name breaks the link: the outside file keeps its contents.
+	if err := r.WriteFileAtomic("hard", []byte("replaced\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+		t.Errorf("WriteFileAtomic through a hard link changed the outside file: %q", b)
+	}
+	// One link: written, truncated, chmodded and touched as usual.
+	f, err := r.OpenFile("own", os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new\n")
+	f.Close()
+	if err := r.Chmod("own", 0o600); err != nil {
+		t.Error(err)
+	}
+	if err := r.Chtimes("own", time.Unix(1, 0), time.Unix(1, 0)); err != nil {
+		t.Error(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "own")); string(b) != "new\n" {
+		t.Errorf("own: %q", b)
+	}
+	// A directory has more than one link and is not refused for it.
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Chmod("d", 0o700); err != nil {
+		t.Errorf("Chmod(d): %v", err)
+	}
 }

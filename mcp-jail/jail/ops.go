@@ -46,6 +46,11 @@ func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, erro
 		return nil, err
 	}
 	flag |= syscall.O_NONBLOCK | syscall.O_NOCTTY | syscall.O_CLOEXEC
+	// A file opened for writing is checked for other hard links before
+	// anything is written, so O_TRUNC waits until then.
+	writing := flag&(os.O_WRONLY|os.O_RDWR) != 0
+	trunc := writing && flag&os.O_TRUNC != 0
+	flag &^= os.O_TRUNC
 	var f *os.File
 	handled := false
 	if flag&syscall.O_DIRECTORY == 0 {
@@ -68,6 +73,18 @@ func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, erro
 	}
 	switch {
 	case fi.Mode().IsRegular():
+		if writing {
+			if err := onlyLink(name, fi); err != nil {
+				f.Close()
+				return nil, err
+			}
+			if trunc {
+				if err := f.Truncate(0); err != nil {
+					f.Close()
+					return nil, wrapOS(name, err)
+				}
+			}
+		}
 	case fi.IsDir() && flag&(os.O_WRONLY|os.O_RDWR) == 0:
 		if handled {
 			// The File of a directory opened with openat2 would list
@@ -368,9 +385,25 @@ func (r *Root) Readlink(name string) (string, error) {
 	return target, nil
 }
 
-// Chmod changes the mode of name, following symlinks inside the root.
-func (r *Root) Chmod(name string, mode fs.FileMode) error {
+// LinkTarget returns the target of the symlink name as stored, as text,
+// without following it: the directories leading to the link must stay
+// inside the root (ErrEscapes otherwise), but the link itself may point
+// anywhere, since nothing is opened through it. It describes a link (what
+// ls -l shows); to act on where a link leads, use Readlink, which refuses
+// a link that leads out.
+func (r *Root) LinkTarget(name string) (string, error) {
 	rel, _, err := r.rel(name)
+	if err != nil {
+		return "", err
+	}
+	target, err := r.root.Readlink(rel)
+	return target, wrapOS(name, err)
+}
+
+// Chmod changes the mode of name, following symlinks inside the root. A
+// regular file with more than one hard link is refused (ErrHardLinked).
+func (r *Root) Chmod(name string, mode fs.FileMode) error {
+	rel, err := r.relOnlyLink(name)
 	if err != nil {
 		return err
 	}
@@ -378,13 +411,46 @@ func (r *Root) Chmod(name string, mode fs.FileMode) error {
 }
 
 // Chtimes changes the access and modification times of name; a zero
-// time.Time leaves that time unchanged.
+// time.Time leaves that time unchanged. A regular file with more than one
+// hard link is refused (ErrHardLinked).
 func (r *Root) Chtimes(name string, atime, mtime time.Time) error {
-	rel, _, err := r.rel(name)
+	rel, err := r.relOnlyLink(name)
 	if err != nil {
 		return err
 	}
 	return wrapOS(name, r.root.Chtimes(rel, atime, mtime))
+}
+
+// relOnlyLink is rel for a change of a file's metadata in place: a regular
+// file with other hard links is refused. The check is a stat just before
+// the change, by path: a hard link made in between is not seen (making one
+// to a file needs the right to write it, where the kernel protects hard
+// links, as Linux does by default).
+func (r *Root) relOnlyLink(name string) (string, error) {
+	rel, _, err := r.rel(name)
+	if err != nil {
+		return "", err
+	}
+	fi, err := r.root.Stat(rel)
+	if err != nil {
+		return "", wrapOS(name, err)
+	}
+	return rel, onlyLink(name, fi)
+}
+
+// onlyLink refuses a regular file with more than one hard link: one name
+// of it may be outside the root, and a change in place would reach it
+// there. A hard link is the file itself, not a pointer to it, so which
+// name is "the original" cannot be told, nor where the others are without
+// searching every file system.
+func onlyLink(name string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return nil // a directory's link count counts its subdirectories
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return &PathError{Path: name, Err: &HardLinkError{Links: uint64(st.Nlink)}}
+	}
+	return nil
 }
 
 // WalkDir walks the tree at name like fs.WalkDir: in lexical order, never

@@ -201,7 +201,7 @@ func shape(rev string, t *registry.Tool, stdout []byte) (*codec.CallToolResult, 
 }
 
 // parseResult decodes a whole CallToolResult written by a tool and checks
-// its shape with codec.CheckMessage, the one place for the rule: content is
+// its shape with codec.CheckToolResult, the one place for the rule: content is
 // an array of blocks, each of a known type with the members that type
 // requires (text: text; image, audio: data and mimeType; resource_link: uri
 // and name; resource: resource.uri and its text or blob). It checks against
@@ -213,9 +213,8 @@ func parseResult(stdout []byte) (*codec.CallToolResult, error) {
 	if len(v) == 0 || v[0] != '{' || !json.Valid(v) {
 		return nil, fmt.Errorf("not a JSON object: %s", snippet(v))
 	}
-	probe := &codec.Message{JSONRPC: "2.0", ID: &probeID, Result: v}
-	if err := codec.CheckMessage(codec.LatestLegacyRevision, codec.FromServer, probe, codec.MethodToolsCall); err != nil {
-		return nil, errors.New(codec.AsError(err).Message) // the code means nothing here
+	if err := codec.CheckToolResult(v); err != nil {
+		return nil, err
 	}
 	r := new(codec.CallToolResult)
 	if err := json.Unmarshal(v, r); err != nil {
@@ -224,8 +223,6 @@ func parseResult(stdout []byte) (*codec.CallToolResult, error) {
 	r.ResultType = "" // the router decides: always "complete" for modern revisions
 	return r, nil
 }
-
-var probeID = codec.IntID(0)
 
 func invalidAt(b []byte) int {
 	for i := 0; i < len(b); {

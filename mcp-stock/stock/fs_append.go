@@ -18,7 +18,8 @@ func fsAppendTool() Tool {
 			Title: "Append to a file",
 			Description: "Append text to the end of a file under the root, in one write to a file opened for appending (O_APPEND): the existing contents are never rewritten, and concurrent appends do not interleave within one call's text. " +
 				"Creates the file when missing (mode 0644) unless create is false. No newline is added: end content with \"\\n\" to append whole lines. " +
-				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root.",
+				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root, " +
+				"and a file with more than one hard link: another name of it may be outside the root, and an append in place would reach it there (fs_write replaces the file under this name only).",
 			InputSchema: objectSchema([]string{"path", "content"},
 				propPath,
 				`"content": {"type": "string", "minLength": 1, "maxLength": 8388608,

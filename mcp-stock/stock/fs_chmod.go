@@ -18,7 +18,7 @@ func fsChmodTool() Tool {
 			Name:  "fs_chmod",
 			Title: "Change permissions",
 			Description: "Set the permission bits of a file or directory under the root to an octal mode such as \"644\" or \"0755\" (a symlink inside the root is followed; its target's mode changes). " +
-				"Only the nine rwx bits: setuid, setgid and sticky bits are refused, and so are paths that leave the root. Reports the old and new mode.",
+				"Only the nine rwx bits: setuid, setgid and sticky bits are refused, and so are paths that leave the root and a file with more than one hard link (another name of it may be outside the root, and the mode is the file's, under every name). Reports the old and new mode.",
 			InputSchema: objectSchema([]string{"path", "mode"},
 				propPath,
 				`"mode": {"type": "string", "pattern": "^0?[0-7]{3}$",

@@ -19,7 +19,8 @@ func fsReplaceTool() Tool {
 			Title: "Replace text in a file",
 			Description: "Replace an exact piece of text (not a pattern) in a file under the root, and write the file back atomically (temporary file + rename in the same directory), keeping its permission bits. " +
 				"By default old must occur exactly once: when it occurs more than once the call is refused, naming the lines, so that a model adds context to make it unique; set all: true to replace every occurrence, or expectedCount to state how many there must be. Text that does not occur is an error. " +
-				"Files of at most 8 MiB; binary files (with NUL bytes) are refused, and so are directories, FIFOs, devices and paths that leave the root.",
+				"Files of at most 8 MiB; binary files (with NUL bytes) are refused, and so are directories, FIFOs, devices and paths that leave the root. " +
+				"A file with more than one hard link is replaced under this name only: its other names (perhaps outside the root) keep the old contents.",
 			InputSchema: objectSchema([]string{"path", "old", "new"},
 				propPath,
 				`"old": {"type": "string", "minLength": 1, "maxLength": 1048576,

@@ -18,8 +18,9 @@ func fsStatTool() Tool {
 		Def: tool.Definition{
 			Name:  "fs_stat",
 			Title: "File metadata",
-			Description: "Return the metadata of a file or directory under the root: type, size, permission bits, modification time, and for a symlink its target (by default the symlink itself is described; follow: true describes what it points to, which must stay inside the root). " +
-				"Reads no contents. Refuses paths that leave the root.",
+			Description: "Return the metadata of a file or directory under the root: type, size, permission bits, modification time, and for a symlink its target. " +
+				"By default a symlink is described itself, never followed: type symlink and its target as stored, as text, wherever it points (the link is inside the root; nothing is opened through it). follow: true describes what it points to, which must stay inside the root. " +
+				"Reads no contents. Refuses paths whose directories leave the root.",
 			InputSchema: objectSchema([]string{"path"},
 				propPath,
 				`"follow": {"type": "boolean", "default": false,
@@ -31,10 +32,10 @@ func fsStatTool() Tool {
 				`"type": {"type": "string", "enum": ["file", "directory", "symlink", "fifo", "socket", "block-device", "char-device", "other"]}`,
 				`"size": {"type": "integer", "description": "Size in bytes."}`,
 				`"mode": {"type": "string", "description": "Permission bits in octal, e.g. \"0644\"."}`,
-				`"modeString": {"type": "string", "description": "ls -l style mode, e.g. \"-rw-r--r--\"."}`,
+				`"modeString": {"type": "string", "description": "ls -l style mode, e.g. \"-rw-r--r--\", \"drwxr-xr-x\", \"lrwxrwxrwx\"."}`,
 				`"modTime": {"type": "string", "format": "date-time", "description": "Modification time, RFC 3339, UTC."}`,
 				`"links": {"type": "integer", "description": "Number of hard links."}`,
-				`"target": {"type": "string", "description": "For a symlink: its target as stored, when it stays inside the root."}`,
+				`"target": {"type": "string", "description": "For a symlink: its target as stored (text; not followed)."}`,
 			),
 			Annotations: readOnlyHints("File metadata"),
 			Run:         jsonResult(),
@@ -69,6 +70,15 @@ func fsStat(c *tool.Call, r *jail.Root, args *statArgs) error {
 	if err != nil {
 		return err
 	}
+	if !args.Follow && fi.Mode().Type() == fs.ModeSymlink {
+		// The link itself, as asked: its target as stored, as text, wherever
+		// it points; nothing is opened through it.
+		res, _ := describe(r, args.Path, fi)
+		if res.Target, err = r.LinkTarget(args.Path); err != nil {
+			return err
+		}
+		return c.JSON(res)
+	}
 	res, err := describe(r, args.Path, fi)
 	if err != nil {
 		return err
@@ -77,9 +87,10 @@ func fsStat(c *tool.Call, r *jail.Root, args *statArgs) error {
 }
 
 // describe turns fi, the FileInfo of name, into a statResult: what
-// fs_stat returns, and what fs_list shows of each entry. A symlink that
-// leads outside the root is refused (the result has no target): describing
-// it would be a step outside.
+// fs_list shows of each entry, and the rest of what fs_stat returns. The
+// target of a symlink that leads outside the root is not given (fs_list
+// walks a whole tree and shows no name from outside; the error says only
+// that it escapes).
 func describe(r *jail.Root, name string, fi fs.FileInfo) (statResult, error) {
 	res := statResult{
 		Path:       name,
@@ -87,7 +98,7 @@ func describe(r *jail.Root, name string, fi fs.FileInfo) (statResult, error) {
 		Type:       fileType(fi.Mode()),
 		Size:       fi.Size(),
 		Mode:       octalMode(fi.Mode()),
-		ModeString: fi.Mode().String(),
+		ModeString: lsMode(fi.Mode()),
 		ModTime:    timeString(fi.ModTime()),
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -104,6 +115,49 @@ func describe(r *jail.Root, name string, fi fs.FileInfo) (statResult, error) {
 		// A dangling link inside the root is described without a target.
 	}
 	return res, nil
+}
+
+// lsMode is m as ls -l writes it: one type letter (- d l p s b c), then
+// rwx three times with setuid, setgid and sticky as s/S and t/T. Go's
+// FileMode.String differs ("Lrwxrwxrwx", "dtrwxrwxrwx", "Dcrw-rw-rw-").
+func lsMode(m fs.FileMode) string {
+	b := []byte("----------")
+	switch {
+	case m&fs.ModeDir != 0:
+		b[0] = 'd'
+	case m&fs.ModeSymlink != 0:
+		b[0] = 'l'
+	case m&fs.ModeNamedPipe != 0:
+		b[0] = 'p'
+	case m&fs.ModeSocket != 0:
+		b[0] = 's'
+	case m&fs.ModeCharDevice != 0:
+		b[0] = 'c'
+	case m&fs.ModeDevice != 0:
+		b[0] = 'b'
+	case m&fs.ModeIrregular != 0:
+		b[0] = '?'
+	}
+	const rwx = "rwxrwxrwx"
+	for i := 0; i < 9; i++ {
+		if m&(1<<uint(8-i)) != 0 {
+			b[1+i] = rwx[i]
+		}
+	}
+	special := func(set bool, at int, lower, upper byte) {
+		if !set {
+			return
+		}
+		if b[at] == 'x' {
+			b[at] = lower
+		} else {
+			b[at] = upper
+		}
+	}
+	special(m&fs.ModeSetuid != 0, 3, 's', 'S')
+	special(m&fs.ModeSetgid != 0, 6, 's', 'S')
+	special(m&fs.ModeSticky != 0, 9, 't', 'T')
+	return string(b)
 }
 
 // octalMode is the chmod-style octal of m, with setuid, setgid and sticky.

@@ -20,7 +20,7 @@ func fsTouchTool() Tool {
 			Name:  "fs_touch",
 			Title: "Touch a file",
 			Description: "Set the modification and access times of a file or directory under the root to now (or to time, RFC 3339), creating an empty file (mode 0644) when nothing exists there, like touch. " +
-				"Never changes contents. A symlink inside the root is followed. Refuses FIFOs, devices and paths that leave the root.",
+				"Never changes contents. A symlink inside the root is followed. Refuses FIFOs, devices, paths that leave the root and an existing file with more than one hard link (another name of it may be outside the root; its times are the file's, under every name).",
 			InputSchema: objectSchema([]string{"path"},
 				propPath,
 				`"time": {"type": "string", "format": "date-time", "maxLength": 64,

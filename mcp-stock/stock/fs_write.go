@@ -19,7 +19,8 @@ func fsWriteTool() Tool {
 			Description: "Write text to a file under the root, replacing its contents atomically (a temporary file in the same directory, synced, then renamed over the file: a reader or a crash sees the old contents or the new, never a mix). " +
 				"Creates the file when missing (mode 0644); an existing file keeps its permission bits; a symlink inside the root is followed. " +
 				"overwrite: false refuses an existing file; createDirs: true creates missing parent directories. " +
-				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root.",
+				"Content is at most 8 MiB. Refuses directories, FIFOs, devices and paths that leave the root. " +
+				"A file with more than one hard link is replaced under this name only: its other names (perhaps outside the root) keep the old contents.",
 			InputSchema: objectSchema([]string{"path", "content"},
 				propPath,
 				`"content": {"type": "string", "maxLength": 8388608,

@@ -2,6 +2,7 @@ package stock
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,8 +201,15 @@ func TestFsStat(t *testing.T) {
 	if res.Type != "symlink" || res.Target != "missing" {
 		t.Errorf("dangling: %+v", res)
 	}
-	failsWith(t, "out: path escapes root", "fs_stat", root, `{"path":"out"}`)
+	// A link out is described itself, as ls -l shows it; never followed.
+	res = statResult{}
+	okJSON(t, &res, "fs_stat", root, `{"path":"out"}`)
+	if res.Type != "symlink" || res.Target != "../../etc" || res.ModeString != "lrwxrwxrwx" {
+		t.Errorf("link out: %+v", res)
+	}
 	failsWith(t, "path escapes root", "fs_stat", root, `{"path":"out","follow":true}`)
+	failsWith(t, "path escapes root", "fs_stat", root, `{"path":"out/passwd"}`)
+	failsWith(t, "path escapes root", "fs_stat", root, `{"path":"../x"}`)
 	failsWith(t, "no such file", "fs_stat", root, `{"path":"dl","follow":true}`)
 }
 
@@ -310,6 +318,28 @@ func TestJSONBudget(t *testing.T) {
 		}
 		if !strings.Contains(out, `"truncated":true`) && !strings.Contains(out, `"childrenTruncated":true`) && !strings.Contains(out, `"eof":false`) {
 			t.Errorf("%s %s: not marked as cut: %.200s", tc.tool, tc.args, out)
+		}
+	}
+}
+
+// TestLsMode: modeString is what ls -l writes.
+func TestLsMode(t *testing.T) {
+	for m, want := range map[fs.FileMode]string{
+		0o644:                                     "-rw-r--r--",
+		fs.ModeDir | 0o755:                        "drwxr-xr-x",
+		fs.ModeSymlink | 0o777:                    "lrwxrwxrwx",
+		fs.ModeNamedPipe | 0o600:                  "prw-------",
+		fs.ModeSocket | 0o755:                     "srwxr-xr-x",
+		fs.ModeDevice | 0o660:                     "brw-rw----",
+		fs.ModeDevice | fs.ModeCharDevice | 0o666: "crw-rw-rw-",
+		fs.ModeSetuid | 0o755:                     "-rwsr-xr-x",
+		fs.ModeSetuid | 0o644:                     "-rwSr--r--",
+		fs.ModeSetgid | 0o755:                     "-rwxr-sr-x",
+		fs.ModeDir | fs.ModeSticky | 0o777:        "drwxrwxrwt",
+		fs.ModeDir | fs.ModeSticky | 0o770:        "drwxrwx--T",
+	} {
+		if got := lsMode(m); got != want {
+			t.Errorf("lsMode(%v) = %q, want %q", m, got, want)
 		}
 	}
 }
