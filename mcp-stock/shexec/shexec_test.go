@@ -60,7 +60,7 @@ func TestSplitRefuses(t *testing.T) {
 }
 
 func TestAllowlist(t *testing.T) {
-	a := ParseAllowlist(" git, ls ,,wc,bash,/bin/cat,python3.12,cat x,sed")
+	a := ParseAllowlist(" git, ls ,,wc,bash,/bin/cat,python3.12,cat x,sed", "")
 	if diff := cmp.Diff([]string{"git", "ls", "wc"}, a.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
@@ -91,7 +91,7 @@ func TestAllowlist(t *testing.T) {
 	if err := none.Check([]string{"ls"}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "disabled") {
 		t.Errorf("zero Allowlist: %v", err)
 	}
-	if err := ParseAllowlist("").Check([]string{"ls"}); !errors.Is(err, ErrRefused) {
+	if err := ParseAllowlist("", "").Check([]string{"ls"}); !errors.Is(err, ErrRefused) {
 		t.Errorf("empty MCP_SH_ALLOW: %v", err)
 	}
 }
@@ -102,7 +102,7 @@ func TestNeverEvenIfListed(t *testing.T) {
 	names := []string{"sh", "bash", "zsh", "busybox", "awk", "gawk", "sed", "perl", "perl5.36", "python", "python3",
 		"ruby", "node", "php8.2", "lua5.4", "env", "xargs", "nice", "timeout", "sudo", "ssh", "scp", "vim", "less",
 		"sqlite3", "nohup", "strace", "npx"}
-	a := ParseAllowlist(strings.Join(names, ","))
+	a := ParseAllowlist(strings.Join(names, ","), "")
 	for _, n := range names {
 		err := a.Check([]string{n, "x"})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "never") {
@@ -112,7 +112,7 @@ func TestNeverEvenIfListed(t *testing.T) {
 }
 
 func TestArgumentRefusals(t *testing.T) {
-	a := ParseAllowlist("git,find,tar,rsync,zip,make,go,npm,sort,ls,grep,curl")
+	a := ParseAllowlist("git,find,tar,rsync,zip,make,go,npm,sort,ls,grep,curl", "make,go,npm")
 	for _, argv := range [][]string{
 		{"git", "-c", "alias.x=!touch canary", "x"},
 		{"git", "-calias.x=!touch canary", "x"},
@@ -193,7 +193,7 @@ func TestArgumentRefusals(t *testing.T) {
 		{"tar", "-tf", "a.tar"},
 		{"tar", "-czf", "a.tgz", "dir"},
 		{"rsync", "-av", "a/", "b/"},
-		{"zip", "-r", "a.zip", "dir"},
+		{"zip", "-ry", "a.zip", "dir"},
 		{"make", "-C", "sub", "test"},
 		{"go", "test", "./..."},
 		{"go", "env", "GOOS"},
@@ -274,7 +274,7 @@ func TestEnvMinimal(t *testing.T) {
 	getenv := func(k string) string {
 		return map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/home/u", "SECRET_TOKEN": "x", "MCP_SH_ALLOW": "ls"}[k]
 	}
-	env := Env(getenv, "ls")
+	env := Env(getenv, []string{"ls"}, "/srv/root")
 	joined := strings.Join(env, "\n")
 	for _, bad := range []string{"SECRET_TOKEN", "MCP_SH_ALLOW", "GIT_CONFIG"} {
 		if strings.Contains(joined, bad) {
@@ -284,10 +284,10 @@ func TestEnvMinimal(t *testing.T) {
 	if !strings.Contains(joined, "PATH=/usr/bin:/bin") || !strings.Contains(joined, "HOME=/home/u") {
 		t.Errorf("Env lacks PATH or HOME:\n%s", joined)
 	}
-	if g := strings.Join(Env(getenv, "git"), "\n"); !strings.Contains(g, "GIT_CONFIG_KEY_0=core.hooksPath") {
+	if g := strings.Join(Env(getenv, []string{"git", "log"}, "/srv/root"), "\n"); !strings.Contains(g, "GIT_CONFIG_KEY_0=core.hooksPath") {
 		t.Errorf("git Env lacks the hooks setting:\n%s", g)
 	}
-	if e := Env(func(string) string { return "" }, "ls"); e[0] != "PATH="+DefaultPath {
+	if e := Env(func(string) string { return "" }, []string{"ls"}, "/srv/root"); e[0] != "PATH="+DefaultPath {
 		t.Errorf("Env without PATH: %q", e[0])
 	}
 }

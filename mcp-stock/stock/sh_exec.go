@@ -101,7 +101,7 @@ func shExec(c *tool.Call) error {
 	if err != nil {
 		return err
 	}
-	allow := shexec.ParseAllowlist(c.Getenv("MCP_SH_ALLOW"))
+	allow := shexec.ParseAllowlist(c.Getenv("MCP_SH_ALLOW"), c.Getenv("MCP_SH_ALLOW_RUNNERS"))
 	if err := allow.Check(argv); err != nil {
 		return err
 	}
@@ -117,6 +117,10 @@ func shExec(c *tool.Call) error {
 			// directory) is refused too, since the program would follow it
 			// further than the jail did.
 			switch _, err := r.Resolve(p); {
+			case errors.Is(err, jail.ErrEscapes) && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--"):
+				return fmt.Errorf("%w: argument %q names a place outside the root (%q): any letter of a short-option cluster may take the rest of the word as its value, so each is checked; pass a value as its own word, or start it with ./", shexec.ErrRefused, w, p)
+			case errors.Is(err, jail.ErrEscapes) && p != w:
+				return fmt.Errorf("%w: argument %q names a place outside the root (%q)", shexec.ErrRefused, w, p)
 			case errors.Is(err, jail.ErrEscapes):
 				return fmt.Errorf("%w: argument %q names a place outside the root", shexec.ErrRefused, w)
 			case err != nil:
@@ -131,11 +135,22 @@ func shExec(c *tool.Call) error {
 	if err != nil {
 		return err
 	}
+	// By what the program is, not what it is called: editor may be vim,
+	// cc may be gcc.
+	if err := allow.CheckProgram(argv[0], prog); err != nil {
+		return err
+	}
+	env := shexec.Env(c.Getenv, argv, r.Path())
+	if argv[0] == "git" {
+		if err := shexec.CheckGitRepo(prog, r.Path(), argv[1:], env); err != nil {
+			return err
+		}
+	}
 	res, err := shexec.Run(c.Context(), shexec.Command{
 		Path:      prog,
 		Argv:      argv,
 		Dir:       r.Path(),
-		Env:       shexec.Env(c.Getenv, argv[0]),
+		Env:       env,
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: maxBytes,
 	})
