@@ -391,3 +391,301 @@ func TestRunOverflowKills(t *testing.T) {
 		t.Errorf("Result: overflowed %v, timed out %v, kept %d of %d", r.Overflowed, r.TimedOut, len(r.Stdout), r.StdoutTotal)
 	}
 }
+
+// TestPathCandidatesClustersAndURLs: a value glued to any letter of a
+// short-option cluster, and the path of a file: URL in any case and after
+// its host, are candidates.
+func TestPathCandidatesClustersAndURLs(t *testing.T) {
+	for word, want := range map[string]string{
+		"-uo/outside/x":                      "/outside/x",
+		"-vC/":                               "/",
+		"-vst/outside":                       "/outside",
+		"-ko/outside":                        "/outside",
+		"-uo../x":                            "../x",
+		"-vClink-out":                        "link-out",
+		"FILE:///etc/hostname":               "/etc/hostname",
+		"File:/etc/hostname":                 "/etc/hostname",
+		"file://localhost/etc/hostname":      "/etc/hostname",
+		"file://127.0.0.1/etc/hostname":      "/etc/hostname",
+		"--url=FILE://localhost/etc":         "/etc",
+		"file:///srv/root/%2e%2e/secret":     "/srv/root/../secret",
+		"file://host":                        "/",
+		"-dFILE:///etc/passwd":               "/etc/passwd",
+		"x=@/etc/passwd":                     "/etc/passwd",
+		"--data-binary=@file:///etc/x":       "file:///etc/x",
+		"file://localhost/srv/%2e%2e/%2e%2e": "/srv/../..",
+	} {
+		got := PathCandidates(word)
+		found := false
+		for _, c := range got {
+			found = found || c == want
+		}
+		if !found {
+			t.Errorf("PathCandidates(%q) = %q, want %q among them", word, got, want)
+		}
+	}
+	// Past the first character that cannot be an option letter, the word
+	// is a value: ./sub/dir is not split further.
+	for _, c := range PathCandidates("-I./sub/dir") {
+		if strings.HasPrefix(c, "/") {
+			t.Errorf("PathCandidates(-I./sub/dir) yields %q", c)
+		}
+	}
+}
+
+// TestNeverByAnyName: alternative, versioned and variant names of shells,
+// interpreters and editors are refused; common harmless programs are not.
+func TestNeverByAnyName(t *testing.T) {
+	for _, n := range []string{"editor", "vimdiff", "vim.basic", "vim.tiny", "ksh93", "bash5.2", "busybox.static",
+		"sh.distrib", "guile-3.0", "git-shell", "git-upload-pack", "m4", "cmake", "mksh-static", "zsh5",
+		"python3.12", "perl5.36.0", "tclsh8.6", "emacs-nox", "nvim", "rview", "pager", "sensible-pager",
+		"x-www-browser", "gawk", "original-awk", "red", "nano", "luajit2", "nodejs", "BASH"} {
+		if neverReason(n) == "" {
+			t.Errorf("neverReason(%q) = \"\", want a refusal", n)
+		}
+	}
+	for _, n := range []string{"ls", "cat", "git", "grep", "rg", "fd", "jq", "tar", "zip", "unzip", "curl", "wget",
+		"sort", "uniq", "wc", "head", "tail", "cut", "tr", "diff", "cmp", "file", "stat", "du", "tree", "mkdir",
+		"touch", "cp", "mv", "rm", "ln", "chmod", "date", "echo", "printf", "sha256sum", "sha1sum", "md5sum",
+		"base64", "xxd", "od", "gzip", "bzip2", "xz", "zstd", "patch", "expr", "seq", "tee", "dd", "find",
+		"realpath", "basename", "column", "shuf", "split", "nl", "printenv", "pwd", "sleep"} {
+		if why := neverReason(n); why != "" || isRunner(n) {
+			t.Errorf("%q is refused (%q, runner %v); it runs nothing", n, why, isRunner(n))
+		}
+	}
+}
+
+// TestRunnersNeedAcknowledgement: a program that runs the project's code
+// is on the allowlist only when MCP_SH_ALLOW_RUNNERS names it too.
+func TestRunnersNeedAcknowledgement(t *testing.T) {
+	a := ParseAllowlist("make,npm,go,ls,gcc-12", "npm")
+	for _, argv := range [][]string{{"make"}, {"go", "test"}, {"gcc-12", "a.c"}} {
+		err := a.Check(argv)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "MCP_SH_ALLOW_RUNNERS") {
+			t.Errorf("Check(%q) = %v, want a refusal naming MCP_SH_ALLOW_RUNNERS", argv, err)
+		}
+	}
+	for _, argv := range [][]string{{"npm", "test"}, {"ls"}} {
+		if err := a.Check(argv); err != nil {
+			t.Errorf("Check(%q): %v", argv, err)
+		}
+	}
+	if err := a.Check([]string{"npm", "exec", "x"}); !errors.Is(err, ErrRefused) {
+		t.Errorf("an acknowledged runner keeps its argument rules: %v", err)
+	}
+}
+
+// TestCheckProgramResolves: the program is judged by the file it is, with
+// symlinks resolved, not by the name it was allowed under.
+func TestCheckProgramResolves(t *testing.T) {
+	dir := t.TempDir()
+	for name, target := range map[string]string{"tool": "sh", "lister": "ls", "compile": "cc"} {
+		p, err := exec.LookPath(target)
+		if err != nil {
+			continue
+		}
+		if err := os.Symlink(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := ParseAllowlist("tool,lister,compile", "")
+	if _, err := os.Lstat(filepath.Join(dir, "tool")); err == nil {
+		if err := a.CheckProgram("tool", filepath.Join(dir, "tool")); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "never runs it") {
+			t.Errorf("tool -> sh: %v", err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "lister")); err == nil {
+		if err := a.CheckProgram("lister", filepath.Join(dir, "lister")); err != nil {
+			t.Errorf("lister -> ls: %v", err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "compile")); err == nil {
+		if err := a.CheckProgram("compile", filepath.Join(dir, "compile")); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "MCP_SH_ALLOW_RUNNERS") {
+			t.Errorf("compile -> cc: %v", err)
+		}
+		if err := ParseAllowlist("compile", "compile").CheckProgram("compile", filepath.Join(dir, "compile")); err != nil {
+			t.Errorf("acknowledged runner: %v", err)
+		}
+	}
+}
+
+func TestEscapeArgumentRefusals(t *testing.T) {
+	a := ParseAllowlist("git,find,tar,rsync,zip,unzip,sort,ls,du,cp,grep,curl,wget,wc", "")
+	for _, argv := range [][]string{
+		{"find", "-L", ".", "-name", "x"},
+		{"find", ".", "-follow"},
+		{"find", "-files0-from", "list"},
+		{"tar", "-xPf", "a.tar"},
+		{"tar", "--absolute-names", "-xf", "a.tar"},
+		{"tar", "-chf", "a.tar", "dir"},
+		{"tar", "--deref", "-cf", "a.tar", "dir"},
+		{"tar", "-cf", "a.tar", "-T", "list"},
+		{"tar", "cPf", "a.tar"},
+		{"rsync", "-aL", "a/", "b/"},
+		{"rsync", "--copy-unsafe-links", "a/", "b/"},
+		{"rsync", "-aK", "a/", "b/"},
+		{"zip", "-r", "a.zip", "dir"},
+		{"zip", "-vTT", "cmd", "a.zip", "x"},
+		{"unzip", "-:", "a.zip"},
+		{"sort", "--files0-from=list"},
+		{"wc", "--files0-from", "list"},
+		{"grep", "-R", "x", "."},
+		{"grep", "-riR", "x", "."},
+		{"grep", "--dereference-recursive", "x"},
+		{"cp", "-rL", "a", "b"},
+		{"ls", "-LR", "dir"},
+		{"du", "--dereference", "dir"},
+		{"curl", "-K", "cfg"},
+		{"curl", "-sK", "cfg"},
+		{"curl", "--config=cfg"},
+		{"curl", "--abstract-unix-socket", "x", "http://x/"},
+		{"curl", "FILE:///proc/[1-9]/environ"},
+		{"curl", "file:///srv/{a,b}"},
+		{"wget", "--use-askpass=./script", "http://x/"},
+		{"wget", "-qe", "use_askpass=./script", "http://x/"},
+		{"wget", "--execute", "x=y", "http://x/"},
+		{"wget", "--config=rc", "http://x/"},
+		{"git", "--git-dir=other/.git", "log"},
+		{"git", "--work-tree=..", "status"},
+		{"git", "--bare", "log"},
+		{"git", "--help"},
+		{"git", "log", "--help"},
+	} {
+		if err := a.Check(argv); !errors.Is(err, ErrRefused) {
+			t.Errorf("Check(%q) = %v, want ErrRefused", argv, err)
+		}
+	}
+	for _, argv := range [][]string{
+		{"find", "-H", ".", "-name", "x"},
+		{"find", "-P", "."},
+		{"tar", "-cvf", "got.tar", "sub"},
+		{"tar", "-cvfh.tar", "sub"}, // h is the value of f
+		{"tar", "-czf", "a.tgz", "-C", "sub", "."},
+		{"zip", "-ry", "a.zip", "dir"},
+		{"zip", "--symlinks", "--recurse-paths", "a.zip", "dir"},
+		{"grep", "-rn", "x", "."},
+		{"grep", "-eR", "f"}, // R is the pattern
+		{"cp", "-r", "a", "b"},
+		{"ls", "-la"},
+		{"du", "-sh", "."},
+		{"curl", "-s", "-o", "out", "https://example.com/"},
+		{"curl", "-s", "file:///srv/root/a.txt"},
+		{"wget", "-q", "-O", "page", "https://example.com/"},
+		{"sort", "-uo", "x", "a.txt"},
+		{"git", "-C", "sub", "log"},
+		{"git", "log", "-h"},
+	} {
+		if err := a.Check(argv); err != nil {
+			t.Errorf("Check(%q): %v", argv, err)
+		}
+	}
+}
+
+func TestGitKeyRisk(t *testing.T) {
+	for _, k := range []string{"remote.origin.uploadpack", "remote.o x.foo.receivepack", "diff.external",
+		"diff.x.textconv", "diff.x.command", "filter.lfs.clean", "filter.x.required", "merge.x.driver",
+		"core.worktree", "core.fsmonitor", "core.sshCommand", "core.pager", "core.editor", "core.hooksPath",
+		"core.askPass", "core.gitProxy", "core.alternateRefsCommand", "credential.helper",
+		"credential.https://x.helper", "gpg.program", "pager.log", "include.path", "includeIf.gitdir:x.path",
+		"sequence.editor", "commit.template", "mailmap.file", "http.cookieFile", "difftool.x.cmd",
+		"submodule.x.update", "remote.origin.vcs"} {
+		if gitKeyRisk(k) == "" {
+			t.Errorf("gitKeyRisk(%q) = \"\", want a refusal", k)
+		}
+	}
+	for _, k := range []string{"core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+		"remote.origin.url", "remote.origin.fetch", "branch.main.remote", "branch.main.merge", "user.name",
+		"user.email", "pull.rebase", "init.defaultbranch", "core.autocrlf", "color.ui"} {
+		if why := gitKeyRisk(k); why != "" {
+			t.Errorf("gitKeyRisk(%q) = %q, want none", k, why)
+		}
+	}
+}
+
+// TestEnvPinsAndHome: git is pinned to the root (except to make a new
+// repository), PATH loses entries a client could fill, and a HOME inside
+// the root is replaced.
+func TestEnvPinsAndHome(t *testing.T) {
+	getenv := func(home string) func(string) string {
+		return func(k string) string {
+			return map[string]string{"PATH": "/srv/root/bin:.:bin:/usr/bin", "HOME": home}[k]
+		}
+	}
+	env := strings.Join(Env(getenv("/srv/root"), []string{"git", "log"}, "/srv/root"), "\n")
+	for _, want := range []string{"PATH=/usr/bin\n", "HOME=/nonexistent", "GIT_DIR=/srv/root/.git", "GIT_WORK_TREE=/srv/root",
+		"GIT_CEILING_DIRECTORIES=/srv", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("git Env lacks %q:\n%s", want, env)
+		}
+	}
+	clone := strings.Join(Env(getenv("/home/u"), []string{"git", "clone", "a", "b"}, "/srv/root"), "\n")
+	if strings.Contains(clone, "GIT_DIR=") || strings.Contains(clone, "GIT_WORK_TREE=") || !strings.Contains(clone, "HOME=/home/u") {
+		t.Errorf("git clone Env:\n%s", clone)
+	}
+	if e := strings.Join(Env(getenv("/srv/root/home"), []string{"curl"}, "/srv/root"), "\n"); !strings.Contains(e, "HOME=/nonexistent") || strings.Contains(e, "GIT_") {
+		t.Errorf("curl Env with HOME in the root:\n%s", e)
+	}
+}
+
+// TestCheckGitRepo: a .git file, a .git symlink, a root below a
+// repository's top and a configuration that names a program are refused;
+// a plain repository at the root is not.
+func TestCheckGitRepo(t *testing.T) {
+	gitPath := mustLook(t, "git")
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(gitPath, args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + DefaultPath, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + base}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check := func(args ...string) error {
+		return CheckGitRepo(gitPath, root, args, Env(func(string) string { return "" }, append([]string{"git"}, args...), root))
+	}
+	if err := check("log"); err != nil {
+		t.Errorf("no repository anywhere: %v (git itself says so)", err)
+	}
+	run(base, "init", "-q")
+	if err := check("log"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not its top") {
+		t.Errorf("root below the top: %v", err)
+	}
+	if err := check("init"); err != nil {
+		t.Errorf("git init below the top: %v", err)
+	}
+	run(root, "init", "-q")
+	if err := check("log"); err != nil {
+		t.Errorf("a plain repository: %v", err)
+	}
+	cfg := filepath.Join(root, ".git", "config")
+	clean, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, append(append([]byte{}, clean...), "[filter \"x\"]\n\tsmudge = touch canary\n"...), 0o644)
+	if err := check("status"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "filter.x.smudge") {
+		t.Errorf("a filter driver: %v", err)
+	}
+	os.WriteFile(cfg, append(append([]byte{}, clean...), "[core\n"...), 0o644)
+	if err := check("status"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "cannot read") {
+		t.Errorf("a broken configuration: %v", err)
+	}
+	os.WriteFile(cfg, clean, 0o644)
+	os.WriteFile(filepath.Join(root, ".git", "commondir"), []byte("/elsewhere\n"), 0o644)
+	if err := check("status"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "commondir") {
+		t.Errorf("commondir: %v", err)
+	}
+	os.RemoveAll(filepath.Join(root, ".git"))
+	os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: /elsewhere\n"), 0o644)
+	if err := check("status"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "is a file") {
+		t.Errorf(".git file: %v", err)
+	}
+	os.Remove(filepath.Join(root, ".git"))
+	os.Symlink(filepath.Join(base, ".git"), filepath.Join(root, ".git"))
+	if err := check("status"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf(".git symlink: %v", err)
+	}
+}
