@@ -217,12 +217,18 @@ func TestStockShExecOptionClusters(t *testing.T) {
 		{command: "tar -cvf got.tar -vC" + e.base + " outside/secret.txt", needs: []string{"tar"}, refused: "outside the root"},
 		{command: "ln -vst" + out + " a.txt", needs: []string{"ln"}, refused: "outside the root"},
 		{command: "git format-patch -ko" + out + " --root HEAD", needs: []string{"git"}, refused: "outside the root"},
+		// A relative name after -C DIR is taken in DIR too, where
+		// dir/link-out leads out of the root.
+		{command: "tar -C dir -cf got.tar link-out/secret.txt", needs: []string{"tar"}, refused: "outside the root"},
+		{command: "tar -cf got.tar -Cdir link-out/secret.txt", needs: []string{"tar"}, refused: "outside the root"},
+		{command: "git -C dir log -- link-out/secret.txt", needs: []string{"git"}, refused: "outside the root"},
 		// The harmless counterparts.
 		{command: "sort -u a.txt", needs: []string{"sort"}, check: has("alpha\nbeta\n")},
 		{command: "sort -uo sorted.txt a.txt", needs: []string{"sort"}, check: e.exists("sorted.txt")},
 		{command: "sort -uosorted2.txt a.txt", needs: []string{"sort"}, check: e.exists("sorted2.txt")},
 		{command: "tar -cvf got.tar sub", needs: []string{"tar"}, check: e.exists("got.tar")},
 		{command: "tar -tvf got.tar", needs: []string{"tar"}, check: has("sub/b.txt")},
+		{command: "tar -cf got2.tar -C dir c.txt", needs: []string{"tar"}, check: e.exists("got2.tar")},
 		{command: "ln -vs a.txt link-a", needs: []string{"ln"}, check: e.exists("link-a")},
 		{command: "git format-patch -ko patches --root HEAD", needs: []string{"git"}, check: e.exists("patches")},
 	})
@@ -306,9 +312,37 @@ func TestStockShExecGitRepository(t *testing.T) {
 		e.run([]shCase{{command: tc.command, refused: tc.refused}})
 		os.Remove(filepath.Join(e.root, ".gitattributes"))
 	}
+	// Remotes and URL rewriting that lead to a repository outside the
+	// root.
+	other := filepath.Join(e.base, "other")
+	e.write(filepath.Join(other, "secret.txt"), readCanary+"\n")
+	e.gitRepo(other)
+	for _, tc := range []struct{ config, command, refused string }{
+		{"[remote \"o\"]\n\turl = " + other + "\n", "git fetch o", "outside the root"},
+		{"[remote \"o\"]\n\turl = file://localhost" + other + "\n", "git fetch o", "outside the root"},
+		{"[branch \"main\"]\n\tremote = " + other + "\n", "git pull", "outside the root"},
+		{"[url \"" + other + "\"]\n\tinsteadOf = https://example.invalid/x\n", "git fetch https://example.invalid/x", "url."},
+	} {
+		if err := os.WriteFile(config, append(append([]byte{}, clean...), tc.config...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.run([]shCase{{command: tc.command, refused: tc.refused}})
+	}
 	if err := os.WriteFile(config, clean, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A repository inside the root whose objects come from one outside:
+	// cloning it would check the outside files out into the root.
+	fake := filepath.Join(e.root, "fake")
+	e.write(filepath.Join(fake, "f.txt"), "f\n")
+	e.gitRepo(fake)
+	e.write(filepath.Join(fake, ".git", "objects", "info", "alternates"), filepath.Join(other, ".git", "objects")+"\n")
+	e.run([]shCase{
+		{command: "git clone -q fake copy", refused: "alternates"},
+		{command: "git clone -q file://" + fake + " copy", refused: "alternates"},
+		{command: "git clone -q --recurse-submodules nested-none copy", refused: "submodules"},
+	})
+	os.RemoveAll(fake)
 	// A nested repository's hostile configuration is not used: git is
 	// pinned to the repository at the root.
 	nested := filepath.Join(e.root, "nested")
@@ -326,10 +360,10 @@ func TestStockShExecGitRepository(t *testing.T) {
 
 	// A .git file pointing elsewhere.
 	g := newShEscape(t)
-	other := filepath.Join(g.base, "other")
-	g.write(filepath.Join(other, "secret.txt"), readCanary+"\n")
-	g.gitRepo(other)
-	g.write(filepath.Join(g.root, ".git"), "gitdir: "+filepath.Join(other, ".git")+"\n")
+	gOther := filepath.Join(g.base, "other")
+	g.write(filepath.Join(gOther, "secret.txt"), readCanary+"\n")
+	g.gitRepo(gOther)
+	g.write(filepath.Join(g.root, ".git"), "gitdir: "+filepath.Join(gOther, ".git")+"\n")
 	g.start("git")
 	g.run([]shCase{
 		{command: "git show HEAD:secret.txt", refused: ".git is a file"},

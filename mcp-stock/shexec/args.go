@@ -2,6 +2,7 @@ package shexec
 
 import (
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -49,6 +50,10 @@ var gitCommands = setOf(
 	"update-ref", "var", "verify-commit", "verify-pack", "verify-tag",
 	"version", "whatchanged", "worktree", "write-tree",
 )
+
+// gitSubmoduleUpdaters are the subcommands whose --recurse-submodules
+// clones or updates submodules.
+var gitSubmoduleUpdaters = setOf("clone", "pull", "fetch", "checkout", "switch", "reset", "restore", "read-tree", "push", "merge", "rebase", "cherry-pick", "revert", "am")
 
 // gitGlobalsWithValue are git's global options that take the next word as
 // their value.
@@ -371,6 +376,61 @@ func checkGitConfig(opt, kv string) error {
 	return nil
 }
 
+// ChangeDirs returns the directories argv's program works in besides the
+// root, when an option moves it (git -C, tar -C and --directory, make -C
+// and --directory): each as named and joined to the ones before it, since
+// -C is cumulative. The caller checks relative arguments against each
+// too, so that a symlink under such a directory cannot lead a path that
+// looked inside the root out of it.
+func ChangeDirs(argv []string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	switch argv[0] {
+	case "git", "tar", "make", "gmake":
+	default:
+		return nil
+	}
+	var dirs []string
+	cur := ""
+	add := func(d string) {
+		if d == "" {
+			return
+		}
+		dirs = append(dirs, d)
+		if cur == "" || filepath.IsAbs(d) {
+			cur = d
+		} else {
+			cur = filepath.Join(cur, d)
+		}
+		dirs = append(dirs, cur)
+	}
+	args := argv[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-C" || a == "--directory":
+			if i+1 < len(args) {
+				add(args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "--directory="):
+			add(strings.TrimPrefix(a, "--directory="))
+		case argv[0] != "git" && cluster(a):
+			opts := shortOptions(a, valueLetters[argv[0]]+"C")
+			if strings.HasSuffix(opts, "C") {
+				v := a[1+len(opts):]
+				if v == "" && i+1 < len(args) {
+					v = args[i+1]
+					i++
+				}
+				add(v)
+			}
+		}
+	}
+	return dirs
+}
+
 // GitSubcommand returns the git subcommand in args (git's arguments,
 // without the program name): the first word that is not a global option or
 // its value; "" for none (git --version).
@@ -434,6 +494,9 @@ func checkGit(args []string) error {
 	for _, a := range rest {
 		if a == "--help" {
 			return refusef("git %s --help runs man or a browser: use -h for the usage", sub)
+		}
+		if gitSubmoduleUpdaters[sub] && (longIs(a, "recurse-submodules") || sub == "clone" && longIs(a, "recursive")) {
+			return refusef("git %s %s: submodules are cloned from the URLs .gitmodules names, which sh_exec cannot check", sub, a)
 		}
 	}
 	for j := 0; j < len(rest); j++ {

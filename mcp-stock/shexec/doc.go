@@ -62,7 +62,10 @@
 // (FILE:///etc, file://localhost/etc, file:///root/%2e%2e/x). This is a
 // wide net: a pattern that looks like such a path, or a value glued to
 // letters (-Isub/dir, whose /dir is checked), is refused too; pass such a
-// value as its own word or start it with ./.
+// value as its own word or start it with ./. When an option moves the
+// program to another directory ([ChangeDirs]: git -C, tar -C, make -C), a
+// relative argument is checked in that directory as well, so that a
+// symlink there cannot lead it out.
 //
 // # git
 //
@@ -82,9 +85,16 @@
 // difftool, mergetool ... sections, and any variable called command, cmd,
 // program, helper, textconv, driver, clean, smudge, process, uploadpack,
 // receivepack, external, worktree, path, file, template ... in any section.
-// It also refuses a .git that is a file (gitdir: elsewhere) or a symlink, a
-// .git/commondir or object alternates, and a root below the top of a
-// larger repository (git show HEAD:secret would read outside the root).
+// Remote URLs in the configuration (remote.*.url, branch.*.remote,
+// submodule.*.url) that are local paths or file: URLs outside the root, or
+// transport helpers (X::), are refused, and so is the url section
+// (insteadOf rewrites a URL into a local path). It also refuses a .git
+// that is a file (gitdir: elsewhere) or a symlink, a symlink among .git's
+// entries or objects, a .git/commondir or object alternates, and a root
+// below the top of a larger repository (git show HEAD:secret would read
+// outside the root); for clone, the local source repository is checked the
+// same way, since git copies objects through its alternates, and
+// --recurse-submodules is refused (submodule URLs come from .gitmodules).
 // .gitattributes alone runs nothing: the drivers it names must be defined
 // in the configuration.
 //
@@ -113,7 +123,8 @@
 // list misses (a new release's option, a program nobody audited) can still
 // run a program or reach outside the root; an allowed program that follows
 // a symlink it meets while walking a tree, or creates one and follows it
-// later, is its own business; a client that rewrites .git/config in the
+// later, is its own business, and so are the member names and symlinks of
+// an archive it extracts (tar -x, unzip); a client that rewrites .git/config in the
 // moment between CheckGitRepo and git's start wins that race; and a runner
 // runs whatever the project's files say. Network access is not limited:
 // curl, wget and git fetch reach any host the machine reaches.

@@ -647,7 +647,15 @@ func TestCheckGitRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(args ...string) error {
-		return CheckGitRepo(gitPath, root, args, Env(func(string) string { return "" }, append([]string{"git"}, args...), root))
+		return CheckGitRepo(gitPath, root, args, Env(func(string) string { return "" }, append([]string{"git"}, args...), root), func(p string) error {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(root, p)
+			}
+			if !within(filepath.Clean(p), root) {
+				return errors.New("outside the root")
+			}
+			return nil
+		})
 	}
 	if err := check("log"); err != nil {
 		t.Errorf("no repository anywhere: %v (git itself says so)", err)
@@ -687,5 +695,53 @@ func TestCheckGitRepo(t *testing.T) {
 	os.Symlink(filepath.Join(base, ".git"), filepath.Join(root, ".git"))
 	if err := check("status"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "symlink") {
 		t.Errorf(".git symlink: %v", err)
+	}
+}
+
+func TestChangeDirs(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want []string
+	}{
+		{[]string{"tar", "-C", "a", "-cf", "x.tar", "-C", "b", "f"}, []string{"a", "a", "b", "a/b"}},
+		{[]string{"tar", "-cvf", "x.tar", "-vCdir", "f"}, []string{"dir", "dir"}},
+		{[]string{"tar", "-cfC", "x.tar"}, nil}, // C is the archive's name, the value of f
+		{[]string{"git", "-C", "sub", "log"}, []string{"sub", "sub"}},
+		{[]string{"make", "--directory=sub", "all"}, []string{"sub", "sub"}},
+		{[]string{"ls", "-C", "x"}, nil},
+	} {
+		if diff := cmp.Diff(tc.want, ChangeDirs(tc.argv)); diff != "" {
+			t.Errorf("ChangeDirs(%q) (-want +got):\n%s", tc.argv, diff)
+		}
+	}
+}
+
+func TestCheckGitURL(t *testing.T) {
+	inside := func(p string) error {
+		if filepath.IsAbs(p) && !within(filepath.Clean(p), "/srv/root") || strings.HasPrefix(filepath.Clean(p), "..") {
+			return errors.New("outside the root")
+		}
+		return nil
+	}
+	for _, u := range []string{"/srv/other", "../other", "file:///srv/other", "FILE://localhost/srv/other", "ext::sh -c x", "fd::3"} {
+		if checkGitURL(u, inside) == nil {
+			t.Errorf("checkGitURL(%q) = nil, want a refusal", u)
+		}
+	}
+	for _, u := range []string{"https://example.com/x.git", "git://example.com/x", "host:path/x", "origin", "sub/repo", "file:///srv/root/sub"} {
+		if err := checkGitURL(u, inside); err != nil {
+			t.Errorf("checkGitURL(%q): %v", u, err)
+		}
+	}
+	for args, want := range map[string]string{
+		"clone src dst":                   "src",
+		"clone -b main --depth 1 src dst": "src",
+		"-C sub clone -q -- src":          "src",
+		"clone -c user.name=x src":        "src",
+		"log":                             "",
+	} {
+		if got := gitCloneSource(strings.Fields(args)); got != want {
+			t.Errorf("gitCloneSource(%q) = %q, want %q", args, got, want)
+		}
 	}
 }

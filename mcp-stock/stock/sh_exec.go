@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -110,8 +111,27 @@ func shExec(c *tool.Call) error {
 		return err
 	}
 	defer r.Close()
+	// inside refuses a path that names a place outside the root.
+	inside := func(p string) error {
+		switch _, err := r.Resolve(p); {
+		case errors.Is(err, jail.ErrEscapes):
+			return fmt.Errorf("%q names a place outside the root", p)
+		case err != nil:
+			return err
+		}
+		return nil
+	}
+	dirs := shexec.ChangeDirs(argv)
 	for _, w := range argv[1:] {
 		for _, p := range shexec.PathCandidates(w) {
+			// A relative argument after -C DIR names DIR/ARG as well.
+			for _, d := range dirs {
+				if !filepath.IsAbs(p) {
+					if err := inside(filepath.Join(d, p)); err != nil {
+						return fmt.Errorf("%w: argument %q, taken in the directory %q an option moved to: %v", shexec.ErrRefused, w, d, err)
+					}
+				}
+			}
 			// Strict: an argument the jail cannot resolve (too long, a
 			// symlink chain longer than the jail follows, an unreadable
 			// directory) is refused too, since the program would follow it
@@ -142,7 +162,7 @@ func shExec(c *tool.Call) error {
 	}
 	env := shexec.Env(c.Getenv, argv, r.Path())
 	if argv[0] == "git" {
-		if err := shexec.CheckGitRepo(prog, r.Path(), argv[1:], env); err != nil {
+		if err := shexec.CheckGitRepo(prog, r.Path(), argv[1:], env, inside); err != nil {
 			return err
 		}
 	}
