@@ -97,8 +97,11 @@ func setOf(names ...string) map[string]bool {
 //   - unzip: -: (keeps ../ in member names).
 //   - grep: -R (follows symlinks out of the root; -r does not).
 //   - cp: -L (the same); ls, du, chown, chgrp: -L.
-//   - curl: -K (a config file: its options are not checked), and
-//     --abstract-unix-socket (a socket outside the file system).
+//   - curl: -K (a config file: its options are not checked),
+//     --abstract-unix-socket (a socket outside the file system), --engine
+//     (loads a shared library) and --variable NAME@FILE or %ENV (reads a
+//     file sh_exec does not see as one, or the environment). --libcurl
+//     only writes C source to a file whose name is checked, so it stays.
 //   - wget: -e (runs a .wgetrc command: use_askpass, output_document ...)
 //     and --config (the same from a file).
 //   - make: -E and any word with "$" or a backquote (functions such as
@@ -230,6 +233,20 @@ func checkArgs(prog string, args []string) error {
 		}
 		if err := refuseLong("reads options from a file, which sh_exec does not check", "config"); err != nil {
 			return err
+		}
+		if err := refuseLong("loads an OpenSSL engine, code from a shared library", "engine"); err != nil {
+			return err
+		}
+		for i, a := range args {
+			if longIs(a, "variable") {
+				v, ok := strings.CutPrefix(a, "--variable=")
+				if !ok && i+1 < len(args) {
+					v = args[i+1]
+				}
+				if strings.ContainsAny(v, "@%") {
+					return refusef("curl %s %s: reads a variable from a file or the environment, which sh_exec does not check", a, v)
+				}
+			}
 		}
 		return refuseLong("connects to a socket outside the file system's jail", "abstract-unix-socket")
 	case "wget":

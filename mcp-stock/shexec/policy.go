@@ -80,6 +80,7 @@ var runners = setOf(
 	"gem", "composer", "dotnet", "swift", "zig", "helm", "terraform", "ansible", "ansible-playbook",
 	"vagrant", "nix", "nix-shell", "nix-build", "just", "task", "mage", "ctest", "eslint",
 	"prettier", "jest", "vitest", "mocha", "webpack", "vite", "rollup", "babel", "tsc", "ts-node",
+	"hg", // a repository's .hg/hgrc loads extensions (Python) and runs hooks
 )
 
 // nameForms returns the names program name is matched under: the name

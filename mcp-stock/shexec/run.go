@@ -79,7 +79,7 @@ func Env(getenv func(string) string, argv []string, root string) []string {
 	}
 	var dirs []string
 	for _, d := range filepath.SplitList(path) {
-		if filepath.IsAbs(d) && (root == "" || !within(filepath.Clean(d), filepath.Clean(root))) {
+		if filepath.IsAbs(d) && (root == "" || !homeInside(d, root)) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -99,8 +99,9 @@ func Env(getenv func(string) string, argv []string, root string) []string {
 	return env
 }
 
-// homeInside reports whether home is root or lies below it, as written or
-// with symlinks resolved; a relative HOME counts as inside.
+// homeInside reports whether home (HOME, or a PATH entry) is root or lies
+// below it, as written or with symlinks resolved; a relative one counts as
+// inside.
 func homeInside(home, root string) bool {
 	if !filepath.IsAbs(home) {
 		return true
