@@ -1,6 +1,7 @@
 package shexec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // gitOverrides are the settings sh_exec gives git as command-line
@@ -160,14 +162,22 @@ func checkGitDir(gitPath, dir, name string, env []string, inside func(string) er
 		return refusef("git: %s/commondir makes this a worktree of a repository stored elsewhere; sh_exec runs git only on a repository stored in the root's own .git directory", name)
 	}
 	for _, alt := range []string{"alternates", "http-alternates"} {
-		if b, err := os.ReadFile(filepath.Join(dir, "objects", "info", alt)); err == nil && strings.TrimSpace(string(b)) != "" {
+		file := filepath.Join(dir, "objects", "info", alt)
+		if fi, err := os.Lstat(file); err == nil && (!fi.Mode().IsRegular() || fi.Size() > 0) {
 			return refusef("git: %s/objects/info/%s reads objects from another repository; sh_exec refuses it, since that repository may lie outside the root", name, alt)
 		}
 	}
 	for _, cfg := range []string{"config", "config.worktree"} {
 		file := filepath.Join(dir, cfg)
-		if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+		fi, err := os.Lstat(file)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			continue
+		case err != nil:
+			return refusef("git: cannot inspect %s/%s: %v", name, cfg, err)
+		case !fi.Mode().IsRegular():
+			// A FIFO would hold the check forever; a symlink leads elsewhere.
+			return refusef("git: %s/%s is not a regular file", name, cfg)
 		}
 		entries, err := gitConfig(gitPath, file, env)
 		if err != nil {
@@ -291,11 +301,16 @@ func gitCloneSource(args []string) string {
 	return ""
 }
 
+// gitConfigTimeout bounds the git config run that lists a configuration.
+const gitConfigTimeout = 20 * time.Second
+
 // gitConfig lists the entries (key, value) of a configuration file, parsed
 // by git itself so that no quirk of the syntax reads differently here.
 // Listing runs nothing the file names.
 func gitConfig(gitPath, file string, env []string) ([][2]string, error) {
-	cmd := exec.Command(gitPath, "config", "--file", file, "--no-includes", "--list", "-z")
+	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gitPath, "config", "--file", file, "--no-includes", "--list", "-z")
 	cmd.Env = env
 	cmd.Dir = filepath.Dir(file)
 	out, err := cmd.Output()
