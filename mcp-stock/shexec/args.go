@@ -99,7 +99,9 @@ func setOf(names ...string) map[string]bool {
 //   - cp: -L (the same); ls, du, chown, chgrp: -L.
 //   - curl: -K (a config file: its options are not checked),
 //     --abstract-unix-socket (a socket outside the file system), --engine
-//     (loads a shared library) and --variable NAME@FILE or %ENV (reads a
+//     (loads a shared library), --proto-default (localhost/etc/passwd
+//     becomes a file: URL), --proto-redir with file or all (a server's
+//     redirect to a file: URL) and --variable NAME@FILE or %ENV (reads a
 //     file sh_exec does not see as one, or the environment). --libcurl
 //     only writes C source to a file whose name is checked, so it stays.
 //   - wget: -e (runs a .wgetrc command: use_askpass, output_document ...)
@@ -236,6 +238,20 @@ func checkArgs(prog string, args []string) error {
 		}
 		if err := refuseLong("loads an OpenSSL engine, code from a shared library", "engine"); err != nil {
 			return err
+		}
+		if err := refuseLong("makes a URL without a scheme a file: URL (localhost/etc/passwd), whose path sh_exec does not see", "proto-default"); err != nil {
+			return err
+		}
+		for i, a := range args {
+			if longIs(a, "proto-redir") {
+				v, ok := strings.CutPrefix(a, "--proto-redir=")
+				if !ok && i+1 < len(args) {
+					v = args[i+1]
+				}
+				if l := strings.ToLower(v); strings.Contains(l, "file") || strings.Contains(l, "all") {
+					return refusef("curl %s %s: lets a server redirect curl to a file: URL, a local file sh_exec never sees", a, v)
+				}
+			}
 		}
 		for i, a := range args {
 			if longIs(a, "variable") {

@@ -121,7 +121,8 @@
 // program or leave the root. It does not guarantee more than that list
 // knows: an option or a configuration file of an allowed program that the
 // list misses (a new release's option, a program nobody audited) can still
-// run a program or reach outside the root; an allowed program that follows
+// run a program or reach outside the root; a copy or hard link of a shell
+// under a name of its own is judged by that name; an allowed program that follows
 // a symlink it meets while walking a tree, or creates one and follows it
 // later, is its own business, and so are the member names and symlinks of
 // an archive it extracts (tar -x, unzip); a client that rewrites .git/config in the
