@@ -19,7 +19,7 @@ var runOptions = []string{
 	"eval", "toolexec", "vettool", "extcmd", "pager", "editor", "shell", "command",
 	"interpreter", "unzip-command", "diff-program", "proxy-command",
 	"open-files-in-pager", "ssh-command", "gpg-program", "use-askpass", "askpass",
-	"exec-batch", "pre", "files0-from", "files-from",
+	"exec-batch", "pre", "hostname-bin", "files0-from", "files-from",
 }
 
 // runFlags are single-dash long options with the same effect (find's
@@ -96,7 +96,9 @@ func setOf(names ...string) map[string]bool {
 //     zip follows symlinks out of the root unless -y stores them as links.
 //   - unzip: -: (keeps ../ in member names).
 //   - grep: -R (follows symlinks out of the root; -r does not).
-//   - cp: -L (the same); ls, du, chown, chgrp: -L.
+//   - cp: -L (the same); ls, du, chown, chgrp: -L; tree: -l; rg, fd: -L
+//     and --follow (fd: -x and -X run a command); ag: -f, --follow; ack:
+//     --follow.
 //   - curl: -K (a config file: its options are not checked),
 //     --abstract-unix-socket (a socket outside the file system), --engine
 //     (loads a shared library), --proto-default (localhost/etc/passwd
@@ -224,6 +226,27 @@ func checkArgs(prog string, args []string) error {
 			return err
 		}
 		return refuseLong(follows+" (use -r)", "dereference-recursive")
+	case "tree":
+		return refuseShort("l", follows)
+	case "rg", "ag", "ack", "fd", "fdfind":
+		letter := "L"
+		if prog == "ag" {
+			letter = "f"
+		}
+		if prog == "ack" {
+			letter = ""
+		}
+		if prog == "fd" || prog == "fdfind" {
+			if err := refuseShort("xX", "-x and -X run a command for each result"); err != nil {
+				return err
+			}
+		}
+		if letter != "" {
+			if err := refuseShort(letter, follows); err != nil {
+				return err
+			}
+		}
+		return refuseLong(follows, "follow")
 	case "cp", "ls", "du", "chown", "chgrp":
 		if err := refuseShort("L", follows); err != nil {
 			return err

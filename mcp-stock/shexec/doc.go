@@ -48,9 +48,11 @@
 // cover git (-c, aliases, config, submodule, --git-dir ...), find (-delete,
 // -fprint, -L, -follow, -files0-from), tar (-I, -F, -P, -h, -T, remote
 // archives), rsync (-e, -L, -k, -K, remote hosts), zip (-TT; -r without
-// -y), unzip (-:), grep (-R), cp, ls, du (-L), curl (-K, --config,
-// --abstract-unix-socket), wget (-e, --execute, --config), make (-E,
-// $(shell)), go (generate, env -w) and npm (exec). Short-option clusters
+// -y), unzip (-:), grep (-R), cp, ls, du (-L), tree (-l), rg, fd, ag, ack
+// (--follow; fd -x, -X), curl (-K, --config, --proto-default,
+// --proto-redir file, --engine, --abstract-unix-socket), wget (-e,
+// --execute, --config), make (-E, $(shell)), go (generate, env -w) and npm
+// (exec). Short-option clusters
 // are read as getopt reads them: letters up to the first one that takes a
 // value. A file: URL with curl's glob characters ([1-9], {a,b}) is refused.
 //

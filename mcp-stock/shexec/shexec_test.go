@@ -510,7 +510,7 @@ func TestCheckProgramResolves(t *testing.T) {
 }
 
 func TestEscapeArgumentRefusals(t *testing.T) {
-	a := ParseAllowlist("git,find,tar,rsync,zip,unzip,sort,ls,du,cp,grep,curl,wget,wc", "")
+	a := ParseAllowlist("git,find,tar,rsync,zip,unzip,sort,ls,du,cp,grep,curl,wget,wc,tree,rg,fd,fdfind,ag,ack", "")
 	for _, argv := range [][]string{
 		{"find", "-L", ".", "-name", "x"},
 		{"find", ".", "-follow"},
@@ -552,6 +552,17 @@ func TestEscapeArgumentRefusals(t *testing.T) {
 		{"wget", "-qe", "use_askpass=./script", "http://x/"},
 		{"wget", "--execute", "x=y", "http://x/"},
 		{"wget", "--config=rc", "http://x/"},
+		{"tree", "-al", "."},
+		{"rg", "-L", "x"},
+		{"rg", "--follow", "x"},
+		{"rg", "--pre=./script", "x"},
+		{"rg", "--hostname-bin=./script", "x"},
+		{"fd", "-x", "touch"},
+		{"fdfind", "-HX", "touch"},
+		{"fd", "--exec-batch", "touch"},
+		{"fd", "-L", "x"},
+		{"ag", "-f", "x"},
+		{"ack", "--follow", "x"},
 		{"git", "--git-dir=other/.git", "log"},
 		{"git", "--work-tree=..", "status"},
 		{"git", "--bare", "log"},
@@ -582,6 +593,11 @@ func TestEscapeArgumentRefusals(t *testing.T) {
 		{"sort", "-uo", "x", "a.txt"},
 		{"git", "-C", "sub", "log"},
 		{"git", "log", "-h"},
+		{"tree", "-a", "."},
+		{"rg", "-n", "x"},
+		{"rg", "-ef", "x"}, // f is the pattern
+		{"fd", "-H", "x"},
+		{"ag", "x"},
 	} {
 		if err := a.Check(argv); err != nil {
 			t.Errorf("Check(%q): %v", argv, err)
