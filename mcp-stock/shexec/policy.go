@@ -67,6 +67,10 @@ func init() {
 		"pager", "man", "info", "mc", "tmux", "screen", "lesspipe", "lessfile")
 }
 
+// multiCall are the programs that are many: they run the applet their
+// argv[0] names, so a link to one is judged by its own name.
+var multiCall = setOf("busybox", "toybox")
+
 // runners are programs that run code from the project's own files
 // (Makefile, package.json scripts, go.mod toolchains and tests, build
 // scripts, compiler plugins and wrappers): with the write tools enabled,
@@ -125,6 +129,17 @@ func neverReason(name string) string {
 		}
 	}
 	return ""
+}
+
+// isMultiCall reports whether name, in one of its forms, is busybox or
+// toybox.
+func isMultiCall(name string) bool {
+	for _, f := range nameForms(name) {
+		if multiCall[f] {
+			return true
+		}
+	}
+	return false
 }
 
 // isRunner reports whether name, in one of its forms, is a runner.
@@ -254,13 +269,19 @@ func (a Allowlist) Check(argv []string) error {
 // (and so /etc/alternatives) are resolved, and the real file's name is
 // matched like a name on the command line. editor -> vim.basic, cc ->
 // x86_64-linux-gnu-gcc-12 and awk -> mawk are refused, or need
-// MCP_SH_ALLOW_RUNNERS, as those programs are.
+// MCP_SH_ALLOW_RUNNERS, as those programs are. A link to busybox or
+// toybox is judged by its name, since they run the applet argv[0] names.
 func (a Allowlist) CheckProgram(name, path string) error {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return refusef("%q: cannot resolve %s: %v", name, path, err)
 	}
 	base := filepath.Base(real)
+	if isMultiCall(base) && neverReason(name) == "" {
+		// busybox and toybox run the applet argv[0] names, and argv[0] is
+		// the allowed name: ls -> busybox runs ls.
+		return nil
+	}
 	if why := neverReason(base); why != "" {
 		return refusef("%q is %s (%s is %s): sh_exec never runs it, even when MCP_SH_ALLOW lists it", name, base, path, why)
 	}

@@ -488,6 +488,15 @@ func TestCheckProgramResolves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A busybox applet link runs the applet its name says.
+	bb := filepath.Join(dir, "busybox")
+	if err := os.WriteFile(bb, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(bb, filepath.Join(dir, "bls"))
+	if err := ParseAllowlist("bls", "").CheckProgram("bls", filepath.Join(dir, "bls")); err != nil {
+		t.Errorf("bls -> busybox: %v", err)
+	}
 	a := ParseAllowlist("tool,lister,compile", "")
 	if _, err := os.Lstat(filepath.Join(dir, "tool")); err == nil {
 		if err := a.CheckProgram("tool", filepath.Join(dir, "tool")); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "never runs it") {
