@@ -28,7 +28,8 @@
 // helpers ...). [Allowlist.CheckProgram] then judges the file LookPath
 // found by what it is: symlinks, and so /etc/alternatives, are resolved
 // and the real file's name is matched the same way (editor -> vim.basic is
-// refused).
+// refused; a link to busybox or toybox, which run the applet argv[0]
+// names, is judged by its own name).
 //
 // Runners, programs that run the project's own code (make, npm, pnpm,
 // yarn, go, cargo, gcc, cc, javac, mvn, gradle, pytest, tox ...: Makefiles,
