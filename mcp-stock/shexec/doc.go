@@ -53,9 +53,10 @@
 // (--follow; fd -x, -X), curl (-K, --config, --proto-default,
 // --proto-redir file, --engine, --abstract-unix-socket), wget (-e,
 // --execute, --config), make (-E, $(shell)), go (generate, env -w) and npm
-// (exec). Short-option clusters
-// are read as getopt reads them: letters up to the first one that takes a
-// value. A file: URL with curl's glob characters ([1-9], {a,b}) is refused.
+// (exec). A refused letter counts in a short-option cluster as getopt reads
+// it: up to the first letter that takes a value, where sh_exec knows which
+// do (tar, grep, curl, wget ...), anywhere in the cluster elsewhere. A
+// file: URL with curl's glob characters ([1-9], {a,b}) is refused.
 //
 // The caller also checks each word's [PathCandidates] against the jail
 // root, so that an argument naming a place outside the root is refused:
@@ -125,24 +126,27 @@
 // knows: an option or a configuration file of an allowed program that the
 // list misses (a new release's option, a program nobody audited) can still
 // run a program or reach outside the root; a copy or hard link of a shell
-// under a name of its own is judged by that name; an allowed program that follows
-// a symlink it meets while walking a tree, or creates one and follows it
-// later, is its own business, and so are the member names and symlinks of
-// an archive it extracts (tar -x, unzip); a client that rewrites .git/config in the
-// moment between CheckGitRepo and git's start wins that race; and a runner
-// runs whatever the project's files say. Network access is not limited:
-// curl, wget and git fetch reach any host the machine reaches.
+// under a name of its own is judged by that name; an allowed program that
+// follows a symlink it meets while walking a tree, or creates one and
+// follows it later, is its own business, and so are the member names and
+// symlinks of an archive it extracts (tar -x, unzip); a client that
+// rewrites .git/config in the moment between CheckGitRepo and git's start
+// wins that race; and a runner runs whatever the project's files say.
+// Network access is not limited: curl, wget and git fetch reach any host
+// the machine reaches.
 //
 // Kernel confinement (Landlock, run by the process supervisor) will be the
 // second wall: the kernel will refuse the program, and everything it
 // starts, every file outside the root and the directories confinement
 // grants (the system's program and library directories, the operator's
 // --allow-read and --allow-write), for reading and for writing, whatever
-// option, configuration or symlink asked for it, and will refuse to
-// execute anything but the programs allowed; with --no-network, the
-// network too. sh_exec is then refused
-// unconfined unless MCP_SH_UNCONFINED=1 says otherwise. The rules above
-// stay, so that a refusal comes with a reason instead of an EACCES.
+// option, configuration or symlink asked for it, and can refuse to execute
+// files other than the allowed programs and what they need (so a driver or
+// hook a check missed cannot start a shell); with --no-network, the network
+// too.
+// sh_exec is then refused unconfined unless MCP_SH_UNCONFINED=1 says
+// otherwise. The rules above stay, so that a refusal comes with a reason
+// instead of an EACCES.
 //
 // # Running
 //
