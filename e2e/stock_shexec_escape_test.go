@@ -268,6 +268,7 @@ func TestStockShExecFileURLs(t *testing.T) {
 		{command: "curl -o 'x_#1' 'file://" + e.root + "/{a.txt,../outside/secret.txt}'", needs: []string{"curl"}, refused: "pattern curl expands"},
 		{command: "git clone file://localhost" + filepath.Join(e.base, "other") + " stolen", needs: []string{"git"}, refused: "outside the root"},
 		{command: "curl -s --proto-default file localhost" + secret, needs: []string{"curl"}, refused: "proto-default"},
+		{command: "curl -s '{fi,x}le://" + secret + "'", needs: []string{"curl"}, refused: "globoff"},
 		// The harmless counterparts.
 		{command: "curl -s file://" + e.root + "/a.txt", needs: []string{"curl"}, check: has("alpha")},
 		{command: "curl -s http://" + ln.Addr().String() + "/", needs: []string{"curl"}, check: has("served")},

@@ -99,7 +99,10 @@ func setOf(names ...string) map[string]bool {
 //   - cp: -L (the same); ls, du, chown, chgrp: -L; tree: -l; rg, fd: -L
 //     and --follow (fd: -x and -X run a command); ag: -f, --follow; ack:
 //     --follow.
-//   - curl: -K (a config file: its options are not checked),
+//   - curl: [ ] { } in any word unless -g (--globoff) is given (curl
+//     expands them in URLs and upload names, even in the scheme:
+//     {fi,x}le:///etc/passwd), -K (a config file: its options are not
+//     checked),
 //     --abstract-unix-socket (a socket outside the file system), --engine
 //     (loads a shared library), --proto-default (localhost/etc/passwd
 //     becomes a file: URL), --proto-redir with file or all (a server's
@@ -253,6 +256,15 @@ func checkArgs(prog string, args []string) error {
 		}
 		return refuseLong(follows, "dereference")
 	case "curl":
+		globoff := false
+		for _, a := range args {
+			globoff = globoff || longIs(a, "globoff") || cluster(a) && strings.Contains(shortOptions(a, valueLetters["curl"]), "g")
+		}
+		for _, a := range args {
+			if !globoff && strings.ContainsAny(a, "[]{}") {
+				return refusef("curl %q: curl expands [...] and {...} in URLs and upload names into names sh_exec never sees ({fi,x}le:///etc/passwd); add -g (--globoff) to pass them literally", a)
+			}
+		}
 		if err := refuseShort("K", "-K reads options from a file, which sh_exec does not check"); err != nil {
 			return err
 		}
@@ -634,7 +646,6 @@ func PathCandidates(word string) []string {
 			if d, err := url.PathUnescape(p); err == nil && d != p {
 				add(d)
 			}
-			break
 		}
 	}
 	// "@FILE" and "<FILE" read a file in curl, gcc, javac ... arguments.
