@@ -107,7 +107,8 @@ func setOf(names ...string) map[string]bool {
 //     (loads a shared library), --proto-default (localhost/etc/passwd
 //     becomes a file: URL), --proto-redir with file or all (a server's
 //     redirect to a file: URL) and --variable NAME@FILE or %ENV (reads a
-//     file sh_exec does not see as one, or the environment). --libcurl
+//     file sh_exec does not see as one, or the environment), --url @FILE
+//     (URLs from a file). --libcurl
 //     only writes C source to a file whose name is checked, so it stays.
 //   - wget: -e (runs a .wgetrc command: use_askpass, output_document ...)
 //     and --config (the same from a file).
@@ -278,6 +279,15 @@ func checkArgs(prog string, args []string) error {
 			return err
 		}
 		for i, a := range args {
+			if longIs(a, "url") && len(a) <= len("--url") || strings.HasPrefix(a, "--url=") {
+				v, ok := strings.CutPrefix(a, "--url=")
+				if !ok && i+1 < len(args) {
+					v = args[i+1]
+				}
+				if strings.HasPrefix(v, "@") {
+					return refusef("curl %s %s: reads URLs from a file, which sh_exec does not check", a, v)
+				}
+			}
 			if longIs(a, "proto-redir") {
 				v, ok := strings.CutPrefix(a, "--proto-redir=")
 				if !ok && i+1 < len(args) {
