@@ -120,7 +120,8 @@ func TestStockShExecInjection(t *testing.T) {
 		t.Skip("no touch in PATH")
 	}
 	f := newReadPackFixture(t)
-	s := shStart(t, f, shexectest.Allow)
+	s := f.start(t, readPackInstall(t, false), "--env", "MCP_SH_ALLOW="+shexectest.Allow,
+		"--env", "MCP_SH_ALLOW_RUNNERS="+shexectest.AllowRunners, "--env", "SECRET_TOKEN=hunter2")
 	in, out := filepath.Join(f.root, "canary"), filepath.Join(f.base, "canary")
 	for _, cmd := range shexectest.InjectionCorpus(in, out, "canary", "../canary") {
 		r := s.callTool("sh_exec", map[string]any{"command": cmd, "timeoutSeconds": 5})

@@ -58,54 +58,59 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// Env returns the minimal environment a program runs with: PATH (the
-// call's, or DefaultPath), HOME, LANG, LC_ALL, TZ and TMPDIR when the call
-// has them, and settings that keep programs from waiting for a terminal
-// or paging (TERM=dumb, NO_COLOR=1, PAGER=cat). For git it adds settings
-// that keep it from running programs named by configuration: no system or
-// global configuration, hooks off (core.hooksPath=/dev/null), no fsmonitor,
-// no credential helper, no signing, an editor that fails, only the file, git,
-// http and https transports, and no prompts. A repository's own
-// configuration can still name programs git runs (diff.external,
-// filter and textconv drivers): see the package doc.
-func Env(getenv func(string) string, prog string) []string {
+// Env returns the minimal environment argv runs with in root: PATH (the
+// call's, or DefaultPath, without relative entries and entries inside the
+// root, since the program could look further programs up there), HOME,
+// LANG, LC_ALL, TZ and TMPDIR when the call has them, and settings that
+// keep programs from waiting for a terminal or paging (TERM=dumb,
+// NO_COLOR=1, PAGER=cat). A HOME inside the root becomes /nonexistent:
+// programs read their configuration from HOME (curl's .curlrc, wget's
+// .wgetrc, .npmrc ...), and a client with the write tools could write it.
+// For git it adds gitEnv: no system or global configuration, overrides for
+// the settings that name programs, and GIT_DIR and GIT_WORK_TREE pinned to
+// the root (see CheckGitRepo for what the repository's own configuration
+// may not hold).
+func Env(getenv func(string) string, argv []string, root string) []string {
 	path := getenv("PATH")
 	if path == "" {
 		path = DefaultPath
 	}
-	env := []string{"PATH=" + path, "TERM=dumb", "NO_COLOR=1", "PAGER=cat"}
+	var dirs []string
+	for _, d := range filepath.SplitList(path) {
+		if filepath.IsAbs(d) && (root == "" || !homeInside(d, root)) {
+			dirs = append(dirs, d)
+		}
+	}
+	env := []string{"PATH=" + strings.Join(dirs, string(filepath.ListSeparator)), "TERM=dumb", "NO_COLOR=1", "PAGER=cat"}
 	for _, k := range []string{"HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
-		if v := getenv(k); v != "" {
+		v := getenv(k)
+		if k == "HOME" && v != "" && root != "" && homeInside(v, root) {
+			v = "/nonexistent"
+		}
+		if v != "" {
 			env = append(env, k+"="+v)
 		}
 	}
-	if prog == "git" {
-		env = append(env,
-			"GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=/dev/null",
-			"GIT_TERMINAL_PROMPT=0",
-			"GIT_ASKPASS=false",
-			"SSH_ASKPASS=false",
-			"GIT_EDITOR=false",
-			"GIT_SEQUENCE_EDITOR=false",
-			"GIT_PAGER=cat",
-			"GIT_ALLOW_PROTOCOL=file:git:http:https",
-		)
-		cfg := [][2]string{
-			{"core.hooksPath", "/dev/null"},
-			{"core.fsmonitor", "false"},
-			{"core.pager", "cat"},
-			{"credential.helper", ""},
-			{"commit.gpgSign", "false"},
-			{"tag.gpgSign", "false"},
-			{"protocol.ext.allow", "never"},
-		}
-		env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
-		for i, kv := range cfg {
-			env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
-		}
+	if len(argv) > 0 && argv[0] == "git" {
+		env = append(env, gitEnv(root, GitSubcommand(argv[1:]))...)
 	}
 	return env
+}
+
+// homeInside reports whether home (HOME, or a PATH entry) is root or lies
+// below it, as written or with symlinks resolved; a relative one counts as
+// inside.
+func homeInside(home, root string) bool {
+	if !filepath.IsAbs(home) {
+		return true
+	}
+	h, r := filepath.Clean(home), filepath.Clean(root)
+	if within(h, r) {
+		return true
+	}
+	hr, err1 := filepath.EvalSymlinks(h)
+	rr, err2 := filepath.EvalSymlinks(r)
+	return err1 == nil && err2 == nil && within(hr, rr)
 }
 
 // Command is one program to run.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ func shExecTool() Tool {
 			Title: "Run a command (no shell)",
 			Description: "Run one program from the operator's allowlist (MCP_SH_ALLOW) with arguments, in the root directory, WITHOUT a shell. " +
 				"The command line is split into words with sh-style quoting ('...', \"...\", backslash); pipes, lists, redirections, subshells, $VAR, $(...), backquotes, unquoted globs (*?[), ~ and # comments are refused, never interpreted: quote such characters to pass them literally. " +
-				"The first word must be a bare program name on the allowlist (none when it is empty). Shells, interpreters (awk, sed, perl, python ...) and wrappers (env, xargs, sudo, timeout ...) are never run; options that make a program run another (find -exec/-delete, git -c/aliases/config, tar --to-command/-I, rsync -e, --upload-pack, --compress-program ...) are refused; any argument naming a place outside the root is refused. " +
+				"The first word must be a bare program name on the allowlist (none when it is empty). Shells, interpreters (awk, sed, perl, python ...), wrappers (env, xargs, sudo, timeout ...) and editors are never run, under any name; programs that run the project's code (make, npm, go ...) only when the operator also lists them in MCP_SH_ALLOW_RUNNERS. Options that make a program run another or follow symlinks out of the root (find -exec/-delete/-L, git -c/aliases/config, tar --to-command/-I/-h, rsync -e, wget -e/--use-askpass, curl -K, --upload-pack, --compress-program ...) are refused; any argument naming a place outside the root (including a value glued to an option, -C/, and file: URLs) is refused. git runs only on the repository at the root, and not when its configuration names programs (filter, diff, merge drivers ...). " +
 				"The program gets a minimal environment, no stdin, timeoutSeconds (default 30, at most 300) after which its process group is killed, and maxBytes of stdout and of stderr kept (default 64 KiB each). " +
 				"Returns stdout, stderr and the exit status; a non-zero exit or a kill is an error result.",
 			InputSchema: objectSchema([]string{"command"},
@@ -103,7 +104,7 @@ func shExec(c *tool.Call) error {
 	if err != nil {
 		return err
 	}
-	allow := shexec.ParseAllowlist(c.Getenv("MCP_SH_ALLOW"))
+	allow := shexec.ParseAllowlist(c.Getenv("MCP_SH_ALLOW"), c.Getenv("MCP_SH_ALLOW_RUNNERS"))
 	if err := allow.Check(argv); err != nil {
 		return err
 	}
@@ -112,13 +113,36 @@ func shExec(c *tool.Call) error {
 		return err
 	}
 	defer r.Close()
+	// inside refuses a path that names a place outside the root.
+	inside := func(p string) error {
+		switch _, err := r.Resolve(p); {
+		case errors.Is(err, jail.ErrEscapes):
+			return fmt.Errorf("%q names a place outside the root", p)
+		case err != nil:
+			return err
+		}
+		return nil
+	}
+	dirs := shexec.ChangeDirs(argv)
 	for _, w := range argv[1:] {
 		for _, p := range shexec.PathCandidates(w) {
+			// A relative argument after -C DIR names DIR/ARG as well.
+			for _, d := range dirs {
+				if !filepath.IsAbs(p) {
+					if err := inside(filepath.Join(d, p)); err != nil {
+						return fmt.Errorf("%w: argument %q, taken in the directory %q an option moved to: %v", shexec.ErrRefused, w, d, err)
+					}
+				}
+			}
 			// Strict: an argument the jail cannot resolve (too long, a
 			// symlink chain longer than the jail follows, an unreadable
 			// directory) is refused too, since the program would follow it
 			// further than the jail did.
 			switch _, err := r.Resolve(p); {
+			case errors.Is(err, jail.ErrEscapes) && strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--"):
+				return fmt.Errorf("%w: argument %q names a place outside the root (%q): any letter of a short-option cluster may take the rest of the word as its value, so each is checked; pass a value as its own word, or start it with ./", shexec.ErrRefused, w, p)
+			case errors.Is(err, jail.ErrEscapes) && p != w:
+				return fmt.Errorf("%w: argument %q names a place outside the root (%q)", shexec.ErrRefused, w, p)
 			case errors.Is(err, jail.ErrEscapes):
 				return fmt.Errorf("%w: argument %q names a place outside the root", shexec.ErrRefused, w)
 			case err != nil:
@@ -133,11 +157,22 @@ func shExec(c *tool.Call) error {
 	if err != nil {
 		return err
 	}
+	// By what the program is, not what it is called: editor may be vim,
+	// cc may be gcc.
+	if err := allow.CheckProgram(argv[0], prog); err != nil {
+		return err
+	}
+	env := shexec.Env(c.Getenv, argv, r.Path())
+	if argv[0] == "git" {
+		if err := shexec.CheckGitRepo(prog, r.Path(), argv[1:], env, inside); err != nil {
+			return err
+		}
+	}
 	res, err := shexec.Run(c.Context(), shexec.Command{
 		Path:      prog,
 		Argv:      argv,
 		Dir:       r.Path(),
-		Env:       shexec.Env(c.Getenv, argv[0]),
+		Env:       env,
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: maxBytes,
 	})

@@ -149,13 +149,14 @@ func TestShExecInjectionCorpus(t *testing.T) {
 	}
 	in, out := filepath.Join(root, "canary"), filepath.Join(parent, "canary")
 	path := shPath(t, "echo", "ls", "touch")
-	for _, p := range []string{"find", "git", "tar", "sh", "bash", "env", "xargs", "awk", "timeout", "nice", "make", "sort", "rsync"} {
+	for _, p := range []string{"find", "git", "tar", "sh", "bash", "env", "xargs", "awk", "timeout", "nice", "make", "sort", "rsync",
+		"zip", "wget", "curl", "editor", "vimdiff", "view", "ex", "mawk", "man"} {
 		if full, err := exec.LookPath(p); err == nil && !strings.Contains(path, filepath.Dir(full)) {
 			path += ":" + filepath.Dir(full)
 		}
 	}
 	for _, cmd := range shexectest.InjectionCorpus(in, out, "canary") {
-		r := call(t, "sh_exec", root, argsJSON(t, "command", cmd, "timeoutSeconds", 5), "MCP_SH_ALLOW", shexectest.Allow, "PATH", path)
+		r := call(t, "sh_exec", root, argsJSON(t, "command", cmd, "timeoutSeconds", 5), "MCP_SH_ALLOW", shexectest.Allow, "MCP_SH_ALLOW_RUNNERS", shexectest.AllowRunners, "PATH", path)
 		for _, c := range []string{in, out} {
 			if _, err := os.Lstat(c); err == nil {
 				t.Fatalf("%q created %s (exit %d, stdout %q, stderr %q)", cmd, c, r.Code, r.Stdout, r.Stderr)

@@ -136,6 +136,10 @@ MCP_ROOT (18 read, 11 mutating, 3 system; 21 read-only).
 Configuration (environment, set through mcp-route --env):
   MCP_ROOT        the jail root every path stays under
   MCP_SH_ALLOW    sh_exec: comma-separated programs it may run (empty: none)
+  MCP_SH_ALLOW_RUNNERS
+                  sh_exec: programs that run the project's code (make, npm,
+                  go, cc ...), allowed only when named here and in
+                  MCP_SH_ALLOW
   MCP_ENV_ALLOW   env_get: comma-separated variables it may reveal
 
 Exit status: 0 ok; 1 the call or command failed (message on stderr);

@@ -65,12 +65,44 @@ func InjectionCorpus(canaries ...string) []string {
 			"echo \\$(touch "+c+")",
 			"ls # ; touch "+c,
 			"ls -la # ; touch "+c,
+			// Other names of shells, interpreters and editors.
+			"editor -es -c '!touch "+c+"' -c q",
+			"vimdiff -es -c '!touch "+c+"' -c q",
+			"view -es -c '!touch "+c+"' -c q",
+			"ex -c '!touch "+c+"' -c q",
+			"ksh93 -c 'touch "+c+"'",
+			"bash5.2 -c 'touch "+c+"'",
+			"sh.distrib -c 'touch "+c+"'",
+			"busybox.static sh -c 'touch "+c+"'",
+			"busybox.static touch "+c,
+			"guile-3.0 -c '(system \"touch "+c+"\")'",
+			"git-shell -c 'touch "+c+"'",
+			"cmake -E touch "+c,
+			"mawk 'BEGIN{system(\"touch "+c+"\")}'",
+			"perl5.36 -e 'system(\"touch "+c+"\")'",
+			"python3.11 -c 'import os; os.system(\"touch "+c+"\")'",
+			"man -P 'touch "+c+"' ls",
+			// Options that run a program, in clusters and abbreviations.
+			"tar -cf a.tar -I 'touch "+c+"' .",
+			"tar -cIf 'touch "+c+"' a.tar .",
+			"zip -T -TT 'touch "+c+"' a.zip hello.txt",
+			"zip -vTT 'touch "+c+"' a.zip hello.txt",
+			"wget -q --use-askpass='touch "+c+"' http://127.0.0.1:9/",
+			"wget -q -e 'use_askpass=touch "+c+"' http://127.0.0.1:9/",
+			"find -L . -exec touch "+c+" ';'",
+			"git -C . -c core.fsmonitor='touch "+c+"' status",
+			"git --git-dir=x -c core.pager='touch "+c+"' log",
 		)
 	}
 	return cmds
 }
 
 // Allow is the allowlist (MCP_SH_ALLOW) the corpus runs under: generous
-// on purpose, with shells, interpreters and wrappers that must stay
-// refused even when listed.
-const Allow = "echo,ls,find,git,tar,sort,make,rsync,sh,bash,env,xargs,awk,timeout,nice"
+// on purpose, with shells, interpreters, wrappers and editors (under their
+// alternative names too) that must stay refused even when listed.
+const Allow = "echo,ls,find,git,tar,sort,make,rsync,sh,bash,env,xargs,awk,timeout,nice,zip,wget,curl," +
+	"editor,vimdiff,view,ex,ksh93,bash5.2,sh.distrib,busybox.static,guile-3.0,git-shell,cmake,mawk,perl5.36,python3.11,man"
+
+// AllowRunners is the MCP_SH_ALLOW_RUNNERS the corpus runs under, so that
+// make's own argument rules are exercised.
+const AllowRunners = "make"
