@@ -12,7 +12,8 @@
 //	legacy-silent   server/discover gets no answer
 //	legacy-exit     the server exits when it sees server/discover
 //	unsupported     the first server/discover → -32022, later ones answer
-//	noise           dual, and a line that is not JSON before every answer
+//	noise           dual, and a line that is not JSON-RPC before every answer
+//	                after the handshake (one during it fails the handshake)
 //
 // Tools: echo(text string), add(a integer, b integer), fail() → isError,
 // structured() → structuredContent {"n":42}, progress() → two
@@ -70,7 +71,8 @@ type server struct {
 	r        *codec.Reader
 	w        *codec.Writer
 	sess     *codec.Session
-	discover int // server/discover requests seen
+	discover int  // server/discover requests seen
+	settled  bool // the handshake has been answered (noise starts then)
 	nextID   int
 }
 
@@ -118,7 +120,7 @@ func (s *server) next() (*codec.Message, error) {
 }
 
 func (s *server) send(m *codec.Message) error {
-	if s.mode == "noise" {
+	if s.mode == "noise" && s.settled {
 		if _, err := io.WriteString(writerOf(s.w), "this is not JSON\n"); err != nil {
 			return err
 		}
@@ -170,6 +172,7 @@ func (s *server) handle(m *codec.Message) error {
 	id := *m.ID
 	switch m.Method {
 	case codec.MethodInitialize:
+		defer func() { s.settled = true }()
 		return s.answer(id, rev, codec.InitializeResult{
 			ProtocolVersion: rev,
 			Capabilities:    codec.ServerCapabilities{Tools: &codec.ToolsCapability{}},
@@ -224,11 +227,12 @@ func (s *server) handleDiscover(m *codec.Message) error {
 	if m.ID == nil {
 		return nil
 	}
+	defer func() { s.settled = true }()
 	return s.answer(*m.ID, codec.LatestRevision, codec.DiscoverResult{
 		ResultType:        codec.ResultTypeComplete,
 		SupportedVersions: []string{codec.Rev20260728, codec.Rev20251125},
 		Capabilities:      codec.ServerCapabilities{Tools: &codec.ToolsCapability{}},
-		Instructions:      "A fake server for tests.",
+		Instructions:      "A fake server for tests: <tools> & more.",
 		TTLMs:             0,
 		CacheScope:        codec.CacheScopePublic,
 	})
