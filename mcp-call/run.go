@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/cmdline"
+	"github.com/mcpipe/mcpipe/internal/termsafe"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
 	"github.com/mcpipe/mcpipe/mcp-call/client"
@@ -36,7 +37,7 @@ const defaultTimeout = 45 * time.Second
 // options are the parsed flags.
 type options struct {
 	json, structured, progress, failFast bool
-	showVersion, trace                   bool
+	showVersion, trace, raw, safe        bool
 	timeout                              time.Duration
 	era, version, serverStderr           string
 }
@@ -71,12 +72,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	opts, pos, serverArgv, err := parseArgs(argv, stdout)
+	// Before anything is printed: from here on, both streams may carry the
+	// server's text.
+	stdout, stderr = terminalSafe(stdout, opts), terminalSafe(stderr, opts)
 	errw := &lockedWriter{w: stderr}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(errw, "%s: %v\n", prog, err)
 		return code
 	}
-	opts, pos, serverArgv, err := parseArgs(argv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -121,6 +125,20 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 	return s.connected(ctx, cmd, cmdName, cmdArgs)
 }
 
+// terminalSafe wraps w so that control characters are escaped (see
+// internal/termsafe) when it is a terminal, or always with --safe; --raw
+// passes everything unchanged. Pipes and files get the bytes as the server
+// sent them: scripts may need them.
+func terminalSafe(w io.Writer, o options) io.Writer {
+	if o.raw {
+		return w
+	}
+	if f, ok := w.(*os.File); o.safe || ok && termsafe.IsTerminal(f) {
+		return termsafe.Writer{W: w}
+	}
+	return w
+}
+
 // parseArgs splits argv at the first "--" and parses flags anywhere before
 // it, so `mcp-call call echo text=hi --json -- server` works.
 func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string, err error) {
@@ -138,6 +156,8 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	fs.BoolVar(&o.progress, "progress", false, "")
 	fs.BoolVar(&o.failFast, "fail-fast", false, "")
 	fs.BoolVar(&o.trace, "trace", false, "")
+	fs.BoolVar(&o.raw, "raw", false, "")
+	fs.BoolVar(&o.safe, "safe", false, "")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "")
 	fs.StringVar(&o.era, "era", client.EraAuto, "")
 	fs.StringVar(&o.version, "protocol-version", "", "")
@@ -166,6 +186,9 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	}
 	if o.json && o.structured {
 		return o, nil, nil, usagef("--json and --structured exclude each other")
+	}
+	if o.raw && o.safe {
+		return o, nil, nil, usagef("--raw and --safe exclude each other")
 	}
 	if o.timeout < 0 {
 		return o, nil, nil, usagef("--timeout must not be negative")

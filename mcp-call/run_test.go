@@ -84,6 +84,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--era", "legacy", "--protocol-version", "2026-07-28", "tools", "--", "x"}, "era is legacy"},
 		{[]string{"--era", "sideways", "tools", "--", "x"}, "unknown era"},
 		{[]string{"--json", "--structured", "call", "x", "--", "x"}, "exclude each other"},
+		{[]string{"--raw", "--safe", "tools", "--", "x"}, "--raw and --safe exclude each other"},
 		{[]string{"--nope", "tools", "--", "x"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {

@@ -48,6 +48,15 @@ Output:
   structuredContent. script prints each call's output in turn; with --json,
   one line per call: the result, or {"error":{...}} when there is none.
 
+Terminals:
+  A server's text (results, descriptions, tool names, error messages, its
+  stderr) may carry control sequences that would clear or rewrite the
+  screen, set the clipboard (OSC 52) or hide a link. When stdout or stderr
+  is a terminal, mcp-call prints them escaped there: C0 controls but newline
+  and tab, and DEL, as \xHH (ESC is \x1b), C1 controls as \uHHHH (\u009b),
+  bytes that are not UTF-8 as \xHH. Into a pipe or a file the bytes go as
+  the server sent them. --safe and --raw force either.
+
 Flags:
   --json                   JSON output (see above)
   --structured             call: print structuredContent
@@ -73,6 +82,10 @@ Flags:
   --progress               ask for progress and print it on stderr
   --fail-fast              script: stop at the first call that fails
   --trace                  print every line sent (>) and received (<) on stderr
+  --safe                   escape control characters in everything printed,
+                           even into a pipe or file (see Terminals)
+  --raw                    print the server's bytes unchanged, even on a
+                           terminal
   --help                   this text
   --version                print the version
 
