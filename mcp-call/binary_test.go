@@ -107,6 +107,13 @@ func TestScriptLongLines(t *testing.T) {
 	if r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d stderr %q, want 2 and %q", r.code, r.stderr, want)
 	}
+	// With --json the refused line has its {"error":...} line like any
+	// failed call, so output lines still match script lines.
+	r = runBinary(t, script, nil, append([]string{"--json", "script"}, fake("dual")...)...)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], `{"error":{"message":"longer than the 16 MiB limit`) || !strings.Contains(lines[2], `"text":"after"`) {
+		t.Errorf("--json: %d lines, the second %.100q", len(lines), lines[min(1, len(lines)-1)])
+	}
 }
 
 // TestScriptUnquotedJSON: a JSON object a script line did not quote as one

@@ -38,8 +38,7 @@ func (s *session) cmdScript(ctx context.Context) int {
 		}
 		code, gone := exitOK, false
 		if line := strings.TrimSpace(string(b)); tooLong {
-			s.errorf("line %d: longer than the %d MiB limit for one line (%d bytes, the frame cap); pass less data per call", lineNo, maxScriptLine>>20, maxScriptLine)
-			code = exitProtocol
+			code, gone = s.reportLine(lineNo, usagef("longer than the %d MiB limit for one line (%d bytes, the frame cap); pass less data per call", maxScriptLine>>20, maxScriptLine))
 		} else if line != "" && !strings.HasPrefix(line, "#") {
 			code, gone = s.scriptLine(ctx, lineNo, line)
 		}
@@ -78,20 +77,25 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 	}
 }
 
+// reportLine reports line n's failure on stderr (and, with --json, as an
+// {"error":...} line, so that output lines match calls) and returns its
+// status; gone reports that the server is unreachable.
+func (s *session) reportLine(n int, err error) (code int, gone bool) {
+	s.errorf("line %d: %s", n, s.explain(err))
+	if s.opts.json {
+		var e any = map[string]string{"message": err.Error()}
+		var rpc *codec.Error
+		if errors.As(err, &rpc) {
+			e = rpc
+		}
+		s.printJSONLine(map[string]any{"error": e})
+	}
+	return exitCode(err), connectionGone(err)
+}
+
 // scriptLine runs one line; gone reports that the server is unreachable.
 func (s *session) scriptLine(ctx context.Context, n int, line string) (code int, gone bool) {
-	report := func(err error) (int, bool) {
-		s.errorf("line %d: %s", n, s.explain(err))
-		if s.opts.json {
-			var e any = map[string]string{"message": err.Error()}
-			var rpc *codec.Error
-			if errors.As(err, &rpc) {
-				e = rpc
-			}
-			s.printJSONLine(map[string]any{"error": e})
-		}
-		return exitCode(err), connectionGone(err)
-	}
+	report := func(err error) (int, bool) { return s.reportLine(n, err) }
 	words, err := cmdline.Split(line)
 	if err != nil {
 		return report(usagef("%v", err))
