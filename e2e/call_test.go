@@ -229,7 +229,7 @@ func TestCallStopsServerOnTimeout(t *testing.T) {
 	// exec keeps the pid, so the file names mcp-route itself.
 	wrapper := fmt.Sprintf(`echo $$ > %q; exec %q --tools %q --root %q --grace 300ms --poll 0`, routePID, routeBin(t), f.tools, f.root)
 	r := mcpCall(t, "", "--timeout", "4s", "--server-stderr", "discard", "call", "hang", "--", "sh", "-c", wrapper)
-	if r.code != 3 || !strings.Contains(r.stderr, "timed out after 4s") {
+	if r.code != 3 || !strings.Contains(r.stderr, "mcp-call: no answer from the server within 4s (--timeout); raise it with --timeout 8s") {
 		t.Errorf("hang: %+v", r)
 	}
 	for _, file := range []string{routePID, filepath.Join(f.root, "tool.pid")} {

@@ -1,114 +1,68 @@
 package main
 
 import (
-	"bytes"
-	"flag"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/mcpipe/mcpipe/internal/transcript"
 	"github.com/mcpipe/mcpipe/internal/version"
 )
 
-var update = flag.Bool("update", false, "rewrite the out, stderr and exit sections of testdata/*.txtar")
-
-// archive is a txtar file (the golang.org/x/tools/txtar format): prose, then
-// "-- name --" sections.
-type archive struct {
-	comment string
-	names   []string
-	files   map[string]string
+// goldenArgs is a transcript's command line: its args, then the fake
+// server its "mode" section names (none: no server).
+func goldenArgs(tr *transcript.Transcript) []string {
+	argv := tr.Args()
+	if mode, _ := tr.Section("mode"); strings.TrimSpace(mode) != "" {
+		argv = append(argv, fake(strings.TrimSpace(mode))...)
+	}
+	return argv
 }
 
-func parseArchive(b string) *archive {
-	a := &archive{files: map[string]string{}}
-	cur := ""
-	var body strings.Builder
-	flush := func() {
-		if cur == "" {
-			a.comment = body.String()
-		} else {
-			a.names = append(a.names, cur)
-			a.files[cur] = body.String()
-		}
-		body.Reset()
-	}
-	for _, line := range strings.SplitAfter(b, "\n") {
-		t := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
-			flush()
-			cur = t[3 : len(t)-3]
-			continue
-		}
-		body.WriteString(line)
-	}
-	flush()
-	return a
+// devStamp makes stderr say "dev" whatever version the build stamps (the
+// trace transcripts show clientInfo).
+func devStamp(s string) string {
+	stamp := `{"name":"mcp-call","version":` + strconv.Quote(version.Number) + `}`
+	return strings.ReplaceAll(s, stamp, `{"name":"mcp-call","version":"dev"}`)
 }
 
-func (a *archive) format() string {
-	var b strings.Builder
-	b.WriteString(a.comment)
-	for _, n := range a.names {
-		b.WriteString("-- " + n + " --\n")
-		b.WriteString(a.files[n])
-	}
-	return b.String()
-}
-
-func (a *archive) set(name, body string) {
-	if _, ok := a.files[name]; !ok {
-		a.names = append(a.names, name)
-	}
-	a.files[name] = body
-}
-
-// TestGolden runs each testdata/*.txtar: "args" holds the arguments one per
-// line, "mode" the fake server mode (none: no server), "stdin" the input;
-// "out", "stderr" and "exit" are what mcp-call must print and return. With
-// -update the last three are rewritten from the run.
+// TestGolden runs each testdata/*.txtar (the internal/transcript format;
+// "mode" names the fake server) through run; -update rewrites the expected
+// sections.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/*.txtar (%v)", err)
+	transcript.Run(t, "testdata/*.txtar", func(t *testing.T, tr *transcript.Transcript) transcript.Result {
+		r := runT(t, tr.Stdin(), nil, goldenArgs(tr)...)
+		return transcript.Result{Stdout: r.stdout, Stderr: devStamp(r.stderr), Exit: r.code}
+	})
+}
+
+// TestBinaryGolden runs the same transcripts through the built mcp-call,
+// with no $MCP_SERVER in its environment.
+func TestBinaryGolden(t *testing.T) {
+	bin := testbin.Path(t, "MCP_CALL_BIN", "mcp-call")
+	var environ []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MCP_SERVER=") {
+			environ = append(environ, kv)
+		}
 	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			b, err := os.ReadFile(file)
-			if err != nil {
+	transcript.Verify(t, "testdata/*.txtar", func(t *testing.T, tr *transcript.Transcript) transcript.Result {
+		cmd := exec.CommandContext(t.Context(), bin, goldenArgs(tr)...)
+		cmd.Env = environ
+		cmd.Stdin = strings.NewReader(tr.Stdin())
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		code := 0
+		if err := cmd.Run(); err != nil {
+			ee, ok := err.(*exec.ExitError)
+			if !ok {
 				t.Fatal(err)
 			}
-			a := parseArchive(string(b))
-			var argv []string
-			for _, l := range strings.Split(strings.TrimSuffix(a.files["args"], "\n"), "\n") {
-				if l != "" {
-					argv = append(argv, l)
-				}
-			}
-			if mode := strings.TrimSpace(a.files["mode"]); mode != "" {
-				argv = append(argv, fake(mode)...)
-			}
-			r := runT(t, a.files["stdin"], nil, argv...)
-			// The transcripts say "dev" whatever version the build stamps.
-			stamp := `{"name":"mcp-call","version":` + strconv.Quote(version.Number) + `}`
-			r.stderr = strings.ReplaceAll(r.stderr, stamp, `{"name":"mcp-call","version":"dev"}`)
-			exit := strconv.Itoa(r.code) + "\n"
-			if *update {
-				a.set("out", r.stdout)
-				a.set("stderr", r.stderr)
-				a.set("exit", exit)
-				if err := os.WriteFile(file, []byte(a.format()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			for _, c := range []struct{ name, got string }{{"out", r.stdout}, {"stderr", r.stderr}, {"exit", exit}} {
-				if want := a.files[c.name]; !bytes.Equal([]byte(c.got), []byte(want)) {
-					t.Errorf("%s:\n got: %q\nwant: %q", c.name, c.got, want)
-				}
-			}
-		})
-	}
+			code = ee.ExitCode()
+		}
+		return transcript.Result{Stdout: out.String(), Stderr: devStamp(errb.String()), Exit: code}
+	})
 }

@@ -5,7 +5,8 @@
 //	mcp-call [flags] COMMAND [ARGS] [-- SERVER [SERVER ARGS]]
 //
 // The server is the command line after --, or $MCP_SERVER (split with shell
-// word rules; no shell runs). Commands: tools, describe TOOL, call TOOL
+// word rules by internal/cmdline; no shell runs, so an unquoted ; | & < > is
+// a usage error, not the end of the command). Commands: tools, describe TOOL, call TOOL
 // [ARGS], discover, ping, raw, script. Run `mcp-call --help` for the full
 // text (usage.go holds it), including the argument syntax (a JSON object,
 // key=value coerced by the tool's inputSchema, key:=json) and the flags.
@@ -32,6 +33,11 @@
 // status 0 or closes its stdout is restarted once for initialize; one that
 // exits non-zero is not (its error would only be printed twice).
 // --protocol-version pins a revision.
+//
+// Terminals: a server's text may carry control sequences (screen rewrites,
+// OSC 52 clipboard writes, hyperlinks). On a terminal, stdout and stderr
+// escape them (internal/termsafe: \x1b, \u009b); into a pipe or file the
+// bytes pass unchanged. --safe and --raw force either.
 //
 // The protocol work is in package mcp-call/client, argument coercion in
 // mcp-call/args; this package parses flags, prints, and maps errors to exit

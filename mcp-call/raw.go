@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -149,7 +150,7 @@ wait:
 			setWorst(exitServer)
 			break wait
 		case <-deadline:
-			s.errorf("timed out after %v with %d request(s) unanswered", s.opts.timeout, n)
+			s.errorf("%s", timeoutMessage(fmt.Sprintf("no answer to %d request(s)", n), s.opts.timeout))
 			setWorst(exitServer)
 			break wait
 		case <-ctx.Done():

@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-shellwords"
-
-	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/cmdline"
+	"github.com/mcpipe/mcpipe/internal/termsafe"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
 	"github.com/mcpipe/mcpipe/mcp-call/client"
@@ -29,10 +28,16 @@ const (
 	exitServer   = 3
 )
 
+// defaultTimeout bounds each request. It must outlast a server's own
+// per-call timeout plus its kill grace (mcp-route: 30s + 2s), so that a
+// slow tool ends with the server's "timed out" result rather than with
+// mcp-call giving up first and printing nothing useful.
+const defaultTimeout = 45 * time.Second
+
 // options are the parsed flags.
 type options struct {
 	json, structured, progress, failFast bool
-	showVersion, trace                   bool
+	showVersion, trace, raw, safe        bool
 	timeout                              time.Duration
 	era, version, serverStderr           string
 }
@@ -67,12 +72,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	opts, pos, serverArgv, err := parseArgs(argv, stdout)
+	// Before anything is printed: from here on, both streams may carry the
+	// server's text.
+	stdout, stderr = terminalSafe(stdout, opts), terminalSafe(stderr, opts)
 	errw := &lockedWriter{w: stderr}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(errw, "%s: %v\n", prog, err)
 		return code
 	}
-	opts, pos, serverArgv, err := parseArgs(argv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -98,9 +106,9 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		if strings.TrimSpace(line) == "" {
 			return fail(exitProtocol, usagef("no server: give it after --, or set MCP_SERVER"))
 		}
-		serverArgv, err = shellwords.Parse(line)
-		if err != nil || len(serverArgv) == 0 {
-			return fail(exitProtocol, usagef("MCP_SERVER: cannot split %q: %v", line, err))
+		serverArgv, err = cmdline.Split(line)
+		if err != nil {
+			return fail(exitProtocol, usagef("MCP_SERVER: %v", err))
 		}
 	}
 	serverStderr, closeStderr, err := openServerStderr(opts.serverStderr, stderr, errw)
@@ -115,6 +123,20 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		return s.raw(ctx, cmd)
 	}
 	return s.connected(ctx, cmd, cmdName, cmdArgs)
+}
+
+// terminalSafe wraps w so that control characters are escaped (see
+// internal/termsafe) when it is a terminal, or always with --safe; --raw
+// passes everything unchanged. Pipes and files get the bytes as the server
+// sent them: scripts may need them.
+func terminalSafe(w io.Writer, o options) io.Writer {
+	if o.raw {
+		return w
+	}
+	if f, ok := w.(*os.File); o.safe || ok && termsafe.IsTerminal(f) {
+		return termsafe.Writer{W: w}
+	}
+	return w
 }
 
 // parseArgs splits argv at the first "--" and parses flags anywhere before
@@ -134,7 +156,9 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	fs.BoolVar(&o.progress, "progress", false, "")
 	fs.BoolVar(&o.failFast, "fail-fast", false, "")
 	fs.BoolVar(&o.trace, "trace", false, "")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "")
+	fs.BoolVar(&o.raw, "raw", false, "")
+	fs.BoolVar(&o.safe, "safe", false, "")
+	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "")
 	fs.StringVar(&o.era, "era", client.EraAuto, "")
 	fs.StringVar(&o.version, "protocol-version", "", "")
 	fs.StringVar(&o.serverStderr, "server-stderr", "inherit", "")
@@ -162,6 +186,9 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	}
 	if o.json && o.structured {
 		return o, nil, nil, usagef("--json and --structured exclude each other")
+	}
+	if o.raw && o.safe {
+		return o, nil, nil, usagef("--raw and --safe exclude each other")
 	}
 	if o.timeout < 0 {
 		return o, nil, nil, usagef("--timeout must not be negative")
@@ -213,8 +240,6 @@ func exitCode(err error) int {
 	var ae *args.Error
 	var ue *usageError
 	var se *client.StartError
-	var rpc *codec.Error
-	var pe *client.ProtocolError
 	switch {
 	case err == nil:
 		return exitOK
@@ -223,9 +248,8 @@ func exitCode(err error) int {
 	case errors.As(err, &se), errors.Is(err, client.ErrClosed),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return exitServer
-	case errors.As(err, &rpc), errors.As(err, &pe):
-		return exitProtocol
 	}
+	// JSON-RPC error answers, protocol errors and anything unforeseen.
 	return exitProtocol
 }
 
@@ -233,9 +257,40 @@ func exitCode(err error) int {
 func describeErr(err error, timeout time.Duration) string {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%v (timed out after %v)", err, timeout)
+		return timeoutMessage("no answer from the server", timeout)
 	case errors.Is(err, context.Canceled):
 		return fmt.Sprintf("%v (interrupted)", err)
 	}
 	return err.Error()
+}
+
+// timeoutMessage says which timeout fired and how to raise it: "no answer
+// from the server within 45s (--timeout); raise it with --timeout 2m".
+func timeoutMessage(what string, timeout time.Duration) string {
+	return fmt.Sprintf("%s within %s (--timeout); raise it with --timeout %s", what, shortDuration(timeout), shortDuration(raisedTimeout(timeout)))
+}
+
+// raisedTimeout suggests a --timeout worth trying: twice the one that
+// fired, rounded up to a whole minute (or second) so it is easy to type.
+func raisedTimeout(d time.Duration) time.Duration {
+	d *= 2
+	switch {
+	case d >= time.Minute:
+		return (d + time.Minute - 1).Truncate(time.Minute)
+	case d >= time.Second:
+		return (d + time.Second - 1).Truncate(time.Second)
+	}
+	return d
+}
+
+// shortDuration prints 2m for 2m0s and 1h for 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-call/args"
 	"github.com/mcpipe/mcpipe/mcp-call/client"
 	"github.com/mcpipe/mcpipe/mcp-call/internal/fakeserver"
+	"github.com/mcpipe/mcpipe/mcp-route/router"
 )
 
 // The test binary doubles as the fake MCP server: `TEST_BINARY -fake-server
@@ -83,6 +84,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--era", "legacy", "--protocol-version", "2026-07-28", "tools", "--", "x"}, "era is legacy"},
 		{[]string{"--era", "sideways", "tools", "--", "x"}, "unknown era"},
 		{[]string{"--json", "--structured", "call", "x", "--", "x"}, "exclude each other"},
+		{[]string{"--raw", "--safe", "tools", "--", "x"}, "--raw and --safe exclude each other"},
 		{[]string{"--nope", "tools", "--", "x"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -201,19 +203,24 @@ func TestServerFailingAtStart(t *testing.T) {
 	}
 }
 
-// TestInvalidLineThenTimeout: an invalid line from the server makes the
-// status 2 (protocol error) even when a timeout follows. The server writes
-// that line at once; the timeout leaves a loaded machine ample time to start
-// it (each case waits the whole timeout).
-func TestInvalidLineThenTimeout(t *testing.T) {
-	r := runT(t, "", nil, "--timeout", "3s", "tools", "--", "sh", "-c", "echo hello; cat >/dev/null")
-	if r.code != 2 || !strings.Contains(r.stderr, "server stdout line 1") || !strings.Contains(r.stderr, "timed out after 3s") {
-		t.Errorf("%+v", r)
+// TestInvalidLineDuringHandshake: a server that writes something other
+// than MCP on stdout before answering the handshake is a protocol error at
+// once (2), naming the line; mcp-call does not wait for --timeout.
+func TestInvalidLineDuringHandshake(t *testing.T) {
+	r := runT(t, "", nil, "tools", "--", "sh", "-c", "echo hello; cat >/dev/null")
+	want := "mcp-call: the server wrote something that is not MCP on its stdout during the handshake: server stdout line 1: parse error: invalid character 'h' looking for beginning of value at offset 0; the line: \"hello\"\n"
+	if r.code != 2 || r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d stdout %q stderr %q, want 2 and %q", r.code, r.stdout, r.stderr, want)
 	}
-	// The same after the handshake: the noise server's bad lines, then a
-	// call that never ends.
-	r = runT(t, "", nil, append([]string{"--timeout", "3s", "call", "hang"}, fake("noise")...)...)
-	if r.code != 2 || !strings.Contains(r.stderr, "invalid line(s)") || !strings.Contains(r.stderr, "timed out after 3s") {
+}
+
+// TestInvalidLineThenTimeout: an invalid line from the server after the
+// handshake makes the status 2 (protocol error) even when a timeout
+// follows. The timeout leaves a loaded machine ample time to start the
+// server and finish the handshake.
+func TestInvalidLineThenTimeout(t *testing.T) {
+	r := runT(t, "", nil, append([]string{"--timeout", "3s", "call", "hang"}, fake("noise")...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "invalid line(s)") || !strings.Contains(r.stderr, "no answer from the server within 3s (--timeout); raise it with --timeout 6s") {
 		t.Errorf("noise hang: %+v", r)
 	}
 	// An interrupt is the user's: it keeps 3.
@@ -251,7 +258,7 @@ func TestTimeout(t *testing.T) {
 	// A server that never answers: the handshake must time out with 3, and
 	// the server (and its child sleep) must be stopped.
 	r := runT(t, "", nil, "--timeout", "300ms", "--era", "legacy", "tools", "--", "sh", "-c", "sleep 30")
-	if r.code != 3 || !strings.Contains(r.stderr, "timed out after 300ms") {
+	if want := "mcp-call: no answer from the server within 300ms (--timeout); raise it with --timeout 600ms\n"; r.code != 3 || r.stderr != want {
 		t.Errorf("%+v", r)
 	}
 }
@@ -343,8 +350,34 @@ func TestRawTimeout(t *testing.T) {
 	// A request the server never answers: timeout, 3.
 	r := runT(t, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`+"\n", nil,
 		append([]string{"raw", "--timeout", "300ms"}, fake("legacy-silent")...)...)
-	if r.code != 3 || !strings.Contains(r.stderr, "1 request(s) unanswered") {
+	if want := "mcp-call: no answer to 1 request(s) within 300ms (--timeout); raise it with --timeout 600ms\n"; r.code != 3 || r.stderr != want {
 		t.Errorf("silent: %+v", r)
+	}
+}
+
+// TestDefaultTimeoutOutlastsRoute: mcp-call's default --timeout must
+// outlast mcp-route's per-call timeout and kill grace, or a slow tool ends
+// with mcp-call giving up instead of with the server's "timed out" answer.
+func TestDefaultTimeoutOutlastsRoute(t *testing.T) {
+	if route := router.DefaultTimeout + router.DefaultGrace; defaultTimeout <= route+5*time.Second {
+		t.Errorf("default --timeout %v does not outlast mcp-route's %v + %v by a margin", defaultTimeout, router.DefaultTimeout, router.DefaultGrace)
+	}
+	if !strings.Contains(usage, "(default 45s;") || defaultTimeout != 45*time.Second {
+		t.Errorf("--help and defaultTimeout (%v) disagree", defaultTimeout)
+	}
+}
+
+func TestTimeoutAdvice(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		45 * time.Second:        "within 45s (--timeout); raise it with --timeout 2m",
+		300 * time.Millisecond:  "within 300ms (--timeout); raise it with --timeout 600ms",
+		2 * time.Minute:         "within 2m (--timeout); raise it with --timeout 4m",
+		1500 * time.Millisecond: "within 1.5s (--timeout); raise it with --timeout 3s",
+		time.Hour:               "within 1h (--timeout); raise it with --timeout 2h",
+	} {
+		if got := timeoutMessage("x", d); got != "x "+want {
+			t.Errorf("%v: %q, want %q", d, got, "x "+want)
+		}
 	}
 }
 

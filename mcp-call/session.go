@@ -196,20 +196,23 @@ func (s *session) findTool(ctx context.Context, name string) (int, error) {
 	return -1, usagef("no tool named %q (the server has: %s)", name, strings.Join(names, ", "))
 }
 
+// printJSON prints v indented. Every value goes through codec.Marshal, so
+// "<", ">" and "&" stay as the server wrote them (json.MarshalIndent would
+// print \u003c) whichever command prints.
 func (s *session) printJSON(v any) error {
-	var b []byte
-	var err error
-	if raw, ok := v.(json.RawMessage); ok {
-		var buf bytes.Buffer
-		err = json.Indent(&buf, raw, "", "  ")
-		b = buf.Bytes()
-	} else {
-		b, err = json.MarshalIndent(v, "", "  ")
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = codec.Marshal(v); err != nil {
+			return err
+		}
 	}
-	if err != nil {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(s.stdout, "%s\n", b)
+	buf.WriteByte('\n')
+	_, err := s.stdout.Write(buf.Bytes())
 	return err
 }
 

@@ -1,12 +1,13 @@
 package main
 
-// usage is the --help text; the package doc (doc.go) and the README say the
-// same.
+// usage is the --help text; the package doc (main.go) and the README say
+// the same.
 const usage = `Usage: mcp-call [flags] COMMAND [ARGS] [-- SERVER [SERVER ARGS]]
 
 Call an MCP server over stdio from the command line or a script. The server
 is the command line after --, or the one in $MCP_SERVER (split like a shell
-would, without running one). mcp-call starts it, settles the protocol era,
+would, without running one: an unquoted ; | & < > is an error, not the end
+of the command). mcp-call starts it, settles the protocol era,
 runs COMMAND, and stops it (close stdin, SIGTERM, SIGKILL to its process
 group).
 
@@ -24,10 +25,13 @@ Commands:
                      ends when every request with an id has an answer
                      (notifications and other lines await none)
   script             one call per stdin line, "TOOL ARGS...", over one
-                     connection; blank lines and # comments skipped
+                     connection; blank lines and # comments skipped. A line
+                     is split like a shell would, but no shell runs: an
+                     unquoted ; | & < > is an error (quote it: 'a;b');
+                     a line may be as long as a frame (16 MiB)
 
 Arguments (call, script):
-  '{"key": "value"}'  one JSON object
+  '{"key": "value"}'  one JSON object, quoted whole so it stays one word
   key=value           coerced by the tool's inputSchema: integer, number,
                       boolean, null, array and object properties take the value
                       as JSON text; string or undescribed properties keep it as
@@ -44,12 +48,25 @@ Output:
   structuredContent. script prints each call's output in turn; with --json,
   one line per call: the result, or {"error":{...}} when there is none.
 
+Terminals:
+  A server's text (results, descriptions, tool names, error messages, its
+  stderr) may carry control sequences that would clear or rewrite the
+  screen, set the clipboard (OSC 52) or hide a link. When stdout or stderr
+  is a terminal, mcp-call prints them escaped there: C0 controls but newline
+  and tab, and DEL, as \xHH (ESC is \x1b), C1 controls as \uHHHH (\u009b),
+  bytes that are not UTF-8 as \xHH. Into a pipe or a file the bytes go as
+  the server sent them. --safe and --raw force either.
+
 Flags:
   --json                   JSON output (see above)
   --structured             call: print structuredContent
   --timeout DURATION       bound on starting and settling the era (the probe
                            and initialize together), and on each request
-                           (default 30s; 0 means none)
+                           (default 45s; 0 means none). The default outlasts
+                           mcp-route's own 30s per call plus its kill grace,
+                           so a slow tool ends with the server's answer; when
+                           it fires, mcp-call says so and suggests a larger
+                           value
   --era auto|legacy|modern auto (default) probes with server/discover and falls
                            back to initialize when the server is legacy (an
                            error answer, or none within 5s, or half of
@@ -65,6 +82,10 @@ Flags:
   --progress               ask for progress and print it on stderr
   --fail-fast              script: stop at the first call that fails
   --trace                  print every line sent (>) and received (<) on stderr
+  --safe                   escape control characters in everything printed,
+                           even into a pipe or file (see Terminals)
+  --raw                    print the server's bytes unchanged, even on a
+                           terminal
   --help                   this text
   --version                print the version
 
@@ -74,7 +95,8 @@ Exit status:
   2  usage error, arguments refused by the schema, or a protocol error: a
      JSON-RPC error response, an invalid line from the server, a result of
      the wrong shape. An invalid line from the server makes it 2 even when
-     a timeout or the server's exit follows.
+     a timeout or the server's exit follows; one before the server has
+     answered the handshake ends mcp-call at once.
   3  the server could not be started or reached (it exited, closed its
      stdout), or a timeout or interrupt
   script: the worst status of its calls. raw: error answers are data (0);

@@ -4,102 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/mcpipe/mcpipe/internal/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite the out, stderr and exit sections of testdata/*.txtar")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)
-}
-
-// A golden transcript: prose, then sections.
-//
-//	-- args --    the flags, split on white space (optional)
-//	-- in --      stdin
-//	-- out --     stdout expected
-//	-- stderr --  stderr expected
-//	-- exit --    the exit status expected
-type transcript struct {
-	comment string
-	files   []section
-}
-
-type section struct {
-	name string
-	data string
-}
-
-func (tr *transcript) get(name string) string {
-	for _, s := range tr.files {
-		if s.name == name {
-			return s.data
-		}
-	}
-	return ""
-}
-
-func (tr *transcript) set(name, data string) {
-	for i := range tr.files {
-		if tr.files[i].name == name {
-			tr.files[i].data = data
-			return
-		}
-	}
-	tr.files = append(tr.files, section{name, data})
-}
-
-// parseTxtar reads the txtar format (golang.org/x/tools/txtar): lines
-// "-- NAME --" start sections.
-func parseTxtar(data string) *transcript {
-	tr := &transcript{}
-	cur := -1
-	var b strings.Builder
-	flush := func() {
-		if cur < 0 {
-			tr.comment = b.String()
-		} else {
-			tr.files[cur].data = b.String()
-		}
-		b.Reset()
-	}
-	for _, line := range strings.SplitAfter(data, "\n") {
-		t := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") && len(t) > 6 {
-			flush()
-			tr.files = append(tr.files, section{name: strings.TrimSpace(t[3 : len(t)-3])})
-			cur = len(tr.files) - 1
-			continue
-		}
-		b.WriteString(line)
-	}
-	flush()
-	return tr
-}
-
-func (tr *transcript) format() string {
-	var b strings.Builder
-	b.WriteString(tr.comment)
-	for _, s := range tr.files {
-		fmt.Fprintf(&b, "-- %s --\n", s.name)
-		b.WriteString(s.data)
-		if s.data != "" && !strings.HasSuffix(s.data, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
 }
 
 type result struct {
@@ -134,73 +52,31 @@ func runBinary(t *testing.T, bin string, args []string, in string) result {
 	return result{out.String(), errb.String(), code}
 }
 
-func goldens(t *testing.T) []string {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/*.txtar (%v)", err)
+// golden runs a transcript (internal/transcript's format) with run and
+// checks what every golden must: a failure says why on stderr.
+func golden(run func(args []string, in string) result) func(*testing.T, *transcript.Transcript) transcript.Result {
+	return func(t *testing.T, tr *transcript.Transcript) transcript.Result {
+		got := run(tr.Args(), tr.Stdin())
+		if got.exit != 0 && got.stderr == "" {
+			t.Errorf("exit %d with an empty stderr", got.exit)
+		}
+		return transcript.Result{Stdout: got.out, Stderr: got.stderr, Exit: got.exit}
 	}
-	return files
 }
 
-// TestGolden runs each transcript through run; -update rewrites the
+// TestGolden runs each testdata/*.txtar through run; -update rewrites the
 // expected sections from what run did.
 func TestGolden(t *testing.T) {
-	for _, file := range goldens(t) {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := parseTxtar(string(data))
-			got := runInProcess(strings.Fields(tr.get("args")), tr.get("in"))
-			if *update {
-				tr.set("out", got.out)
-				tr.set("stderr", got.stderr)
-				tr.set("exit", strconv.Itoa(got.exit)+"\n")
-				if err := os.WriteFile(file, []byte(tr.format()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			compare(t, tr, got)
-		})
-	}
+	transcript.Run(t, "testdata/*.txtar", golden(runInProcess))
 }
 
 // TestBinaryGolden runs the same transcripts through the built binary: the
 // program, not just run, must behave (exit status, stdout and stderr).
 func TestBinaryGolden(t *testing.T) {
 	bin := testbin.Path(t, "MCP_FRAME_BIN", "mcp-frame")
-	for _, file := range goldens(t) {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := parseTxtar(string(data))
-			compare(t, tr, runBinary(t, bin, strings.Fields(tr.get("args")), tr.get("in")))
-		})
-	}
-}
-
-func compare(t *testing.T, tr *transcript, got result) {
-	t.Helper()
-	if got.out != tr.get("out") {
-		t.Errorf("stdout:\n%s\nwant:\n%s", got.out, tr.get("out"))
-	}
-	if got.stderr != tr.get("stderr") {
-		t.Errorf("stderr:\n%s\nwant:\n%s", got.stderr, tr.get("stderr"))
-	}
-	want, err := strconv.Atoi(strings.TrimSpace(tr.get("exit")))
-	if err != nil {
-		t.Fatalf("bad exit section %q", tr.get("exit"))
-	}
-	if got.exit != want {
-		t.Errorf("exit %d, want %d", got.exit, want)
-	}
-	if got.exit != 0 && got.stderr == "" {
-		t.Errorf("exit %d with an empty stderr", got.exit)
-	}
+	transcript.Verify(t, "testdata/*.txtar", golden(func(args []string, in string) result {
+		return runBinary(t, bin, args, in)
+	}))
 }
 
 func TestVersion(t *testing.T) {

@@ -54,6 +54,10 @@ func (e *Error) Error() string { return e.Msg }
 // Unwrap returns the validation error, if any.
 func (e *Error) Unwrap() error { return e.Validation }
 
+// jsonExample shows how to pass a JSON object as one word, in a shell or a
+// script line alike.
+const jsonExample = `TOOL '{"path": "a b.txt", "n": 3}'`
+
 func errorf(format string, a ...any) *Error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 
 // Build returns the arguments object for words, checked against inputSchema
@@ -91,11 +95,11 @@ func coerce(words []string, inputSchema json.RawMessage) (json.RawMessage, error
 	}
 	if t := strings.TrimSpace(words[0]); strings.HasPrefix(t, "{") {
 		if len(words) > 1 {
-			return nil, errorf("give either one JSON object or key=value pairs, not both")
+			return nil, errorf("arguments %q: give either one JSON object or key=value pairs, not both; a JSON object must be one word, so quote it whole: %s", strings.Join(words, " "), jsonExample)
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(t), &m); err != nil || m == nil {
-			return nil, errorf("arguments are not a JSON object: %s", jsonErr(err))
+			return nil, errorf("arguments %q are not a JSON object: %s; quote the object whole so its own quotes survive: %s", t, jsonErr(err), jsonExample)
 		}
 		return codec.Marshal(m)
 	}
@@ -104,7 +108,7 @@ func coerce(words []string, inputSchema json.RawMessage) (json.RawMessage, error
 	for _, w := range words {
 		key, val, raw, ok := split(w)
 		if !ok {
-			return nil, errorf("argument %q: want key=value, key:=json or one JSON object", w)
+			return nil, errorf("argument %q: want key=value, key:=json or one JSON object (%s)", w, jsonExample)
 		}
 		if key == "" {
 			return nil, errorf("argument %q: empty key", w)

@@ -84,8 +84,11 @@ func TestBuildRefused(t *testing.T) {
 		{"empty key", []string{"=x"}, `empty key`, false},
 		{"twice", []string{"path=a", "path=b"}, `given twice`, false},
 		{"bad raw json", []string{"path:={"}, `not JSON`, false},
-		{"json plus pairs", []string{`{"path":"a"}`, "count=1"}, `not both`, false},
+		{"json plus pairs", []string{`{"path":"a"}`, "count=1"}, `not both; a JSON object must be one word, so quote it whole: TOOL '{"path": "a b.txt", "n": 3}'`, false},
+		// What a shell or script line leaves of an unquoted object.
+		{"json split by a shell", []string{`{path:`, `a}`}, `arguments "{path: a}": give either one JSON object`, false},
 		{"json not object", []string{`{"path":`}, `not a JSON object`, false},
+		{"json quotes lost", []string{`{path:a}`}, `quote the object whole so its own quotes survive: TOOL '{`, false},
 		{"json object invalid", []string{`{"path":1}`}, `argument "path"`, true},
 	}
 	for _, tt := range tests {

@@ -40,7 +40,10 @@
 // context's error when it ended first. Frames from the server that belong to
 // no request and are invalid go to Options.OnProtocolError and are counted
 // (ProtocolErrors), since they mean the server wrote something other than
-// protocol on its stdout.
+// protocol on its stdout. Before Connect has succeeded such a frame instead
+// fails Connect at once with a *ProtocolError naming the line: a server that
+// writes a banner or a log line on stdout during the handshake is not
+// speaking MCP there, and no era fallback or timeout would change that.
 //
 // # Server processes
 //
@@ -90,7 +93,12 @@ const DefaultProbeTimeout = 5 * time.Second
 var ErrClosed = errors.New("server closed the connection")
 
 // ProtocolError is something the server got wrong at the protocol level.
-type ProtocolError struct{ Msg string }
+type ProtocolError struct {
+	Msg string
+	// handshake marks an invalid line during Connect: the server is not
+	// speaking MCP on stdout, which no fallback to another era can mend.
+	handshake bool
+}
 
 func (e *ProtocolError) Error() string { return e.Msg }
 
@@ -153,6 +161,13 @@ type Client struct {
 	pending   map[string]chan reply
 	abandoned map[string]bool
 	info      *Info // set by Connect
+	// handshakeErr is the first invalid line before Connect succeeded; it
+	// fails every request of the handshake. handshakeDone is set when
+	// Connect returns, so later invalid lines are only reported.
+	handshakeErr  *ProtocolError
+	handshakeDone bool
+
+	readingFrame []byte // the frame the read loop is on; its goroutine's only
 
 	done chan struct{} // closed when the read loop ends
 }
@@ -212,8 +227,29 @@ func (c *Client) CloseWrite() error {
 	return err
 }
 
+// protocolError reports a frame that is not protocol. Before Connect has
+// succeeded it ends the handshake instead: a server that writes anything
+// else on stdout then (a banner, a log line) is not speaking MCP on it, and
+// waiting for --timeout would only hide that.
 func (c *Client) protocolError(err error) {
 	c.protoN.Add(1)
+	c.mu.Lock()
+	if c.info == nil && !c.handshakeDone {
+		if c.handshakeErr == nil {
+			msg := "the server wrote something that is not MCP on its stdout during the handshake: " + err.Error()
+			if c.readingFrame != nil {
+				msg += fmt.Sprintf("; the line: %.200q", c.readingFrame)
+			}
+			c.handshakeErr = &ProtocolError{Msg: msg, handshake: true}
+		}
+		for k, ch := range c.pending {
+			ch <- reply{err: c.handshakeErr}
+			delete(c.pending, k)
+		}
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
 	if c.opts.OnProtocolError != nil {
 		c.opts.OnProtocolError(err)
 	}
@@ -231,6 +267,7 @@ func (c *Client) readLoop(r *codec.Reader) {
 	}()
 	for {
 		frame, err := r.ReadFrame()
+		c.readingFrame = nil
 		if errors.Is(err, codec.ErrFrameTooLarge) {
 			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err))
 			continue
@@ -241,6 +278,7 @@ func (c *Client) readLoop(r *codec.Reader) {
 		if c.opts.Trace != nil {
 			c.opts.Trace(false, frame)
 		}
+		c.readingFrame = frame
 		msgs, _, derr := codec.DecodeFrame(frame, true)
 		if derr != nil {
 			c.badFrame(r.Line(), derr)
@@ -412,6 +450,10 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 		c.mu.Unlock()
 		return nil, ErrClosed
 	default:
+	}
+	if c.handshakeErr != nil && !c.handshakeDone {
+		c.mu.Unlock()
+		return nil, c.handshakeErr
 	}
 	c.pending[id.Key()] = ch
 	c.mu.Unlock()

@@ -230,16 +230,47 @@ func TestNoiseCounted(t *testing.T) {
 	if _, err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"x"}`), CallOptions{}); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"x"}`), CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if c.ProtocolErrors() < 2 {
 		t.Errorf("ProtocolErrors = %d, want ≥ 2", c.ProtocolErrors())
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(reports) == 0 || !strings.Contains(reports[0], "server stdout line 1") {
+	// Line 1 is the discover answer; the noise starts after it.
+	if len(reports) == 0 || !strings.Contains(reports[0], "server stdout line 2") {
 		t.Errorf("reports %q", reports)
+	}
+}
+
+// TestNoiseDuringHandshake: a server that writes something other than MCP
+// on stdout before it has answered the handshake fails Connect at once,
+// with the line, in every era (no fallback, no wait for the context).
+func TestNoiseDuringHandshake(t *testing.T) {
+	for _, era := range []string{EraAuto, EraLegacy, EraModern} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			io.WriteString(outW, "Server v1.2 listening on stdio\n")
+			io.Copy(io.Discard, inR) // reads on, answers nothing
+			outW.Close()
+		}()
+		var reported []error
+		c := New(outR, inW, Options{Era: era, OnProtocolError: func(err error) { reported = append(reported, err) }})
+		_, err := c.Connect(ctxT(t))
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || errors.Is(err, context.DeadlineExceeded) ||
+			!strings.Contains(err.Error(), "server stdout line 1") || !strings.Contains(err.Error(), `"Server v1.2 listening on stdio"`) {
+			t.Errorf("era %s: Connect = %v, want a ProtocolError naming line 1 and its text", era, err)
+		}
+		c.CloseWrite()
+		<-c.Done()
+		if len(reported) != 0 {
+			t.Errorf("era %s: the line was also reported as later noise: %v", era, reported)
+		}
 	}
 }
 

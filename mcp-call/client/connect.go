@@ -58,6 +58,11 @@ func (c *Client) Connect(ctx context.Context) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		c.mu.Lock()
+		c.handshakeDone = true
+		c.mu.Unlock()
+	}()
 	var info *Info
 	switch era {
 	case EraLegacy:
@@ -67,12 +72,17 @@ func (c *Client) Connect(ctx context.Context) (*Info, error) {
 	default:
 		info, err = c.discover(ctx, "", true)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handshakeErr != nil {
+		// An invalid line may fail a request that another error ended
+		// first, or arrive between the last answer and here: it wins.
+		return nil, c.handshakeErr
+	}
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
 	c.info = info
-	c.mu.Unlock()
 	return info, nil
 }
 
@@ -151,6 +161,8 @@ func (c *Client) discoverOnce(ctx context.Context, version, pinned string, auto 
 			if auto {
 				return nil, &errFallback{fmt.Sprintf("server/discover answered %d %s", rpc.Code, rpc.Message)}
 			}
+			return nil, err
+		case errors.As(err, &perr) && perr.handshake:
 			return nil, err
 		case errors.As(err, &perr) && auto:
 			return nil, &errFallback{"server/discover got an invalid answer (" + perr.Msg + ")"}

@@ -1,0 +1,5 @@
+package termsafe
+
+import "golang.org/x/sys/unix"
+
+const ioctlReadTermios = unix.TCGETS
