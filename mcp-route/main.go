@@ -2,7 +2,7 @@
 // into tools: every executable file in a --tools directory is a tool, in any
 // language. A host launches it over stdio, e.g.
 //
-//	{"command": "mcp-route", "args": ["--tools", "./bin"]}
+//	{"command": "mcp-route", "args": ["--tools", "/opt/mcp-tools", "--root", "/home/you/project"]}
 //
 // Usage:
 //
@@ -32,7 +32,13 @@
 //
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
 // written); 1 when it cannot run (bad --root, a --tools directory missing at
-// startup, unwritable --log, a skeleton refused); 2 for a usage error.
+// startup or inside a --root the tools can write, unwritable --log, a
+// skeleton refused); 2 for a usage error.
+//
+// Nothing a tool can write is trusted (DESIGN.md, "Trust"): without
+// --readonly, a --tools directory under --root, or a tool that leads there
+// through a symlink, refuses the start (a client could write a tool, then
+// call it), and at a reload such a tool is left out.
 package main
 
 import (
@@ -87,7 +93,8 @@ Flags:
 const exitText = `
 Exit status:
   0  clean shutdown (stdin closed, SIGTERM or SIGINT), --help, --version
-  1  cannot run: bad --root, a --tools directory missing, --log not writable,
+  1  cannot run: bad --root, a --tools directory missing, or inside --root
+     (or a tool in it linked there) without --readonly, --log not writable,
      skeleton refused
   2  usage error
 `
@@ -261,6 +268,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		dirs = append(dirs, abs)
 	}
+	if !*readonly {
+		// Tools can write under the root: one there would be a tool a
+		// client could write, then call (DESIGN.md, "Trust").
+		if err := registry.CheckToolsOutsideRoot(dirs, rootDir); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+	}
 	if len(dirs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
@@ -271,6 +286,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		DescribeDir:     rootDir,
 		DescribeTimeout: *describeTimeout,
 		CacheDir:        cacheDir,
+		Root:            rootDir,
 		Logf:            logf,
 		Debugf:          debugf,
 	})

@@ -29,6 +29,11 @@
 // sidecar's size and mtime): a reload does not re-run unchanged tools, and
 // an unchanged bad definition is logged once, not at every reload.
 //
+// Nothing a tool can write is trusted: with Options.Root set and not
+// ReadOnly, a tool whose executable or sidecar path leads under the root
+// (where tools can write) is left out at every reload with one log line
+// (trust.go; mcp-route also refuses to start so, CheckToolsOutsideRoot).
+//
 // With Options.CacheDir, valid --mcp-describe outputs are also kept on disk
 // across runs, keyed by the executable's path and stamp (size, mode, mtime,
 // inode, device, ctime) and the describe environment: a new Registry (a new
@@ -105,6 +110,10 @@ type Options struct {
 	// diskcache.go; DefaultCacheDir is mcp-route's default). "" turns the
 	// cache off; a directory that cannot be used is logged and ignored.
 	CacheDir string
+	// Root is the directory the tools work in. Unless ReadOnly, they can
+	// write there, so a tool whose path leads under it is left out at
+	// every reload (see trust.go). "" turns the check off.
+	Root string
 	// Logf receives one line per event an operator must see (a tool left
 	// out and why, an unreadable tool directory, the describe cache off);
 	// nil discards them.
@@ -117,8 +126,9 @@ type Options struct {
 
 // Registry holds the current tool set.
 type Registry struct {
-	opts Options
-	disk *diskCache // nil: no persistent describe cache
+	opts  Options
+	disk  *diskCache // nil: no persistent describe cache
+	guard *rootGuard // leaves out tools a tool could have written
 
 	reloadMu    sync.Mutex // one Reload at a time
 	fingerprint string
@@ -153,6 +163,7 @@ func New(opts Options) *Registry {
 		opts.DescribeTimeout = DescribeTimeout
 	}
 	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
+	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Logf)
 	if opts.CacheDir != "" {
 		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir)
 		if err != nil {
@@ -206,6 +217,7 @@ func (r *Registry) Reload(ctx context.Context) (changed bool) {
 		return false
 	}
 	first := r.fingerprint == ""
+	cands = r.guard.filter(cands, r.opts.Logf)
 	tools, ok := r.load(ctx, cands)
 	if !ok {
 		return false // cancelled: the next Reload reads them again
