@@ -38,7 +38,8 @@
 // Nothing a tool can write is trusted (DESIGN.md, "Trust"): without
 // --readonly, a --tools directory under --root, or a tool that leads there
 // through a symlink, refuses the start (a client could write a tool, then
-// call it), and at a reload such a tool is left out.
+// call it), and at a reload such a tool is left out; a describe cache
+// under --root is not used.
 package main
 
 import (
@@ -145,7 +146,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	grace := fs.Duration("grace", router.DefaultGrace, "SIGTERM→SIGKILL delay for a tool, and how long shutdown waits for running calls")
 	pageSize := fs.Int("page-size", router.DefaultPageSize, "tools per tools/list page")
 	poll := fs.Duration("poll", router.DefaultPoll, "how often tool directories are checked for changes (0 disables)")
-	describeCache := fs.String("describe-cache", "", "keep --mcp-describe outputs in `DIR` across runs; a changed tool is described again; '' turns it off (default $XDG_CACHE_HOME/mcpipe/describe or ~/.cache/mcpipe/describe, off when neither exists)")
+	describeCache := fs.String("describe-cache", "", "keep --mcp-describe outputs in `DIR` across runs; a changed tool is described again; '' turns it off; not used under --root, where tools could forge entries (default $XDG_CACHE_HOME/mcpipe/describe or ~/.cache/mcpipe/describe, off when neither exists)")
 	describeTimeout := fs.Duration("describe-timeout", registry.DescribeTimeout, "time limit of one NAME --mcp-describe run (tools without a sidecar)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	usage := func(w io.Writer) {
@@ -290,6 +291,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logf:            logf,
 		Debugf:          debugf,
 	})
+	defer reg.Close()
 	pollEvery := *poll
 	if pollEvery == 0 {
 		pollEvery = -1 // router: < 0 disables

@@ -38,7 +38,9 @@
 // across runs, keyed by the executable's path and stamp (size, mode, mtime,
 // inode, device, ctime) and the describe environment: a new Registry (a new
 // mcp-route process, one per host connection) runs only the tools that
-// changed since. See diskcache.go for what the stamp cannot see.
+// changed since. Entries are authenticated (HMAC-SHA256), and a cache under
+// Options.Root is not used. See diskcache.go for what the stamp cannot see
+// and what the authentication cannot stop.
 //
 // A Registry is safe for concurrent use: Tools and Lookup return immutable
 // snapshots, and Reload may run alongside them.
@@ -112,7 +114,8 @@ type Options struct {
 	CacheDir string
 	// Root is the directory the tools work in. Unless ReadOnly, they can
 	// write there, so a tool whose path leads under it is left out at
-	// every reload (see trust.go). "" turns the check off.
+	// every reload (see trust.go); a describe cache under it is never
+	// used, ReadOnly or not (see diskcache.go). "" turns both checks off.
 	Root string
 	// Logf receives one line per event an operator must see (a tool left
 	// out and why, an unreadable tool directory, the describe cache off);
@@ -129,6 +132,8 @@ type Registry struct {
 	opts  Options
 	disk  *diskCache // nil: no persistent describe cache
 	guard *rootGuard // leaves out tools a tool could have written
+	// revoke is a describe cache under the root, whose key Close removes.
+	revoke string
 
 	reloadMu    sync.Mutex // one Reload at a time
 	fingerprint string
@@ -165,9 +170,12 @@ func New(opts Options) *Registry {
 	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
 	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Logf)
 	if opts.CacheDir != "" {
-		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir)
+		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir, opts.Root, opts.Logf)
 		if err != nil {
 			opts.Logf("describe cache off: %v", err)
+		}
+		if errors.Is(err, errUnderRoot) {
+			r.revoke = opts.CacheDir
 		}
 		r.disk = d
 	}
