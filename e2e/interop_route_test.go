@@ -795,7 +795,10 @@ func runRouteClient(t *testing.T, v2 bool, tools string, plan []map[string]any, 
 	t.Helper()
 	nodeDir, script := routeClientsDir(t, v2)
 	ctx := ctxTimeout(t)
-	args := append(append([]string{script}, flags...), routeBin(t), tools)
+	// The root is interopRouteTools' sibling of tools: a root holding the
+	// tools (the default, the client's working directory) is refused.
+	root := filepath.Join(filepath.Dir(tools), "root")
+	args := append(append([]string{script, "--route-arg", "--root", "--route-arg", root}, flags...), routeBin(t), tools)
 	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = filepath.Dir(tools)
 	cmd.Env = append(baseEnv(), "MCP_INTEROP_NODE_DIR="+nodeDir)

@@ -2,7 +2,7 @@
 // into tools: every executable file in a --tools directory is a tool, in any
 // language. A host launches it over stdio, e.g.
 //
-//	{"command": "mcp-route", "args": ["--tools", "./bin"]}
+//	{"command": "mcp-route", "args": ["--tools", "/opt/mcp-tools", "--root", "/home/you/project"]}
 //
 // Usage:
 //
@@ -35,7 +35,14 @@
 //
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
 // written); 1 when it cannot run (bad --root, a --tools directory missing at
-// startup, unwritable --log, a skeleton refused); 2 for a usage error.
+// startup or inside a --root the tools can write, unwritable --log, a
+// skeleton refused); 2 for a usage error.
+//
+// Nothing a tool can write is trusted (DESIGN.md, "Trust"): without
+// --readonly, a --tools directory under --root, or a tool that leads there
+// through a symlink, refuses the start (a client could write a tool, then
+// call it), and at a reload such a tool is left out; a describe cache
+// under --root is not used.
 package main
 
 import (
@@ -105,7 +112,8 @@ const exitText = `
 Exit status:
   0  clean shutdown (stdin or stdout closed, SIGTERM or SIGINT), --help,
      --version
-  1  cannot run: bad --root, a --tools directory missing, --log not writable,
+  1  cannot run: bad --root, a --tools directory missing, or inside --root
+     (or a tool in it linked there) without --readonly, --log not writable,
      skeleton refused
   2  usage error
 `
@@ -157,7 +165,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	grace := fs.Duration("grace", router.DefaultGrace, "SIGTERM→SIGKILL delay for a tool, and how long shutdown waits for running calls")
 	pageSize := fs.Int("page-size", router.DefaultPageSize, "tools per tools/list page")
 	poll := fs.Duration("poll", router.DefaultPoll, "how often tool directories are checked for changes (0 disables)")
-	describeCache := fs.String("describe-cache", "", "keep --mcp-describe outputs in `DIR` across runs; a changed tool is described again; '' turns it off (default $XDG_CACHE_HOME/mcpipe/describe or ~/.cache/mcpipe/describe, off when neither exists)")
+	describeCache := fs.String("describe-cache", "", "keep --mcp-describe outputs in `DIR` across runs; a changed tool is described again; '' turns it off; not used under --root, where tools could forge entries (default $XDG_CACHE_HOME/mcpipe/describe or ~/.cache/mcpipe/describe, off when neither exists)")
 	describeTimeout := fs.Duration("describe-timeout", registry.DescribeTimeout, "time limit of one NAME --mcp-describe run (tools without a sidecar)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	usage := func(w io.Writer) {
@@ -298,6 +306,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		dirs = append(dirs, abs)
 	}
+	if !*readonly {
+		// Tools can write under the root: one there would be a tool a
+		// client could write, then call (DESIGN.md, "Trust").
+		if err := registry.CheckToolsOutsideRoot(dirs, rootDir); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+	}
 	if len(dirs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
@@ -308,9 +324,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		DescribeDir:     rootDir,
 		DescribeTimeout: *describeTimeout,
 		CacheDir:        cacheDir,
+		Root:            rootDir,
 		Logf:            logf,
 		Debugf:          debugf,
 	})
+	defer reg.Close()
 	pollEvery := *poll
 	if pollEvery == 0 {
 		pollEvery = -1 // router: < 0 disables

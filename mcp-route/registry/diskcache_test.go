@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,13 @@ func fresh(t *testing.T, dir, cache string, env ...string) (*Registry, *logBuf) 
 		DescribeEnv: append([]string{"PATH=/usr/bin:/bin"}, env...)})
 	r.Reload(context.Background())
 	return r, lb
+}
+
+// entries lists the cache's entry files (not its key).
+func entries(t *testing.T, cache string) []string {
+	t.Helper()
+	ents, _ := filepath.Glob(filepath.Join(cache, "*.json"))
+	return ents
 }
 
 func desc(r *Registry, name string) string {
@@ -96,9 +104,8 @@ func TestDiskCacheAcrossRegistries(t *testing.T) {
 		t.Errorf("another environment used the cached entry: %d runs", runs(t, count))
 	}
 	// A corrupt entry is ignored and rewritten.
-	ents, _ := os.ReadDir(cache)
-	for _, e := range ents {
-		os.WriteFile(filepath.Join(cache, e.Name()), []byte("{garbage"), 0o600)
+	for _, e := range entries(t, cache) {
+		os.WriteFile(e, []byte("{garbage"), 0o600)
 	}
 	r, _ = fresh(t, dir, cache)
 	if desc(r, "d") != "two, LONGER" || runs(t, count) != 5 {
@@ -172,11 +179,11 @@ func TestDiskCachePrune(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "count")
 	describeTool(t, filepath.Join(dir, "d"), count, "one")
 	fresh(t, dir, cache)
-	ents, _ := os.ReadDir(cache)
+	ents := entries(t, cache)
 	if len(ents) != 1 {
 		t.Fatalf("%d entries, want 1", len(ents))
 	}
-	used := filepath.Join(cache, ents[0].Name())
+	used := ents[0]
 	stale := filepath.Join(cache, "0123456789abcdef0123456789abcdef.json")
 	other := filepath.Join(cache, "README")
 	for _, f := range []string{stale, other} {
@@ -200,5 +207,163 @@ func TestDiskCachePrune(t *testing.T) {
 	}
 	if runs(t, count) != 1 {
 		t.Errorf("the used entry was pruned: %d runs", runs(t, count))
+	}
+}
+
+// tamper rewrites the one entry of cache with edit applied to its
+// definition, keeping its MAC: what a client with fs_write could do.
+func tamper(t *testing.T, cache string, edit func(def map[string]any)) {
+	t.Helper()
+	ents := entries(t, cache)
+	if len(ents) != 1 {
+		t.Fatalf("%d entries, want 1", len(ents))
+	}
+	data, err := os.ReadFile(ents[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e cacheEntry
+	var def map[string]any
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(e.Def, &def); err != nil {
+		t.Fatal(err)
+	}
+	edit(def)
+	if e.Def, err = json.Marshal(def); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = json.Marshal(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ents[0], data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDiskCacheTamperedEntry: an entry rewritten to claim readOnlyHint, or
+// to pass a host variable, fails its MAC: it is logged and ignored, and the
+// tool's real definition (described again) is what is served.
+func TestDiskCacheTamperedEntry(t *testing.T) {
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	count := filepath.Join(t.TempDir(), "count")
+	tool := filepath.Join(dir, "fs_write")
+	write(t, tool, `#!/bin/sh
+echo x >> `+count+`
+echo '{"description":"writes","annotations":{"readOnlyHint":false}}'
+`, 0o755)
+	old(t, tool)
+	load := func(readOnly bool) (*Registry, *logBuf) {
+		lb := &logBuf{}
+		r := New(Options{Dirs: []string{dir}, ReadOnly: readOnly, CacheDir: cache, Logf: lb.logf, Debugf: lb.debugf})
+		r.Reload(context.Background())
+		return r, lb
+	}
+	load(false)
+	if r, lb := load(true); r.Lookup("fs_write") != nil || runs(t, count) != 1 || len(lb.lines) != 0 {
+		t.Fatalf("untampered: served read-only %v, %d runs, log %q; want left out, 1 run (cached)", r.Lookup("fs_write") != nil, runs(t, count), lb.lines)
+	}
+
+	tamper(t, cache, func(def map[string]any) { def["annotations"] = map[string]any{"readOnlyHint": true} })
+	r, lb := load(true)
+	if r.Lookup("fs_write") != nil {
+		t.Error("a tampered entry claiming readOnlyHint made --readonly serve fs_write")
+	}
+	if runs(t, count) != 2 || !lb.has("fails authentication") {
+		t.Errorf("tampered entry: %d runs, log %q; want described again, and logged", runs(t, count), lb.lines)
+	}
+
+	tamper(t, cache, func(def map[string]any) { def["run"] = map[string]any{"passEnv": []string{"AWS_SECRET_ACCESS_KEY"}} })
+	r, lb = load(false)
+	if tl := r.Lookup("fs_write"); tl == nil || len(tl.Run.PassEnv) != 0 || tl.Def.Description != "writes" {
+		t.Errorf("tampered run.passEnv: %+v; want the real definition", tl)
+	}
+	if runs(t, count) != 3 || !lb.has("fails authentication") {
+		t.Errorf("tampered entry: %d runs, log %q", runs(t, count), lb.lines)
+	}
+	// Rewritten by that describe: the cache speeds the next start again.
+	if r, lb := load(false); r.Lookup("fs_write") == nil || runs(t, count) != 3 || len(lb.lines) != 0 {
+		t.Errorf("after the rewrite: %d runs, log %q; want a cache hit", runs(t, count), lb.lines)
+	}
+}
+
+// TestDiskCacheKeyRevoked: entries signed with a key that is gone (revoked)
+// are stale, not tampered with: described again without a log line, and
+// signed with the new key.
+func TestDiskCacheKeyRevoked(t *testing.T) {
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	count := filepath.Join(t.TempDir(), "count")
+	describeTool(t, filepath.Join(dir, "d"), count, "one")
+	fresh(t, dir, cache)
+	key1, err := os.ReadFile(filepath.Join(cache, keyFile))
+	if err != nil || len(key1) != keySize {
+		t.Fatalf("key: %d bytes, %v", len(key1), err)
+	}
+	if fi, _ := os.Stat(filepath.Join(cache, keyFile)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("key mode %v, want 0600", fi.Mode().Perm())
+	}
+	revokeKey(cache)
+	r, lb := fresh(t, dir, cache)
+	if desc(r, "d") != "one" || runs(t, count) != 2 || len(lb.lines) != 0 {
+		t.Errorf("after revocation: %q, %d runs, log %q", desc(r, "d"), runs(t, count), lb.lines)
+	}
+	if key2, _ := os.ReadFile(filepath.Join(cache, keyFile)); len(key2) != keySize || string(key2) == string(key1) {
+		t.Error("no new key after revocation")
+	}
+	if fresh(t, dir, cache); runs(t, count) != 2 {
+		t.Errorf("new key: %d runs, want a cache hit", runs(t, count))
+	}
+	// A key that is not one is a clear error, not a silent cache.
+	os.WriteFile(filepath.Join(cache, keyFile), []byte("short"), 0o600)
+	if _, lb := fresh(t, dir, cache); !lb.has("describe cache off") || !lb.has("want a 32-byte key") {
+		t.Errorf("bad key: log %q", lb.lines)
+	}
+}
+
+// TestDiskCacheUnderRoot: a cache the tools can write (under Options.Root)
+// is not used, ReadOnly or not, with one log line; its key is revoked when
+// the Registry opens and again at Close; the tools are still served.
+func TestDiskCacheUnderRoot(t *testing.T) {
+	root := t.TempDir()
+	cache := filepath.Join(root, ".cache", "mcpipe", "describe")
+	dir := t.TempDir()
+	count := filepath.Join(t.TempDir(), "count")
+	describeTool(t, filepath.Join(dir, "d"), count, "one")
+	fresh(t, dir, cache) // no root: a cache like any other
+	if len(entries(t, cache)) != 1 {
+		t.Fatal("setup: no entry")
+	}
+	for _, readOnly := range []bool{false, true} {
+		lb := &logBuf{}
+		r := New(Options{Dirs: []string{dir}, Root: root, ReadOnly: readOnly, CacheDir: cache, Logf: lb.logf, Debugf: lb.debugf})
+		r.Reload(context.Background())
+		if _, err := os.Stat(filepath.Join(cache, keyFile)); err == nil {
+			t.Errorf("readOnly %v: key not revoked at open", readOnly)
+		}
+		if r.CacheDir() != "" || !lb.has("describe cache off: "+cache+" is under the root") || len(lb.lines) != 1 {
+			t.Errorf("readOnly %v: cache %q, log %q", readOnly, r.CacheDir(), lb.lines)
+		}
+		if !readOnly && desc(r, "d") != "one" { // ReadOnly: d is not read-only
+			t.Errorf("readOnly %v: tool not served: %q", readOnly, desc(r, "d"))
+		}
+		// A key the tools made up while the session ran goes at Close.
+		os.WriteFile(filepath.Join(cache, keyFile), make([]byte, keySize), 0o600)
+		r.Close()
+		if _, err := os.Stat(filepath.Join(cache, keyFile)); err == nil {
+			t.Errorf("readOnly %v: key not revoked at Close", readOnly)
+		}
+	}
+	// The entries are still there, but were not used: 2 more describe runs.
+	if runs(t, count) != 3 {
+		t.Errorf("%d describe runs, want 3: a cache under the root was used", runs(t, count))
+	}
+	// Reached through a symlink: the same cache.
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(filepath.Join(root, ".cache"), link)
+	lb := &logBuf{}
+	r := New(Options{Dirs: []string{dir}, Root: root, CacheDir: filepath.Join(link, "mcpipe", "describe"), Logf: lb.logf})
+	if r.CacheDir() != "" || !lb.has("is under the root") {
+		t.Errorf("through a symlink: cache %q, log %q", r.CacheDir(), lb.lines)
 	}
 }

@@ -29,11 +29,18 @@
 // sidecar's size and mtime): a reload does not re-run unchanged tools, and
 // an unchanged bad definition is logged once, not at every reload.
 //
+// Nothing a tool can write is trusted: with Options.Root set and not
+// ReadOnly, a tool whose executable or sidecar path leads under the root
+// (where tools can write) is left out at every reload with one log line
+// (trust.go; mcp-route also refuses to start so, CheckToolsOutsideRoot).
+//
 // With Options.CacheDir, valid --mcp-describe outputs are also kept on disk
 // across runs, keyed by the executable's path and stamp (size, mode, mtime,
 // inode, device, ctime) and the describe environment: a new Registry (a new
 // mcp-route process, one per host connection) runs only the tools that
-// changed since. See diskcache.go for what the stamp cannot see.
+// changed since. Entries are authenticated (HMAC-SHA256), and a cache under
+// Options.Root is not used. See diskcache.go for what the stamp cannot see
+// and what the authentication cannot stop.
 //
 // A Registry is safe for concurrent use: Tools and Lookup return immutable
 // snapshots, and Reload may run alongside them.
@@ -107,6 +114,11 @@ type Options struct {
 	// diskcache.go; DefaultCacheDir is mcp-route's default). "" turns the
 	// cache off; a directory that cannot be used is logged and ignored.
 	CacheDir string
+	// Root is the directory the tools work in. Unless ReadOnly, they can
+	// write there, so a tool whose path leads under it is left out at
+	// every reload (see trust.go); a describe cache under it is never
+	// used, ReadOnly or not (see diskcache.go). "" turns both checks off.
+	Root string
 	// Logf receives one line per event an operator must see (a tool left
 	// out and why, an unreadable tool directory, the describe cache off);
 	// nil discards them.
@@ -119,8 +131,11 @@ type Options struct {
 
 // Registry holds the current tool set.
 type Registry struct {
-	opts Options
-	disk *diskCache // nil: no persistent describe cache
+	opts  Options
+	disk  *diskCache // nil: no persistent describe cache
+	guard *rootGuard // leaves out tools a tool could have written
+	// revoke is a describe cache under the root, whose key Close removes.
+	revoke string
 
 	reloadMu    sync.Mutex // one Reload at a time
 	fingerprint string
@@ -155,10 +170,14 @@ func New(opts Options) *Registry {
 		opts.DescribeTimeout = DescribeTimeout
 	}
 	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
+	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Logf)
 	if opts.CacheDir != "" {
-		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir)
+		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir, opts.Root, opts.Logf)
 		if err != nil {
 			opts.Logf("describe cache off: %v", err)
+		}
+		if errors.Is(err, errUnderRoot) {
+			r.revoke = opts.CacheDir
 		}
 		r.disk = d
 	}
@@ -208,6 +227,7 @@ func (r *Registry) Reload(ctx context.Context) (changed bool) {
 		return false
 	}
 	first := r.fingerprint == ""
+	cands = r.guard.filter(cands, r.opts.Logf)
 	tools, ok := r.load(ctx, cands)
 	if !ok {
 		return false // cancelled: the next Reload reads them again

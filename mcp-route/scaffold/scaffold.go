@@ -170,10 +170,10 @@ func Hint(dir, name, lang string) string {
 	case "go":
 		return goHint(dir, name)
 	case "python":
-		return fmt.Sprintf("edit %s (DEFINITION and call), then serve it with: mcp-route --tools %s",
+		return fmt.Sprintf("edit %s (DEFINITION and call), then serve it with: mcp-route --tools %s --root DIR (a DIR that does not hold the tools)",
 			filepath.Join(dir, name), dir)
 	default:
-		return fmt.Sprintf("edit %s and its definition %s.json, then serve them with: mcp-route --tools %s",
+		return fmt.Sprintf("edit %s and its definition %s.json, then serve them with: mcp-route --tools %s --root DIR (a DIR that does not hold the tools)",
 			filepath.Join(dir, name), filepath.Join(dir, name), dir)
 	}
 }

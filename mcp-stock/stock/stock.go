@@ -123,7 +123,9 @@ MCP_ROOT (18 read, 11 mutating, 3 system; 21 read-only).
 
   install DIR   make DIR (if needed) and put one symbolic link per tool in it,
                 pointing at this executable; serve them with
-                mcp-route --tools DIR --root ROOT. An existing link of the same
+                mcp-route --tools DIR --root ROOT, a ROOT that holds neither
+                DIR nor this executable (mcp-route refuses it without
+                --readonly: the tools write there). An existing link of the same
                 name is replaced; any other file of that name is an error.
                 --readonly installs only the 21 read-only tools and removes
                 links to the mutating ones left by an earlier install.

@@ -7,7 +7,7 @@
 // Build it outside the source tree and serve it with the other examples:
 //
 //	go build -o "$OUT/primes" ./examples/tools/src/primes
-//	mcp-route --tools "examples/tools:$OUT"
+//	mcp-route --tools "examples/tools:$OUT" --root "$(mktemp -d)"
 package main
 
 import (

@@ -1,0 +1,211 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Nothing a tool can write is trusted (DESIGN.md, "Trust"). Tools work in
+// the root and, unless mcp-route runs --readonly, may write anything under
+// it (the stock fs_write, fs_chmod, fs_move do). A tool directory there, or
+// a tool whose path leads through a directory there (a symlink into the
+// root, a symlinked directory in it), is a tool a client could write,
+// replace or chmod +x, and then call: code execution for whoever holds the
+// client.
+//
+// The check resolves paths the way the kernel will when it executes the
+// tool: component by component, following symlinks, `..` applied to the
+// directory actually reached. Every directory entry looked at on the way is
+// an entry a client could rewrite when it sits in a directory under the
+// root; entries that only name the root or its ancestors are not (a tool
+// cannot replace its own root). A path that resolves to the root itself
+// (--tools naming the root) is under it.
+
+// maxLinks bounds symlinks followed in one resolution, as the kernel's
+// ELOOP does.
+const maxLinks = 40
+
+// throughRoot reports the first place where resolving path depends on
+// something under root, which must be a real path (symlinks resolved):
+// a directory entry strictly inside root, or path resolving to root or
+// into it. It returns "" when nothing is. A missing component is taken
+// as it would be once created (so a dangling symlink into the root
+// counts); an unreadable one is an error.
+func throughRoot(path, root string) (string, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	under := func(p string) bool {
+		return root == "/" || strings.HasPrefix(p, root+"/")
+	}
+	rest := strings.Split(path, "/")
+	cur := "/"
+	links := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if under(next) {
+			return next, nil
+		}
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			cur = next // what follows is created under it, no links yet
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	if cur == root {
+		return cur, nil
+	}
+	return "", nil
+}
+
+// realRoot resolves root's symlinks, as throughRoot wants it.
+func realRoot(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// CheckToolsOutsideRoot is mcp-route's startup check for a root the tools
+// can write (no --readonly): it returns an error, one line that says what
+// to do, when a tool directory lies under root or is reached through it,
+// or when an entry of one (a tool, its sidecar, a file that chmod could
+// make a tool) leads there, e.g. a link made by `mcp-stock install` to a
+// binary built inside the root.
+func CheckToolsOutsideRoot(dirs []string, root string) error {
+	real, err := realRoot(root)
+	if err != nil {
+		return fmt.Errorf("--root %s: %v", root, err)
+	}
+	for _, dir := range dirs {
+		at, err := throughRoot(dir, real)
+		if err != nil {
+			return fmt.Errorf("--tools %s: %v", dir, err)
+		}
+		if at != "" {
+			return fmt.Errorf("--tools %s is inside --root %s%s, where tools can write: a client could add a tool; move the tools out of the root, or add --readonly", dir, root, via(at, dir))
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("--tools %s: %v", dir, err)
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // never a tool nor a sidecar
+			}
+			path := filepath.Join(dir, e.Name())
+			at, err := throughRoot(path, real)
+			if err != nil {
+				continue // unreadable or a link loop: the registry skips it too
+			}
+			if at != "" {
+				return fmt.Errorf("--tools %s: %s leads to %s, inside --root %s, where tools can write: a client could rewrite the tool; move its target out of the root, or add --readonly", dir, e.Name(), at, root)
+			}
+		}
+	}
+	return nil
+}
+
+// via names the path inside the root when it is not the one the user gave.
+func via(at, given string) string {
+	if at == given {
+		return ""
+	}
+	return " (as " + at + ")"
+}
+
+// rootGuard leaves out, at every reload, the tools that resolve through a
+// root the tools can write: the startup check saw the directories as they
+// were, but a link can be retargeted later.
+type rootGuard struct {
+	root string // real path; "" when the guard is off
+
+	mu     sync.Mutex
+	logged map[string]string // path → what was logged, to say it once
+}
+
+func newRootGuard(root string, readOnly bool, logf func(string, ...any)) *rootGuard {
+	g := &rootGuard{logged: map[string]string{}}
+	if root == "" || readOnly {
+		return g
+	}
+	real, err := realRoot(root)
+	if err != nil {
+		// The root is gone or unreadable: nothing can be shown safe.
+		logf("root %s: %v: every tool is left out", root, err)
+		real = "/"
+	}
+	g.root = real
+	return g
+}
+
+// filter returns the candidates whose executable and sidecar paths lead
+// nowhere under the root, and logs each one left out once per reason.
+func (g *rootGuard) filter(cands []candidate, logf func(string, ...any)) []candidate {
+	if g.root == "" {
+		return cands
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	kept := cands[:0:0]
+	seen := map[string]string{}
+	for _, c := range cands {
+		why := ""
+		for _, p := range []string{c.path, c.path + ".json"} {
+			at, err := throughRoot(p, g.root)
+			switch {
+			case err != nil:
+				why = fmt.Sprintf("%s cannot be resolved: %v", p, err)
+			case at != "":
+				why = fmt.Sprintf("%s leads to %s, inside the root %s, where tools can write", p, at, g.root)
+			}
+			if why != "" {
+				break
+			}
+		}
+		if why == "" {
+			kept = append(kept, c)
+			continue
+		}
+		seen[c.path] = why
+		if g.logged[c.path] != why {
+			logf("tool %s left out: %s", c.path, why)
+		}
+	}
+	g.logged = seen
+	return kept
+}
