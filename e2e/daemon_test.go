@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 // daemonTool starts a daemon that leaves the tool's process group and
@@ -30,7 +31,7 @@ func TestDaemonKilledAfterCall(t *testing.T) {
 	sleeper := readPID(t, filepath.Join(f.root, "sleep.pid"))
 	// No polling: mcp-route kills and reaps them before it answers.
 	for _, pid := range []int{daemon, sleeper} {
-		if alive(t, pid) {
+		if proctest.Alive(pid) {
 			t.Errorf("process %d of the daemonized tool outlived its call", pid)
 		}
 	}
@@ -54,7 +55,7 @@ func TestDaemonKilledAtShutdown(t *testing.T) {
 	s.startCall("daemonize", map[string]any{"hold": "1"}, nil)
 	daemon := readPID(t, filepath.Join(f.root, "daemon.pid"))
 	sleeper := readPID(t, filepath.Join(f.root, "sleep.pid"))
-	if !alive(t, daemon) || !alive(t, sleeper) {
+	if !proctest.Alive(daemon) || !proctest.Alive(sleeper) {
 		t.Fatal("the daemon is not running while its call is")
 	}
 	s.closeStdin()
@@ -63,7 +64,7 @@ func TestDaemonKilledAtShutdown(t *testing.T) {
 		t.Errorf("exit %d, want 0", code)
 	}
 	for _, pid := range []int{daemon, sleeper} {
-		if alive(t, pid) {
+		if proctest.Alive(pid) {
 			t.Errorf("process %d of the daemonized tool outlived mcp-route", pid)
 		}
 	}

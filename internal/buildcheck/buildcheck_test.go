@@ -132,6 +132,15 @@ func TestModuleBazelMatchesGoMod(t *testing.T) {
 	}
 }
 
+// rulesGoPinned are the modules whose Bazel version must stay what rules_go
+// 0.34 was released with, whatever go.mod says: golang.org/x/tools builds
+// rules_go's own tools, so the WORKSPACE build keeps rules_go's release pin. go.mod needs
+// a newer x/tools (golang.org/x/mod and the Go SDK require it); our code uses
+// only x/tools/txtar, whose API is the same in both.
+var rulesGoPinned = map[string]string{
+	"golang.org/x/tools": "v0.1.10",
+}
+
 func TestDepsBzlMatchesGoMod(t *testing.T) {
 	mod := parseGoMod(t)
 
@@ -149,6 +158,10 @@ func TestDepsBzlMatchesGoMod(t *testing.T) {
 	for _, r := range mod.Require {
 		if v, ok := got[r.Mod.Path]; !ok {
 			t.Errorf("deps.bzl has no go_repository for %s (run: ./bazelw run //:gazelle-update-repos)", r.Mod.Path)
+		} else if want, ok := rulesGoPinned[r.Mod.Path]; ok {
+			if v != want {
+				t.Errorf("%s pins %s at %s; rules_go 0.34 needs %s", from[r.Mod.Path], r.Mod.Path, v, want)
+			}
 		} else if v != r.Mod.Version {
 			t.Errorf("%s pins %s at %s, go.mod at %s (run: ./bazelw run //:gazelle-update-repos, or edit tools/offline_deps.bzl)", from[r.Mod.Path], r.Mod.Path, v, r.Mod.Version)
 		}
