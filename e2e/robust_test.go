@@ -181,7 +181,8 @@ func TestRouteToolNameCharacterNamed(t *testing.T) {
 	s.closeStdin()
 	s.drain()
 	s.wait()
-	log := s.stderr.String()
+	// slog's text records quote the message: read it unquoted.
+	log := strings.ReplaceAll(s.stderr.String(), `\"`, `"`)
 	for _, want := range []string{
 		`name "café" has character 'é' (U+00E9) at position 4; allowed: A-Z a-z 0-9 _ - .`,
 		`name "naïve" has character 'ï' (U+00EF) at position 3`,

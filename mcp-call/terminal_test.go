@@ -163,7 +163,7 @@ func TestTerminalIsSafe(t *testing.T) {
 // piped, it is passed through unchanged.
 func TestTerminalServerStderr(t *testing.T) {
 	sh := []string{"--era", "legacy", "tools", "--", "sh", "-c", `printf 'boom\033[2J\033]52;c;eA==\007\n' >&2; exit 3`}
-	want := `boom\x1b[2J\x1b]52;c;eA==\x07` + "\nmcp-call: server exited with status 3 before answering\n"
+	want := `boom\x1b[2J\x1b]52;c;eA==\x07` + "\nmcp-call: server ended before answering: exit status 3\n"
 	r := terminalRun(t, false, true, sh...)
 	if r.code != 3 || r.stderr != want {
 		t.Errorf("terminal: exit %d stderr %q, want 3 and %q", r.code, r.stderr, want)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -59,9 +60,13 @@ func TestToolCannotReadRouterEnviron(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(tools, "peek.json"), []byte(`{"description":"reads its parent's /proc files"}`), 0o644)
+	// The root beside the tools, not around them: mcp-route refuses tools
+	// that its tools could write.
+	root := filepath.Join(dir, "root")
+	os.Mkdir(root, 0o777)
 
 	t.Run("same uid as the test", func(t *testing.T) {
-		out := callPeek(t, bin, tools, dir, nil)
+		out := callPeek(t, bin, tools, root, nil)
 		if !strings.Contains(out, "parent environ: no secret") && !strings.Contains(out, "parent environ: refused") {
 			t.Errorf("tool read mcp-route's environment:\n%s", out)
 		}
@@ -79,7 +84,7 @@ func TestToolCannotReadRouterEnviron(t *testing.T) {
 			t.Skip("needs root to start mcp-route under another uid")
 		}
 		const nobody = 65534
-		out := callPeek(t, bin, tools, dir, &syscall.Credential{Uid: nobody, Gid: nobody})
+		out := callPeek(t, bin, tools, root, &syscall.Credential{Uid: nobody, Gid: nobody})
 		for _, want := range []string{"parent environ: refused", "parent mem: refused"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("want %q, tool got:\n%s", want, out)
@@ -115,6 +120,11 @@ func callPeek(t *testing.T, bin, tools, root string, cred *syscall.Credential) s
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if cred != nil && errors.Is(err, syscall.EPERM) {
+			// Bazel's sandbox runs tests in a user namespace that cannot
+			// switch uids; go test -race in test.sh runs this case.
+			t.Skipf("cannot start mcp-route as uid %d here: %v", cred.Uid, err)
+		}
 		t.Fatalf("mcp-route: %v\n%s", err, stderr.String())
 	}
 	r := codec.NewReader(&stdout, 0)
