@@ -59,6 +59,10 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
+// Updating reports whether the test run was asked to rewrite the expected
+// side (-update), for a harness whose comparison is its own.
+func Updating() bool { return *update }
+
 var update = flag.Bool("update", false, "rewrite the out, stderr and exit sections of golden transcripts from the run")
 
 // Section names of the format.
