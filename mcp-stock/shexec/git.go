@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proc"
 )
 
 // gitOverrides are the settings sh_exec gives git as command-line
@@ -304,23 +305,29 @@ func gitCloneSource(args []string) string {
 // gitConfigTimeout bounds the git config run that lists a configuration.
 const gitConfigTimeout = 20 * time.Second
 
+// gitConfigMaxOutput bounds the listing: a configuration larger than this is
+// refused rather than half read.
+const gitConfigMaxOutput = 4 << 20
+
 // gitConfig lists the entries (key, value) of a configuration file, parsed
 // by git itself so that no quirk of the syntax reads differently here.
 // Listing runs nothing the file names.
 func gitConfig(gitPath, file string, env []string) ([][2]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), gitConfigTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gitPath, "config", "--file", file, "--no-includes", "--list", "-z")
-	cmd.Env = env
-	cmd.Dir = filepath.Dir(file)
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			return nil, errors.New(strings.TrimSpace(string(ee.Stderr)))
+	res := proc.Run(context.Background(), proc.Cmd{
+		Path:      gitPath,
+		Args:      []string{gitPath, "config", "--file", file, "--no-includes", "--list", "-z"},
+		Env:       env,
+		Dir:       filepath.Dir(file),
+		Timeout:   gitConfigTimeout,
+		MaxOutput: gitConfigMaxOutput,
+	})
+	if !res.OK() {
+		if msg := strings.TrimSpace(string(res.Stderr)); msg != "" && res.Ending == proc.Exited {
+			return nil, errors.New(msg)
 		}
-		return nil, err
+		return nil, fmt.Errorf("git config --list: %s", res.Outcome)
 	}
+	out := res.Stdout
 	var entries [][2]string
 	for _, e := range strings.Split(string(out), "\x00") {
 		if e == "" {
