@@ -427,12 +427,13 @@ func Probe(s *Spawner, probeExe string) error {
 // it applies p (plus argv[0]'s executable, resolved by env's PATH, as a
 // read+exec file when no rule covers it), checks the effect, changes to
 // p.Root and execs argv with env there, so the program and all it starts
-// are in the domain. It returns only on error, with nothing exec'd.
+// are in the domain. It returns only on error, with nothing exec'd: an
+// *ExecError when the confinement held and execve itself failed.
 func Exec(p Policy, argv []string, env []string) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return errors.New("confine: no command to exec")
 	}
-	path, err := lookPath(argv[0], env)
+	path, err := LookPath(argv[0], env)
 	if err != nil {
 		return err
 	}
@@ -467,7 +468,7 @@ func Exec(p Policy, argv []string, env []string) error {
 		}
 		// execve from this thread: the new program's only thread is
 		// this one, with its domain.
-		failed <- fmt.Errorf("confine: exec %s: %w", path, syscall.Exec(path, argv, env))
+		failed <- &ExecError{Path: path, Err: syscall.Exec(path, argv, env)}
 	}()
 	err = <-ready
 	w.close() // from an unconfined thread: the witness is outside the policy
@@ -476,41 +477,4 @@ func Exec(p Policy, argv []string, env []string) error {
 	}
 	close(execNow)
 	return <-failed
-}
-
-// lookPath finds file the way execvp would with env's PATH (ours if env
-// has none).
-func lookPath(file string, env []string) (string, error) {
-	if strings.Contains(file, "/") {
-		return checkExecutable(file)
-	}
-	pathVar, found := "", false
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathVar, found = v, true
-		}
-	}
-	if !found {
-		pathVar = os.Getenv("PATH")
-	}
-	for _, d := range filepath.SplitList(pathVar) {
-		if d == "" {
-			d = "."
-		}
-		if p, err := checkExecutable(filepath.Join(d, file)); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("confine: %s: not found in PATH", file)
-}
-
-func checkExecutable(p string) (string, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("confine: %w", err)
-	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("confine: %s: not an executable file", p)
-	}
-	return filepath.Abs(p)
 }
