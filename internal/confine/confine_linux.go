@@ -346,7 +346,9 @@ func (s *Spawner) Report() Report { return s.report }
 // Policy is the policy the spawner was made with.
 func (s *Spawner) Policy() Policy { return s.policy }
 
-// Close ends the confined thread. Processes already started go on.
+// Close ends the confined thread. Processes already started go on, in
+// the domain; those started with SysProcAttr.Pdeathsig get their signal
+// now, since the kernel ties it to the thread that forked them.
 func (s *Spawner) Close() { s.once.Do(func() { close(s.quit) }) }
 
 // probeScript is run by Probe's shell with $1 a file outside the policy

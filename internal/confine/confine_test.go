@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the helper program of the tests: with
@@ -49,6 +50,13 @@ func helper(mode string, args []string) int {
 			return 1
 		}
 		fmt.Println("killed")
+	case "ptrace": // PTRACE_SEIZE args[0]; our exit detaches
+		pid, _ := strconv.Atoi(args[0])
+		if err := unix.PtraceSeize(pid); err != nil {
+			fmt.Println("refused:", err)
+			return 1
+		}
+		fmt.Println("seized")
 	case "probe-parent": // kill -0 of our parent
 		if err := syscall.Kill(os.Getppid(), 0); err != nil {
 			fmt.Println("refused:", err)
@@ -314,6 +322,13 @@ func TestSpawnerSignalsScoped(t *testing.T) {
 	argv, env, _ = helperArgv(t, "kill-own")
 	if out, code := run(t, s, f.root, env, argv...); code != 0 || out != "killed own\n" {
 		t.Errorf("kill of its own child: status %d, %q", code, out)
+	}
+	argv, env, _ = helperArgv(t, "ptrace", strconv.Itoa(sibling.Process.Pid))
+	if out, code := run(t, s, f.root, env, argv...); code == 0 || !strings.Contains(out, "operation not permitted") {
+		t.Errorf("ptrace of an unconfined sibling: status %d, %q", code, out)
+	}
+	if out, code := run(t, nil, f.root, env, argv...); code != 0 || out != "seized\n" {
+		t.Errorf("unconfined ptrace of the sibling: status %d, %q", code, out)
 	}
 	// Unconfined, the same helper kills the sibling.
 	argv, env, _ = helperArgv(t, "kill", strconv.Itoa(sibling.Process.Pid))
