@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -278,6 +279,15 @@ func readyPlan(p Policy) (*plan, error) {
 	pl, err := p.plan(abi, errata())
 	if err != nil {
 		return nil, fmt.Errorf("confine: %w", err)
+	}
+	if p.Root != "" && !slices.ContainsFunc(pl.report.Rules, func(r Rule) bool { return r.Source == "root" }) {
+		why := "root " + p.Root + ": not found"
+		for _, sk := range pl.report.Skipped {
+			if strings.HasPrefix(sk, "root ") {
+				why = sk
+			}
+		}
+		return nil, errors.New("confine: " + why)
 	}
 	return pl, nil
 }

@@ -431,6 +431,9 @@ func TestPlan(t *testing.T) {
 		t.Errorf("a policy opening /: %+v", r.Missing)
 	}
 	if confine.ABI() > 0 {
+		if _, err := confine.NewSpawner(confine.Policy{Root: missing}); err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("NewSpawner with a missing root: %v", err)
+		}
 		if _, err := confine.NewSpawner(confine.Policy{Root: f.root, AllowRead: []string{"/"}}); err == nil || !strings.Contains(err.Error(), `opens "/"`) {
 			t.Errorf("NewSpawner with / allowed: %v", err)
 		}
