@@ -41,7 +41,7 @@
 // to DIR: it may read and write DIR (read only with --readonly) and the
 // --allow-write directories, read the --allow-read ones, read and execute
 // the system directories (/usr /bin /sbin /lib* /etc /opt) and its own
-// executable, use /dev/null, /dev/zero, /dev/urandom, /dev/random and
+// executable (found by PATH; with a slash, relative to DIR), use /dev/null, /dev/zero, /dev/urandom, /dev/random and
 // /dev/tty; everything else, the home directory, /tmp, /proc and /sys
 // included, is refused. With --no-network it cannot bind or connect TCP
 // sockets. From Landlock ABI 6 it cannot signal processes outside, nor
