@@ -45,8 +45,13 @@ func TestExecKernelAloneHolds(t *testing.T) {
 	// What a hostile option runs: it marks that it ran (in the root,
 	// allowed), then tries to read and write outside.
 	b.write(filepath.Join(root, "script"), fmt.Sprintf("#!/bin/sh\necho ran > %s/ran\ncat %s\ncat %s > %s/stolen\ntouch %s/PWNED\n", root, secret, secret, out, b.base))
-	if err := os.Chmod(filepath.Join(root, "script"), 0o755); err != nil {
-		t.Fatal(err)
+	// The same for programs that write to its stdin (sort's compressor,
+	// tar's --to-command), which must drain it or they die of SIGPIPE.
+	b.write(filepath.Join(root, "drain"), fmt.Sprintf("#!/bin/sh\necho ran > %s/ran\ncat %s >&2\ncat %s > %s/stolen\ntouch %s/PWNED\nexec cat >/dev/null\n", root, secret, secret, out, b.base))
+	for _, s := range []string{"script", "drain"} {
+		if err := os.Chmod(filepath.Join(root, s), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "served") })}
@@ -95,7 +100,7 @@ func TestExecKernelAloneHolds(t *testing.T) {
 		{argv: []string{"tar", "-cf", "got.tar", "-C", b.base, "outside/secret.txt"}},
 		{argv: []string{"tar", "-cf", out + "/x.tar", "a.txt"}},
 		{argv: []string{"tar", "-cf", "got2.tar", "--checkpoint=1", "--checkpoint-action=exec=" + root + "/script", "a.txt"}, ran: true},
-		{argv: []string{"tar", "-xf", "sub.tar", "--to-command=" + root + "/script"}, ran: true},
+		{argv: []string{"tar", "-xf", "sub.tar", "--to-command=" + root + "/drain"}, ran: true},
 		{argv: []string{"tar", "-xf", "sub.tar", "-C", out}},
 		{argv: []string{"find", ".", "-name", "a.txt", "-exec", "cat", secret, ";"}},
 		{argv: []string{"find", ".", "-name", "a.txt", "-exec", root + "/script", ";"}, ran: true},
@@ -111,7 +116,7 @@ func TestExecKernelAloneHolds(t *testing.T) {
 		{argv: []string{"rsync", secret, "."}},
 		{argv: []string{"sort", secret}},
 		{argv: []string{"sort", "-o", out + "/x", "a.txt"}},
-		{argv: []string{"sort", "--compress-program=" + root + "/script", "-S", "64K", "-T", ".", "big.txt"}, ran: true},
+		{argv: []string{"sort", "--compress-program=" + root + "/drain", "-S", "64K", "-T", ".", "big.txt"}, ran: true},
 		{argv: []string{"sort", "-T", out, "-S", "64K", "big.txt"}},
 		{argv: []string{"zip", "-q", "-T", "-TT", root + "/script", "got.zip", "a.txt"}, ran: true},
 		{argv: []string{"zip", "-q", "got3.zip", secret}},
