@@ -77,8 +77,8 @@ type Report struct {
 	// Skipped lists policy paths that do not exist, with the reason; no
 	// rule was made for them.
 	Skipped []string
-	// Verified is set by NewSpawner and Probe once the effect was seen;
-	// a Plan is never verified.
+	// Verified is set by NewSpawner once the effect was seen on its
+	// thread (Probe then checks a real child); a Plan is never verified.
 	Verified bool
 }
 
