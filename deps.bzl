@@ -111,6 +111,12 @@ def go_dependencies():
         sum = "h1:/DBOLZTfDow7pe2GmaJNhltueGTtDKICi8V8p+DQPd0=",
         version = "v0.4.3",
     )
+    go_repository(
+        name = "com_github_landlock_lsm_go_landlock",
+        importpath = "github.com/landlock-lsm/go-landlock",
+        sum = "h1:QS17AXv0o19V55BJFPpKhU/s6KC71nXvJZkjIvCyTYg=",
+        version = "v0.11.2",
+    )
 
     go_repository(
         name = "com_github_mattn_go_shellwords",
@@ -154,6 +160,12 @@ def go_dependencies():
         importpath = "github.com/yosida95/uritemplate/v3",
         sum = "h1:Ed3Oyj9yrmi9087+NczuL5BwkIc4wvTb5zIM+UJPGz4=",
         version = "v3.0.2",
+    )
+    go_repository(
+        name = "com_github_yuin_goldmark",
+        importpath = "github.com/yuin/goldmark",
+        sum = "h1:fVcFKWvrslecOb/tg+Cc05dkeYx540o0FuFt3nUVDoE=",
+        version = "v1.4.13",
     )
 
     go_repository(
@@ -226,8 +238,8 @@ def go_dependencies():
     go_repository(
         name = "org_golang_x_net",
         importpath = "golang.org/x/net",
-        sum = "h1:oWX7TPOiFAMXLq8o0ikBYfCJVlRHBcsciT5bXOrH628=",
-        version = "v0.0.0-20190311183353-d8887717615a",
+        sum = "h1:RR+6j/BTBCrggOLugxa+66R8FvoN6MHlzDlZIbN9YFw=",
+        version = "v0.61.0",
     )
     go_repository(
         name = "org_golang_x_oauth2",
@@ -242,6 +254,13 @@ def go_dependencies():
         version = "v0.24.0",
     )
     go_repository(
+        name = "org_golang_x_telemetry",
+        importpath = "golang.org/x/telemetry",
+        sum = "h1:wnveMBKHwx8/nIb8WYT5P9vtefdXOvIWxzycCkc5n6Q=",
+        version = "v0.0.0-20261009151841-97e8ea77aa2a",
+    )
+
+    go_repository(
         name = "org_golang_x_text",
         importpath = "golang.org/x/text",
         sum = "h1:ScX5w1eTa3QqT8oi6+ziP7dTV1S2+ALU0bI+0zXKWiQ=",
@@ -252,4 +271,10 @@ def go_dependencies():
         importpath = "golang.org/x/time",
         sum = "h1:bbrp8t3bGUeFOx08pvsMYRTCVSMk89u4tKbNOZbp88U=",
         version = "v0.15.0",
+    )
+    go_repository(
+        name = "org_kernel_pub_linux_libs_security_libcap_psx",
+        importpath = "kernel.org/pub/linux/libs/security/libcap/psx",
+        sum = "h1:PC3yNs51cX5LZ7U57a7xielBcoXB3xnV+rXD8V0H0DQ=",
+        version = "v1.2.78",
     )
