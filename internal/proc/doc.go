@@ -65,7 +65,10 @@
 // everything it starts. Cmd.Prepare gets the *exec.Cmd just before it
 // starts, to set what the kernel applies between fork and exec
 // (SysProcAttr: credentials, namespaces, a cgroup fd); it must keep
-// Setpgid. Neither is used yet.
+// Setpgid. Cmd.Spawn replaces cmd.Start itself: a confine.Spawner starts
+// the child on its Landlock-confined thread, so the child is confined
+// from its first instruction at no extra exec. Start-time tracking and
+// the subreaper's sweep work the same whichever thread starts the child.
 //
 // # Daemons: the subreaper
 //

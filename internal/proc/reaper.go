@@ -24,11 +24,20 @@ var (
 // subreaper (everywhere but Linux).
 var ErrNoSubreaper = errors.New("child subreaper not supported on this platform")
 
-func startTracked(cmd *exec.Cmd) error {
+// startTracked starts cmd with spawn (nil: cmd.Start) and tracks it.
+// The child is started and tracked under startMu, whichever thread spawn
+// starts it on.
+func startTracked(cmd *exec.Cmd, spawn func(*exec.Cmd) error) error {
+	if spawn == nil {
+		spawn = (*exec.Cmd).Start
+	}
 	startMu.RLock()
 	defer startMu.RUnlock()
-	if err := cmd.Start(); err != nil {
+	if err := spawn(cmd); err != nil {
 		return err
+	}
+	if cmd.Process == nil {
+		return errors.New("Spawn returned without starting the process")
 	}
 	ours.Store(cmd.Process.Pid, struct{}{})
 	return nil

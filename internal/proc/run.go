@@ -72,6 +72,14 @@ type Cmd struct {
 	// (SysProcAttr fields: credentials, namespaces, ...). It must keep
 	// SysProcAttr.Setpgid set; an error is returned as NotStarted.
 	Prepare func(*exec.Cmd) error
+	// Spawn, when set, starts the *exec.Cmd instead of cmd.Start: the
+	// seam for starting it elsewhere, such as on the Landlock-confined
+	// thread of a confine.Spawner (Spawner.Start), whose domain the child
+	// inherits at fork. It is called after Prepare and must either call
+	// cmd.Start once and return its error, or return an error without
+	// starting anything (NotStarted). Spawn must not wait for the
+	// process; Run and Start do.
+	Spawn func(*exec.Cmd) error
 }
 
 // Result is what Run saw. Outcome says how the process ended.
@@ -138,7 +146,7 @@ func (c *Cmd) prepareAndStart(cmd *exec.Cmd) error {
 			return errors.New("Prepare cleared SysProcAttr.Setpgid")
 		}
 	}
-	return startTracked(cmd)
+	return startTracked(cmd, c.Spawn)
 }
 
 func killGroup(pgid int, sig syscall.Signal) {

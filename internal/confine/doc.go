@@ -1,0 +1,95 @@
+// Package confine confines processes with Landlock, the Linux security
+// module that lets an unprivileged process restrict itself: a Policy
+// names the directories a process may read, execute and write, and the
+// kernel refuses everything else, for the process and all it starts.
+//
+// # The policy
+//
+// Read and execute: the system directories (SystemReadExec: /usr /bin
+// /sbin /lib* /etc /opt where present) and Policy.ReadExec. Read and
+// write: Policy.Root (read only with ReadOnlyRoot), Policy.TempDir and
+// Policy.AllowWrite. Read only: Policy.AllowRead. Devices (read, write
+// and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random
+// /dev/tty. Everything else is denied: the home directory, /tmp, /run,
+// and on purpose /proc and /sys, which is how a confined tool, even one
+// running as root, cannot read /proc/<pid>/environ or mem of the process
+// that started it. Landlock itself refuses ptrace of processes outside
+// the domain. From ABI 6 the domain is also scoped: no signals to
+// processes outside it, no connect to abstract Unix sockets made outside
+// it. With NoNetwork (ABI 4) TCP bind and connect are denied; UDP and
+// pathname Unix sockets are not covered.
+//
+// Each path is resolved (symlinks followed) when the rules are built and
+// the rule attaches to what it resolved to; a symlink inside Root that
+// points out leads to a denied place. A path that does not exist gets
+// no rule and is listed in Report.Skipped. A rule on a file carries file
+// rights only. A policy that would open "/" is refused: nothing could
+// then be shown to be denied.
+//
+// Rights follow the kernel's ABI: only those it knows are handled
+// (truncate from ABI 3, ioctl on devices from ABI 5, ...). Report.Missing
+// lists what the policy asks that the kernel cannot enforce, such as
+// NoNetwork before ABI 4 or truncate before ABI 3; Report.Complete is
+// false then. Scoping needs the kernel's fix of Landlock erratum 2
+// (signals between threads of one process), since without it the
+// confined thread of ours could not signal the rest of our own process.
+//
+// # Per thread: confining children, not ourselves
+//
+// A Landlock domain belongs to a thread's credentials, and fork copies
+// the calling thread's. mcp-route must confine every tool it starts
+// without confining itself and without an extra exec per call, so a
+// Spawner applies the rules to one thread only: a dedicated goroutine
+// calls runtime.LockOSThread (and never unlocks, so when it ends the
+// runtime ends the thread rather than reuse it), sets PR_SET_NO_NEW_PRIVS
+// on that thread, builds the ruleset and calls landlock_restrict_self
+// for that thread alone. Spawner.Start then runs exec.Cmd.Start on that
+// thread (requests go over a channel), and the forked child inherits its
+// domain. The other threads of the process are untouched. Go does not
+// clone the confined thread into new runtime threads: when the current M
+// is locked by LockOSThread, the runtime asks its template thread, which
+// is never locked, to create new Ms, so a thread started while ours runs
+// does not inherit its credentials.
+//
+// go-landlock's high-level API (landlock.V5.RestrictPaths and friends)
+// is process-wide: it applies the rules to all threads (psx, or
+// LANDLOCK_RESTRICT_SELF_TSYNC), which would confine mcp-route itself.
+// So this package uses its syscall package (per-thread
+// landlock_restrict_self, the access and scope constants), and keeps the
+// ABI handling here.
+//
+// # Fail closed: the effect is tested, not the return value
+//
+// landlock_restrict_self returning 0 proves little (a domain applied to
+// the wrong thread returns 0 too). NewSpawner and Exec check on the
+// confined thread itself, before anything is started, that opening "/"
+// is refused with EACCES, that a file in a private directory made
+// outside the policy cannot be read nor a file created there, that every
+// readable rule opens, and, when asked, that a TCP connect to a loopback
+// listener, kill(2) of a process outside and a connect to an abstract
+// socket made outside are refused. Probe then starts a real child
+// through the Spawner and checks the same from the child. A Report says
+// Verified only after seeing it; a protection that could not be tested is
+// reported as not enforced.
+//
+// # Limits
+//
+// All processes of one Spawner share one domain: they may signal and,
+// with the privilege, ptrace each other, though not the process that made
+// the Spawner. Landlock does not restrict what is already open: file
+// descriptors passed to a child (stdin, stdout) stay usable. chdir, stat
+// and access(2) are not restricted, so a confined process can see that a
+// path exists.
+//
+// # Exec
+//
+// Exec is for mcp-jail --exec: the same checks on a locked thread, then
+// chdir to Root and execve from that thread, so the new program (whose
+// only thread it is) runs in the domain.
+//
+// InForce lets a program confined this way see it: opening "/" is
+// refused. sh_exec refuses to run without it.
+//
+// On systems other than Linux, ABI is 0, InForce false, and everything
+// that would confine returns ErrUnsupported.
+package confine

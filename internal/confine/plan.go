@@ -1,0 +1,341 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// Policy is what a confined process may touch. Paths may be relative
+// (to the working directory) and may be symlinks: each is resolved once,
+// when the rules are built, and the rule applies to what it resolved to.
+// The system directories and devices are added by the package.
+type Policy struct {
+	// Root is read-write (read-only when ReadOnlyRoot); it is also the
+	// working directory of Exec.
+	Root         string
+	ReadOnlyRoot bool
+	// TempDir is read-write: the private TMPDIR of the server. Optional.
+	TempDir string
+	// ReadExec are read and execute: tool directories, the targets of
+	// their symlinks (files or directories), extra executables.
+	ReadExec []string
+	// AllowRead are read-only (--allow-read).
+	AllowRead []string
+	// AllowWrite are read-write (--allow-write).
+	AllowWrite []string
+	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4).
+	NoNetwork bool
+}
+
+// SystemReadExec are the system directories every policy can read and
+// execute from, where they exist.
+var SystemReadExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// Devices are the device files every policy can read and write.
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/tty"}
+
+// Access names used in Rule.Access.
+const (
+	AccessReadExec  = "read+exec"
+	AccessRead      = "read"
+	AccessReadWrite = "read+write"
+	AccessDevice    = "device"
+)
+
+// Rule is one path the policy opens, as resolved on this machine.
+type Rule struct {
+	Path   string // absolute, symlinks resolved
+	Access string // AccessReadExec, AccessRead, AccessReadWrite or AccessDevice
+	File   bool   // the path is not a directory: only file rights apply
+	Source string // why it is there: "system", "device", "root", "tmp", "tool", "allow-read", "allow-write"
+}
+
+// Report is what is (Spawner.Report) or would be (Policy.Plan) enforced on
+// this kernel.
+type Report struct {
+	ABI   int    // Landlock ABI version in use; 0: none
+	Rules []Rule // every path opened, in order: system, devices, policy
+	// NoNetwork: TCP bind and connect are denied.
+	NoNetwork bool
+	// ScopedSignals: a confined process cannot signal processes outside
+	// its domain. ScopedAbstractSockets: nor connect to abstract Unix
+	// sockets created outside it. Both need ABI 6 (and the kernel fix
+	// Landlock calls erratum 2).
+	ScopedSignals, ScopedAbstractSockets bool
+	// Missing lists what the policy asks and this kernel cannot enforce,
+	// e.g. "no-network needs Landlock ABI 4 (Linux 6.7)". A report with
+	// ABI 0 or anything Missing is not Complete.
+	Missing []string
+	// Limits lists protections this kernel lacks that the policy does
+	// not ask for by name (informational).
+	Limits []string
+	// Skipped lists policy paths that do not exist, with the reason; no
+	// rule was made for them.
+	Skipped []string
+	// Verified is set by NewSpawner and Probe once the effect was seen;
+	// a Plan is never verified.
+	Verified bool
+}
+
+// Complete reports whether everything the policy asks is enforceable on
+// this kernel: the test for mcp-route --confine require.
+func (r Report) Complete() bool { return r.ABI > 0 && len(r.Missing) == 0 }
+
+// String is the report on one line, for a start-up log.
+func (r Report) String() string {
+	if r.ABI == 0 {
+		return "not confined: " + strings.Join(r.Missing, "; ")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "landlock ABI %d", r.ABI)
+	if r.Verified {
+		b.WriteString(" (verified)")
+	}
+	for _, a := range []string{AccessReadExec, AccessRead, AccessReadWrite, AccessDevice} {
+		var ps []string
+		for _, rl := range r.Rules {
+			if rl.Access == a {
+				ps = append(ps, rl.Path)
+			}
+		}
+		if len(ps) > 0 {
+			fmt.Fprintf(&b, "; %s %s", a, strings.Join(ps, " "))
+		}
+	}
+	b.WriteString("; everything else denied")
+	if r.NoNetwork {
+		b.WriteString("; tcp bind+connect denied")
+	}
+	if r.ScopedSignals {
+		b.WriteString("; signals scoped")
+	}
+	if r.ScopedAbstractSockets {
+		b.WriteString("; abstract sockets scoped")
+	}
+	if len(r.Missing) > 0 {
+		fmt.Fprintf(&b, "; NOT ENFORCED: %s", strings.Join(r.Missing, "; "))
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(&b, "; skipped: %s", strings.Join(r.Skipped, "; "))
+	}
+	return b.String()
+}
+
+// Detail is the report one item per line, for mcp-route --confine-check.
+func (r Report) Detail() string {
+	var b strings.Builder
+	if r.ABI == 0 {
+		b.WriteString("landlock: not available\n")
+	} else {
+		fmt.Fprintf(&b, "landlock: ABI %d\n", r.ABI)
+	}
+	for _, rl := range r.Rules {
+		kind := ""
+		if rl.File {
+			kind = " (file)"
+		}
+		fmt.Fprintf(&b, "allow %-10s %s%s  [%s]\n", rl.Access, rl.Path, kind, rl.Source)
+	}
+	b.WriteString("deny everything else on the file system\n")
+	yes := func(ok bool, what string) {
+		if ok {
+			fmt.Fprintf(&b, "deny %s\n", what)
+		}
+	}
+	yes(r.NoNetwork, "tcp bind and connect")
+	yes(r.ScopedSignals, "signals to processes outside the domain")
+	yes(r.ScopedAbstractSockets, "abstract unix sockets outside the domain")
+	for _, m := range r.Missing {
+		fmt.Fprintf(&b, "NOT ENFORCED: %s\n", m)
+	}
+	for _, m := range r.Limits {
+		fmt.Fprintf(&b, "limit: %s\n", m)
+	}
+	for _, m := range r.Skipped {
+		fmt.Fprintf(&b, "skipped: %s\n", m)
+	}
+	return b.String()
+}
+
+// Plan returns what would be enforced for p on this kernel. It touches
+// the file system only to resolve paths; it applies nothing.
+func (p Policy) Plan() Report {
+	pl, err := p.plan(ABI(), errata())
+	if err != nil {
+		r := pl.report
+		r.Missing = append(r.Missing, err.Error())
+		return r
+	}
+	return pl.report
+}
+
+// plan is a Report plus the Landlock masks that implement it.
+type plan struct {
+	report     Report
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+	masks      []uint64 // one per report.Rules entry
+}
+
+// Rights per ABI version; only what the kernel knows may be asked.
+const (
+	fsRead     = ll.AccessFSReadFile | ll.AccessFSReadDir
+	fsReadExec = fsRead | ll.AccessFSExecute
+	fsFile     = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	fsDevice   = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSIoctlDev
+)
+
+// fsAll is every file-system right ABI abi knows. Newer rights (ABI 9
+// and later) are left unhandled, so they stay allowed as before.
+func fsAll(abi int) uint64 {
+	switch {
+	case abi <= 0:
+		return 0
+	case abi == 1:
+		return 1<<13 - 1
+	case abi == 2:
+		return 1<<14 - 1
+	case abi <= 4:
+		return 1<<15 - 1
+	default:
+		return 1<<16 - 1
+	}
+}
+
+// errScopeFix is Landlock erratum 2: signals between threads of one
+// process are always allowed. Without it a scoped thread of ours could
+// not signal the rest of this process, so scoping is not used.
+const errScopeFix = 0x2
+
+var errRootAll = errors.New(`a policy that opens "/" opens everything; confinement could not be proven`)
+
+func (p Policy) plan(abi, errata int) (*plan, error) {
+	pl := &plan{}
+	r := &pl.report
+	r.ABI = abi
+	if abi <= 0 {
+		r.Missing = append(r.Missing, "Landlock is not available on this kernel (Linux 5.13 or later with landlock in the lsm= list)")
+	}
+	all := fsAll(abi)
+	pl.handledFS = all
+	seen := map[string]int{}
+	add := func(path, access, source string, mask uint64, missingOK bool) error {
+		if path == "" {
+			return nil
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("%s %s: %v", source, path, err)
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			if !missingOK || !errors.Is(err, os.ErrNotExist) {
+				r.Skipped = append(r.Skipped, fmt.Sprintf("%s %s: %v", source, path, err))
+			}
+			return nil
+		}
+		if real == "/" {
+			return fmt.Errorf("%s %s: %w", source, path, errRootAll)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			r.Skipped = append(r.Skipped, fmt.Sprintf("%s %s: %v", source, path, err))
+			return nil
+		}
+		file := !fi.IsDir()
+		mask &= all
+		if file {
+			mask &= fsFile
+		}
+		if source == "system" && pl.covered(real, mask) {
+			return nil // /bin is /usr/bin on a merged /usr: /usr covers it
+		}
+		if i, ok := seen[real]; ok {
+			// The same place twice: the wider grant wins.
+			if mask|pl.masks[i] != pl.masks[i] {
+				pl.masks[i] |= mask
+				r.Rules[i].Access, r.Rules[i].Source = access, source
+			}
+			return nil
+		}
+		seen[real] = len(r.Rules)
+		r.Rules = append(r.Rules, Rule{Path: real, Access: access, File: file, Source: source})
+		pl.masks = append(pl.masks, mask)
+		return nil
+	}
+	var err error
+	try := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	for _, d := range SystemReadExec {
+		try(add(d, AccessReadExec, "system", fsReadExec, true))
+	}
+	for _, d := range Devices {
+		try(add(d, AccessDevice, "device", fsDevice, true))
+	}
+	if p.ReadOnlyRoot {
+		try(add(p.Root, AccessRead, "root", fsRead, false))
+	} else {
+		try(add(p.Root, AccessReadWrite, "root", all, false))
+	}
+	try(add(p.TempDir, AccessReadWrite, "tmp", all, false))
+	for _, d := range p.ReadExec {
+		try(add(d, AccessReadExec, "tool", fsReadExec, false))
+	}
+	for _, d := range p.AllowRead {
+		try(add(d, AccessRead, "allow-read", fsRead, false))
+	}
+	for _, d := range p.AllowWrite {
+		try(add(d, AccessReadWrite, "allow-write", all, false))
+	}
+
+	if abi > 0 {
+		if abi < 3 {
+			r.Missing = append(r.Missing, "truncate(2) of files outside the policy is denied from Landlock ABI 3 (Linux 6.2)")
+		}
+		if abi < 5 {
+			r.Limits = append(r.Limits, "ioctl on devices is not restricted before ABI 5 (Linux 6.10)")
+		}
+	}
+	if p.NoNetwork {
+		switch {
+		case abi >= 4:
+			pl.handledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+			r.NoNetwork = true
+			r.Limits = append(r.Limits, "no-network covers TCP only: UDP is not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6)")
+		default:
+			r.Missing = append(r.Missing, "no-network needs Landlock ABI 4 (Linux 6.7)")
+		}
+	}
+	switch {
+	case abi >= 6 && errata&errScopeFix != 0:
+		pl.scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
+		r.ScopedSignals, r.ScopedAbstractSockets = true, true
+	case abi >= 6:
+		r.Limits = append(r.Limits, "signal and abstract-socket scoping left off: this kernel lacks the fix for Landlock erratum 2")
+	case abi > 0:
+		r.Limits = append(r.Limits, "signals and abstract unix sockets outside the domain are scoped from ABI 6 (Linux 6.12)")
+	}
+	return pl, err
+}
+
+// covered reports whether path is at or beneath a rule of pl.
+func (pl *plan) covered(path string, need uint64) bool {
+	for i, rl := range pl.report.Rules {
+		if pl.masks[i]&need != need {
+			continue
+		}
+		if path == rl.Path || (!rl.File && strings.HasPrefix(path, strings.TrimSuffix(rl.Path, "/")+"/")) {
+			return true
+		}
+	}
+	return false
+}
