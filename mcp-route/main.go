@@ -362,7 +362,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
-	self, _ := os.Executable()
 	policy := confinement.Config{
 		Mode:       mode,
 		Root:       rootDir,
@@ -371,7 +370,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		AllowRead:  readPaths,
 		AllowWrite: writePaths,
 		NoNetwork:  *noNetwork,
-		ProbeExe:   self,
 		Debugf:     debugf,
 		Warnf:      logf,
 	}

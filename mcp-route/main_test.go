@@ -21,6 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("MCP_TOOL") == connectTool {
+		connectMain() // this binary, linked into a tool directory (confine_test.go)
+	}
 	// The default describe cache is under $XDG_CACHE_HOME: keep the tests'
 	// own entries out of the user's.
 	xdg, err := os.MkdirTemp("", "mcp-route-test-cache-")

@@ -11,7 +11,8 @@
 // Read and execute: the system directories confine adds (/usr, /bin, /sbin,
 // /lib*, /etc, /opt where present), every tool directory, the resolved
 // target of every symlinked tool in them (mcp-stock install links to the
-// mcp-stock binary elsewhere), and the probe executable (mcp-route itself).
+// mcp-stock binary elsewhere), and Config.ProbeExe when set (the probe
+// child is /bin/sh by default).
 // Read and write: the root (read only with ReadOnly) and the private
 // TempDir. Read only: AllowRead; read and write: AllowWrite. Devices: the
 // usual ones (confine). Nothing else: /proc and the home directory
@@ -85,8 +86,9 @@ type Config struct {
 	AllowRead  []string // --allow-read
 	AllowWrite []string // --allow-write
 	NoNetwork  bool     // --no-network
-	// ProbeExe is the executable confine.Probe runs as the probe child
-	// (mcp-route's own); it is read and execute in the policy.
+	// ProbeExe is the shell confine.Probe runs as the probe child; ""
+	// is /bin/sh. One outside the system directories is added to the read
+	// and execute rules.
 	ProbeExe string
 	// Debugf receives routine events (a spawner rebuilt for a new tool);
 	// Warnf what an operator must see (a tool the policy cannot take). nil
