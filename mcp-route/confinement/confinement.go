@@ -257,12 +257,18 @@ func (c *Confinement) outside(path string) (string, bool) {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	return real, c.outsideLocked(real)
+}
+
+// outsideLocked reports whether real lies outside every rule that allows
+// execution (read and execute, read and write); c.mu is held.
+func (c *Confinement) outsideLocked(real string) bool {
 	for _, r := range c.report.Rules {
-		if r.Access == confine.AccessReadExec && within(real, r.Path) {
-			return "", false
+		if (r.Access == confine.AccessReadExec || r.Access == confine.AccessReadWrite) && within(real, r.Path) {
+			return false
 		}
 	}
-	return real, true
+	return true
 }
 
 // widen rebuilds the spawner with target added to the read and execute
@@ -270,14 +276,8 @@ func (c *Confinement) outside(path string) (string, bool) {
 func (c *Confinement) widen(target string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, r := range c.report.Rules {
-		if r.Access == confine.AccessReadExec && within(target, r.Path) {
-			return // another call widened it meanwhile
-		}
-		if r.Access == confine.AccessReadWrite && within(target, r.Path) {
-			c.cfg.Warnf("tool executable %s is in %s, which the tools can write: not made executable for them, so the kernel refuses to run it", target, r.Path)
-			return
-		}
+	if !c.outsideLocked(target) {
+		return // another call widened it meanwhile
 	}
 	p := c.policy
 	p.ReadExec = append(append([]string(nil), p.ReadExec...), target)

@@ -143,10 +143,11 @@
 // root and the directories confinement grants (the system's program and
 // library directories, the tool directories, a private TMPDIR, the
 // operator's --allow-read and --allow-write), for reading and for writing,
-// whatever option, configuration or symlink asked for it; it refuses to
-// execute files in the root (so a driver or hook a check missed cannot run
-// a file the client wrote); /proc is not readable; and with --no-network,
-// TCP is refused too. The rules above stay, so that a refusal comes with a
+// whatever option, configuration or symlink asked for it; /proc is not
+// readable; and with --no-network, TCP is refused too. What it does not
+// stop: running a file in the root (the root is read-write, execution
+// included, so that builds and tests work), which is why runners still
+// need MCP_SH_ALLOW_RUNNERS. The rules above stay, so that a refusal comes with a
 // reason instead of an EACCES.
 //
 // [CheckConfined] makes sh_exec refuse every command, with an isError that
