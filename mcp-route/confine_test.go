@@ -19,6 +19,7 @@ import (
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/mcpipe/mcpipe/mcp-stock/shexec/shexectest"
 )
 
 // attackScript is a tool that tries what the confinement must refuse, one
@@ -41,6 +42,10 @@ child)
 environ)
 	if out=$(tr '\0' '\n' < "/proc/$MCP_ARG_PID/environ" 2>/dev/null); then echo "environ: $out"; else echo refused; fi
 	if (exec 3<"/proc/$MCP_ARG_PID/mem") 2>/dev/null; then echo "mem: opened"; else echo "mem: refused"; fi ;;
+sh)
+	# Whatever the command line says, run by a shell: no allowlist at all.
+	# Printable characters only: some write archives to stdout.
+	sh -c "$MCP_ARG_CMD" </dev/null 2>&1 | tr -c '[:print:]\n' '?' ;;
 tmp)
 	if (echo x > "$TMPDIR/t") 2>/dev/null && [ "$(cat "$TMPDIR/t")" = x ]; then echo "tmp: $TMPDIR"; else echo refused; fi ;;
 esac
@@ -475,5 +480,50 @@ func TestConfineReload(t *testing.T) {
 	}
 	if got := p.call("late", map[string]any{"op": "read", "path": filepath.Join(f.outside, "secret.txt")}); got != "refused" {
 		t.Errorf("late tool read outside: %q", got)
+	}
+}
+
+// TestConfineKernelAloneHolds replays sh_exec's attacks with every check of
+// its allowlist switched off: each command line goes to a shell in a
+// confined tool. The kernel alone must stop every write and read outside
+// the root: the canary outside never appears and the secret outside is
+// never read, while the canary in the root does appear (the control).
+func TestConfineKernelAloneHolds(t *testing.T) {
+	confinetest.Need(t, 1)
+	f := newConfineFixture(t)
+	in, out := filepath.Join(f.root, "canary"), filepath.Join(f.outside, "canary")
+	os.WriteFile(filepath.Join(f.root, "hello.txt"), []byte("hello\n"), 0o644)
+	secret := filepath.Join(f.outside, "secret.txt")
+	cmds := shexectest.InjectionCorpus(in, out)
+	// Reads out of the root, the security-fixes way: named, through a
+	// symlink, walked, archived, copied in.
+	for _, c := range []string{
+		"cat " + secret, "cat link-out", "cat ../outside/secret.txt", "cp " + secret + " copied", "cp link-out copied2",
+		"find " + f.outside + " -type f -exec cat {} +", "find -L . -type f -exec cat {} +", "grep -r . " + f.outside,
+		"tar -chf - link-out", "tar -cf - -C " + f.outside + " .", "ln -s " + f.outside + " out && cat out/secret.txt",
+		"git clone " + f.outside + " x", "ls -la " + f.outside, "cat /proc/self/environ", "cat $HOME/.ssh/id_rsa",
+	} {
+		cmds = append(cmds, c)
+	}
+	p := f.start(t, "--timeout", "10s")
+	for _, c := range cmds {
+		got := p.call("attack", map[string]any{"op": "sh", "cmd": c})
+		if strings.Contains(got, "outside-content") {
+			t.Errorf("%q read outside the root: %q", c, got)
+		}
+		if _, err := os.Lstat(out); err == nil {
+			t.Fatalf("%q created %s outside the root: %q", c, out, got)
+		}
+	}
+	for _, name := range []string{"copied", "copied2"} {
+		if b, err := os.ReadFile(filepath.Join(f.root, name)); err == nil && strings.Contains(string(b), "outside-content") {
+			t.Errorf("%s holds the secret", name)
+		}
+	}
+	if ents, _ := os.ReadDir(f.outside); len(ents) != 1 {
+		t.Errorf("the outside directory changed: %v", ents)
+	}
+	if _, err := os.Stat(in); err != nil {
+		t.Errorf("control: no command created the canary in the root (%v): the test proves nothing", err)
 	}
 }

@@ -191,7 +191,11 @@ func Start(cfg Config) (*Confinement, error) {
 		return c, nil
 	}
 	if plan.ABI == 0 {
-		return fail(strings.Join(append([]string{"this kernel has no Landlock"}, plan.Missing...), "; "))
+		why := "this kernel has no Landlock"
+		if len(plan.Missing) > 0 {
+			why = strings.Join(plan.Missing, "; ")
+		}
+		return fail(why)
 	}
 	if !plan.Complete() && cfg.Mode == Require {
 		return fail("cannot be enforced in full on this kernel: " + strings.Join(plan.Missing, "; "))
