@@ -4,6 +4,8 @@
 // Usage:
 //
 //	mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
+//	mcp-jail --root DIR --exec [--allow-read DIR]... [--allow-write DIR]...
+//	         [--no-network] [--readonly] [--best-effort] -- CMD [ARGS...]
 //
 // Each PATH, from the arguments or else one per line on standard input, is
 // resolved under DIR and printed as an absolute path, one per line. A
@@ -35,6 +37,20 @@
 //	   could not be opened, or an I/O error
 //	2  usage error
 //
+// With --exec, mcp-jail instead runs CMD confined by the kernel (Landlock)
+// to DIR: it may read and write DIR (read only with --readonly) and the
+// --allow-write directories, read the --allow-read ones, read and execute
+// the system directories (/usr /bin /sbin /lib* /etc /opt) and its own
+// executable, use /dev/null, /dev/zero, /dev/urandom, /dev/random and
+// /dev/tty; everything else, the home directory, /tmp, /proc and /sys
+// included, is refused. With --no-network it cannot bind or connect TCP
+// sockets. From Landlock ABI 6 it cannot signal processes outside, nor
+// reach abstract Unix sockets made outside. CMD runs in DIR, TMPDIR set
+// to DIR (unless the inherited one is writable under the policy); mcp-jail
+// execs it, so the exit status is CMD's. When the kernel cannot confine,
+// mcp-jail exits 1 with one line on standard error; with --best-effort it
+// warns and runs CMD anyway. CMD not found: 127; not executable: 126.
+//
 // The library behind it, github.com/mcpipe/mcpipe/mcp-jail/jail, is what the
 // stock tools use for every path.
 package main
@@ -54,6 +70,8 @@ import (
 const prog = "mcp-jail"
 
 const usage = `Usage: mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
+       mcp-jail --root DIR --exec [--allow-read DIR]... [--allow-write DIR]...
+                [--no-network] [--readonly] [--best-effort] -- CMD [ARGS...]
 
 Resolve each PATH (from the arguments, else one per line on standard input)
 under DIR and print it as an absolute path. A path that leads outside DIR -
@@ -72,11 +90,26 @@ Options:
   --help       print this help and exit 0
   --version    print the version and exit 0
 
+With --exec, run CMD confined by the kernel (Landlock) to DIR instead: it
+may read and write DIR and nothing else, bar reading and executing the
+system directories (/usr /bin /sbin /lib* /etc /opt) and CMD itself, and
+/dev/null, zero, urandom, random, tty. Home, /tmp, /proc and /sys are
+refused. CMD runs in DIR with TMPDIR=DIR (unless the inherited TMPDIR is
+writable), and mcp-jail execs it: the exit status is CMD's.
+  --allow-read DIR   also readable (repeatable)
+  --allow-write DIR  also readable and writable (repeatable)
+  --no-network       no TCP bind or connect (Landlock ABI 4, Linux 6.7;
+                     UDP is not covered)
+  --readonly         DIR is read-only too
+  --best-effort      when the kernel cannot confine (in full), warn and run
+                     CMD anyway instead of exiting 1
+
 Exit status:
   0  every path resolved inside DIR
   1  a path was refused or could not be resolved, DIR could not be opened,
-     or an I/O error
+     or an I/O error; with --exec: the kernel cannot confine CMD
   2  usage error
+  with --exec, CMD's own status, or 126 (cannot execute), 127 (not found)
 `
 
 // main leaves SIGINT and SIGTERM at their default: a filter blocked on its
@@ -95,6 +128,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	relative := fl.Bool("relative", false, "")
 	nul := fl.Bool("0", false, "")
 	showVersion := fl.Bool("version", false, "")
+	execMode := fl.Bool("exec", false, "")
+	var allowRead, allowWrite multiFlag
+	fl.Var(&allowRead, "allow-read", "")
+	fl.Var(&allowWrite, "allow-write", "")
+	noNetwork := fl.Bool("no-network", false, "")
+	readonly := fl.Bool("readonly", false, "")
+	bestEffort := fl.Bool("best-effort", false, "")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, usage)
@@ -110,6 +150,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *root == "" {
 		fmt.Fprintf(stderr, "%s: --root DIR is required (see --help)\n", prog)
 		return 2
+	}
+	given := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *execMode {
+		for _, f := range []string{"lexical", "relative", "0"} {
+			if given[f] {
+				fmt.Fprintf(stderr, "%s: -%s cannot be used with --exec (see --help)\n", prog, f)
+				return 2
+			}
+		}
+		if fl.NArg() == 0 {
+			fmt.Fprintf(stderr, "%s: --exec needs a command: --exec [OPTIONS] -- CMD [ARGS...] (see --help)\n", prog)
+			return 2
+		}
+		return runExec(execOptions{
+			root: *root, allowRead: allowRead, allowWrite: allowWrite,
+			noNetwork: *noNetwork, readonly: *readonly, bestEffort: *bestEffort,
+			argv: fl.Args(),
+		}, stderr)
+	}
+	for _, f := range []string{"allow-read", "allow-write", "no-network", "readonly", "best-effort"} {
+		if given[f] {
+			fmt.Fprintf(stderr, "%s: --%s only goes with --exec (see --help)\n", prog, f)
+			return 2
+		}
 	}
 
 	o := jail.FilterOptions{NUL: *nul, Prog: prog}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -279,6 +280,15 @@ func readyPlan(p Policy) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("confine: %w", err)
 	}
+	if p.Root != "" && !slices.ContainsFunc(pl.report.Rules, func(r Rule) bool { return r.Source == "root" }) {
+		why := "root " + p.Root + ": not found"
+		for _, sk := range pl.report.Skipped {
+			if strings.HasPrefix(sk, "root ") {
+				why = sk
+			}
+		}
+		return nil, errors.New("confine: " + why)
+	}
 	return pl, nil
 }
 
@@ -346,7 +356,9 @@ func (s *Spawner) Report() Report { return s.report }
 // Policy is the policy the spawner was made with.
 func (s *Spawner) Policy() Policy { return s.policy }
 
-// Close ends the confined thread. Processes already started go on.
+// Close ends the confined thread. Processes already started go on, in
+// the domain; those started with SysProcAttr.Pdeathsig get their signal
+// now, since the kernel ties it to the thread that forked them.
 func (s *Spawner) Close() { s.once.Do(func() { close(s.quit) }) }
 
 // probeScript is run by Probe's shell with $1 a file outside the policy
@@ -427,12 +439,13 @@ func Probe(s *Spawner, probeExe string) error {
 // it applies p (plus argv[0]'s executable, resolved by env's PATH, as a
 // read+exec file when no rule covers it), checks the effect, changes to
 // p.Root and execs argv with env there, so the program and all it starts
-// are in the domain. It returns only on error, with nothing exec'd.
+// are in the domain. It returns only on error, with nothing exec'd: an
+// *ExecError when the confinement held and execve itself failed.
 func Exec(p Policy, argv []string, env []string) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return errors.New("confine: no command to exec")
 	}
-	path, err := lookPath(argv[0], env)
+	path, err := LookPath(argv[0], env)
 	if err != nil {
 		return err
 	}
@@ -467,7 +480,7 @@ func Exec(p Policy, argv []string, env []string) error {
 		}
 		// execve from this thread: the new program's only thread is
 		// this one, with its domain.
-		failed <- fmt.Errorf("confine: exec %s: %w", path, syscall.Exec(path, argv, env))
+		failed <- &ExecError{Path: path, Err: syscall.Exec(path, argv, env)}
 	}()
 	err = <-ready
 	w.close() // from an unconfined thread: the witness is outside the policy
@@ -476,41 +489,4 @@ func Exec(p Policy, argv []string, env []string) error {
 	}
 	close(execNow)
 	return <-failed
-}
-
-// lookPath finds file the way execvp would with env's PATH (ours if env
-// has none).
-func lookPath(file string, env []string) (string, error) {
-	if strings.Contains(file, "/") {
-		return checkExecutable(file)
-	}
-	pathVar, found := "", false
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathVar, found = v, true
-		}
-	}
-	if !found {
-		pathVar = os.Getenv("PATH")
-	}
-	for _, d := range filepath.SplitList(pathVar) {
-		if d == "" {
-			d = "."
-		}
-		if p, err := checkExecutable(filepath.Join(d, file)); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("confine: %s: not found in PATH", file)
-}
-
-func checkExecutable(p string) (string, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("confine: %w", err)
-	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("confine: %s: not an executable file", p)
-	}
-	return filepath.Abs(p)
 }

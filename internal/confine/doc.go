@@ -47,9 +47,10 @@
 // thread (requests go over a channel), and the forked child inherits its
 // domain. The other threads of the process are untouched. Go does not
 // clone the confined thread into new runtime threads: when the current M
-// is locked by LockOSThread, the runtime asks its template thread, which
-// is never locked, to create new Ms, so a thread started while ours runs
-// does not inherit its credentials.
+// is locked by LockOSThread (m.lockedExt), runtime.newm asks its template
+// thread to create new Ms, so a thread started while ours runs does not
+// inherit its credentials. LockOSThread starts that template thread
+// first, before our thread is restricted, so it is clean too.
 //
 // go-landlock's high-level API (landlock.V5.RestrictPaths and friends)
 // is process-wide: it applies the rules to all threads (psx, or

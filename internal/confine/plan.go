@@ -339,3 +339,51 @@ func (pl *plan) covered(path string, need uint64) bool {
 	}
 	return false
 }
+
+// LookPath finds file the way execvp would, with env's PATH (ours if env
+// has none): what Exec will run. A file with a slash is taken as is.
+func LookPath(file string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		return checkExecutable(file)
+	}
+	pathVar, found := "", false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar, found = v, true
+		}
+	}
+	if !found {
+		pathVar = os.Getenv("PATH")
+	}
+	for _, d := range filepath.SplitList(pathVar) {
+		if d == "" {
+			d = "."
+		}
+		if p, err := checkExecutable(filepath.Join(d, file)); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("confine: %s: not found in PATH", file)
+}
+
+func checkExecutable(p string) (string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("confine: %w", err)
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("confine: %s: not an executable file", p)
+	}
+	return filepath.Abs(p)
+}
+
+// ExecError is Exec's error when the domain was in force and execve of
+// Path failed: the command, not the confinement, is at fault.
+type ExecError struct {
+	Path string
+	Err  error
+}
+
+func (e *ExecError) Error() string { return "confine: exec " + e.Path + ": " + e.Err.Error() }
+
+func (e *ExecError) Unwrap() error { return e.Err }

@@ -57,18 +57,19 @@
 // leader exits, the rest of its group is killed before it is reaped, as
 // with Run.
 //
-// # Seams: launchers and the fork–exec gap
+// # Seams: launchers, the fork–exec gap, spawners
 //
 // Cmd.Launcher puts a program in front of the argv (Launcher, then Path,
-// then Args[1:]); that program confines itself and execs the rest, so a
-// confinement (Landlock is the planned one) covers the process and
-// everything it starts. Cmd.Prepare gets the *exec.Cmd just before it
-// starts, to set what the kernel applies between fork and exec
-// (SysProcAttr: credentials, namespaces, a cgroup fd); it must keep
-// Setpgid. Cmd.Spawn replaces cmd.Start itself: a confine.Spawner starts
-// the child on its Landlock-confined thread, so the child is confined
-// from its first instruction at no extra exec. Start-time tracking and
-// the subreaper's sweep work the same whichever thread starts the child.
+// then Args[1:]); that program confines itself and execs the rest (as
+// mcp-jail --exec does), so the confinement covers the process and
+// everything it starts, at the cost of one more exec per start.
+// Cmd.Prepare gets the *exec.Cmd just before it starts, to set what the
+// kernel applies between fork and exec (SysProcAttr: credentials,
+// namespaces, a cgroup fd); it must keep Setpgid. Cmd.Spawn replaces
+// cmd.Start itself: a confine.Spawner starts the child on its
+// Landlock-confined thread, so the child is confined from its first
+// instruction at no extra exec. Start-time tracking and the subreaper's
+// sweep work the same whichever thread starts the child.
 //
 // # Daemons: the subreaper
 //

@@ -15,6 +15,19 @@ import (
 // RequireEnv names the variable that turns a skip into a failure.
 const RequireEnv = "MCPIPE_REQUIRE_LANDLOCK"
 
+// Feature skips t (or fails it, under MCPIPE_REQUIRE_LANDLOCK=1) unless
+// ok; why says what this kernel lacks.
+func Feature(t testing.TB, ok bool, why string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s, and %s=1 requires it", why, RequireEnv)
+	}
+	t.Skipf("skipped: %s (set %s=1 to make this a failure)", why, RequireEnv)
+}
+
 // Need skips t (or fails it, under MCPIPE_REQUIRE_LANDLOCK=1) when the
 // kernel has no Landlock or an ABI older than min, and returns the ABI.
 func Need(t testing.TB, min int) int {
@@ -27,9 +40,6 @@ func Need(t testing.TB, min int) int {
 	if abi > 0 {
 		why = "this kernel has Landlock ABI " + strconv.Itoa(abi) + ", the test needs " + strconv.Itoa(min)
 	}
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("%s, and %s=1 requires it", why, RequireEnv)
-	}
-	t.Skipf("skipped: %s (set %s=1 to make this a failure)", why, RequireEnv)
+	Feature(t, false, why)
 	return 0
 }

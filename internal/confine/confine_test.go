@@ -1,0 +1,446 @@
+package confine_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/confine"
+	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as the helper program of the tests: with
+// helperEnv set it does one thing and exits, instead of running tests.
+const helperEnv = "CONFINE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helper(mode, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode string, args []string) int {
+	switch mode {
+	case "inforce":
+		fmt.Println(confine.InForce())
+	case "connect":
+		c, err := net.DialTimeout("tcp", args[0], 10*time.Second)
+		if err != nil {
+			fmt.Println("refused:", err)
+			return 1
+		}
+		c.Close()
+		fmt.Println("connected")
+	case "kill": // kill -KILL args[0]
+		pid, _ := strconv.Atoi(args[0])
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			fmt.Println("refused:", err)
+			return 1
+		}
+		fmt.Println("killed")
+	case "ptrace": // PTRACE_SEIZE args[0]; our exit detaches
+		pid, _ := strconv.Atoi(args[0])
+		if err := unix.PtraceSeize(pid); err != nil {
+			fmt.Println("refused:", err)
+			return 1
+		}
+		fmt.Println("seized")
+	case "probe-parent": // kill -0 of our parent
+		if err := syscall.Kill(os.Getppid(), 0); err != nil {
+			fmt.Println("refused:", err)
+			return 1
+		}
+		fmt.Println("signaled")
+	case "kill-own": // a process we start ourselves is ours to kill
+		c := exec.Command("/bin/sleep", "60")
+		if err := c.Start(); err != nil {
+			fmt.Println("start:", err)
+			return 1
+		}
+		if err := c.Process.Kill(); err != nil {
+			fmt.Println("refused:", err)
+			return 1
+		}
+		c.Wait()
+		fmt.Println("killed own")
+	case "environ-parent":
+		return environParent(args[0])
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+		return 2
+	}
+	return 0
+}
+
+// environParent runs with a secret in its initial environment (what
+// /proc/<pid>/environ shows; os.Setenv would not change it) and reads its
+// own environ from a child: unconfined, then through a spawner rooted at
+// root. It prints both outcomes.
+func environParent(root string) int {
+	s, err := confine.NewSpawner(confine.Policy{Root: root})
+	if err != nil {
+		fmt.Println("spawner:", err)
+		return 1
+	}
+	defer s.Close()
+	script := `cat /proc/$PPID/environ | tr '\0' '\n' | grep CONFINE_SECRET= || echo "no environ"; cat inside`
+	for _, confined := range []bool{false, true} {
+		c := exec.Command("/bin/sh", "-c", script)
+		c.Dir, c.Env = root, []string{"PATH=/usr/bin:/bin"}
+		var out bytes.Buffer
+		c.Stdout, c.Stderr = &out, &out
+		if confined {
+			err = s.Start(c)
+		} else {
+			err = c.Start()
+		}
+		if err == nil {
+			err = c.Wait()
+		}
+		fmt.Printf("confined=%v: %s", confined, out.String())
+	}
+	return 0
+}
+
+// fixture is base/root (with "inside", a symlink out and one in) and
+// base/outside/secret, all with symlinks resolved.
+type fixture struct{ root, outside, secret string }
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fixture{root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside")}
+	f.secret = filepath.Join(f.outside, "secret")
+	for _, d := range []string{f.root, f.outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, os.WriteFile(filepath.Join(f.root, "inside"), []byte("inside\n"), 0o644))
+	must(t, os.WriteFile(f.secret, []byte("secret\n"), 0o644))
+	must(t, os.Symlink("../outside/secret", filepath.Join(f.root, "link-out")))
+	must(t, os.Symlink("inside", filepath.Join(f.root, "link-in")))
+	return f
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func spawner(t *testing.T, p confine.Policy) *confine.Spawner {
+	t.Helper()
+	confinetest.Need(t, 1)
+	s, err := confine.NewSpawner(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// run runs argv in dir through s (nil: unconfined) and returns its
+// combined output and exit status.
+func run(t *testing.T, s *confine.Spawner, dir string, env []string, argv ...string) (string, int) {
+	t.Helper()
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir, c.Env = dir, append([]string{"PATH=/usr/bin:/bin"}, env...)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	var err error
+	if s != nil {
+		err = s.Start(c)
+	} else {
+		err = c.Start()
+	}
+	if err != nil {
+		t.Fatalf("start %q: %v", argv, err)
+	}
+	c.Wait()
+	return out.String(), c.ProcessState.ExitCode()
+}
+
+func sh(t *testing.T, s *confine.Spawner, dir, script string) (string, int) {
+	t.Helper()
+	return run(t, s, dir, nil, "/bin/sh", "-c", script)
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func TestSpawnerReadWriteOutsideRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := spawner(t, confine.Policy{Root: f.root})
+	out, code := sh(t, s, f.root, "cat inside && echo made > new && cat new")
+	if code != 0 || out != "inside\nmade\n" {
+		t.Errorf("inside the root: status %d, %q", code, out)
+	}
+	out, code = sh(t, s, f.root, "cat "+f.secret)
+	if code == 0 || strings.Contains(out, "secret\n") || !strings.Contains(out, "Permission denied") {
+		t.Errorf("read outside: status %d, %q", code, out)
+	}
+	created := filepath.Join(f.outside, "created")
+	out, code = sh(t, s, f.root, "echo x > "+created)
+	if code == 0 || exists(created) || !strings.Contains(out, "Permission denied") {
+		t.Errorf("write outside: status %d, %q, created: %v", code, out, exists(created))
+	}
+	out, code = sh(t, s, f.root, "ls ~ /root /home /proc/1 /sys >/dev/null")
+	if code == 0 {
+		t.Errorf("listing home, /proc and /sys: status 0, %q", out)
+	}
+	// The same reads unconfined work: the refusals above are the domain's.
+	if out, code := sh(t, nil, f.root, "cat "+f.secret); code != 0 || out != "secret\n" {
+		t.Fatalf("unconfined read: status %d, %q", code, out)
+	}
+}
+
+func TestSpawnerSymlinkOutRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := spawner(t, confine.Policy{Root: f.root})
+	if out, code := sh(t, s, f.root, "cat link-in"); code != 0 || out != "inside\n" {
+		t.Errorf("symlink inside: status %d, %q", code, out)
+	}
+	if out, code := sh(t, s, f.root, "cat link-out"); code == 0 || strings.Contains(out, "secret\n") {
+		t.Errorf("symlink out: status %d, %q", code, out)
+	}
+	if out, code := sh(t, nil, f.root, "cat link-out"); code != 0 || out != "secret\n" {
+		t.Errorf("symlink out, unconfined: status %d, %q", code, out)
+	}
+}
+
+func TestSpawnerReadOnlyRoot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := spawner(t, confine.Policy{Root: f.root, ReadOnlyRoot: true})
+	if out, code := sh(t, s, f.root, "cat inside"); code != 0 || out != "inside\n" {
+		t.Errorf("read: status %d, %q", code, out)
+	}
+	for _, script := range []string{"echo x > new", "echo x >> inside", "rm inside", "mkdir d", "mv inside moved"} {
+		out, code := sh(t, s, f.root, script)
+		if code == 0 || exists(filepath.Join(f.root, "new")) || exists(filepath.Join(f.root, "d")) || !exists(filepath.Join(f.root, "inside")) {
+			t.Errorf("%s: status %d, %q", script, code, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.root, "inside")); string(b) != "inside\n" {
+		t.Errorf("inside changed to %q", b)
+	}
+}
+
+func TestSpawnerAllowReadWrite(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	w := t.TempDir()
+	s := spawner(t, confine.Policy{Root: f.root, AllowRead: []string{f.outside}, AllowWrite: []string{w}})
+	if out, code := sh(t, s, f.root, "cat "+f.secret+" && echo y > "+w+"/new"); code != 0 || out != "secret\n" || !exists(w+"/new") {
+		t.Errorf("allowed read and write: status %d, %q", code, out)
+	}
+	if out, code := sh(t, s, f.root, "echo x > "+f.outside+"/new"); code == 0 || exists(f.outside+"/new") {
+		t.Errorf("write into an allow-read dir: status %d, %q", code, out)
+	}
+}
+
+// helperArgv runs this test binary as the helper in mode.
+func helperArgv(t *testing.T, mode string, args ...string) (argv, env []string, exe string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{exe}, args...), []string{helperEnv + "=" + mode}, exe
+}
+
+func TestSpawnerNoNetwork(t *testing.T) {
+	t.Parallel()
+	confinetest.Need(t, 4)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback listener: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	f := newFixture(t)
+	argv, env, exe := helperArgv(t, "connect", ln.Addr().String())
+	open := spawner(t, confine.Policy{Root: f.root, ReadExec: []string{exe}})
+	if out, code := run(t, open, f.root, env, argv...); code != 0 || out != "connected\n" {
+		t.Errorf("without no-network: status %d, %q", code, out)
+	}
+	closed := spawner(t, confine.Policy{Root: f.root, ReadExec: []string{exe}, NoNetwork: true})
+	if !closed.Report().NoNetwork {
+		t.Fatalf("report does not say no-network: %s", closed.Report())
+	}
+	if out, code := run(t, closed, f.root, env, argv...); code == 0 || !strings.Contains(out, "permission denied") {
+		t.Errorf("with no-network: status %d, %q", code, out)
+	}
+}
+
+func TestSpawnerSignalsScoped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, _, exe := helperArgv(t, "")
+	s := spawner(t, confine.Policy{Root: f.root, ReadExec: []string{exe}})
+	confinetest.Feature(t, s.Report().ScopedSignals, "this kernel cannot scope signals (Landlock ABI 6 with erratum 2 fixed)")
+	sibling := exec.Command("/bin/sleep", "60")
+	must(t, sibling.Start())
+	defer func() { sibling.Process.Kill(); sibling.Wait() }()
+	argv, env, _ := helperArgv(t, "kill", strconv.Itoa(sibling.Process.Pid))
+	if out, code := run(t, s, f.root, env, argv...); code == 0 || !strings.Contains(out, "operation not permitted") {
+		t.Errorf("kill of an unconfined sibling: status %d, %q", code, out)
+	}
+	if err := sibling.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the sibling died: %v", err)
+	}
+	argv, env, _ = helperArgv(t, "probe-parent")
+	if out, code := run(t, s, f.root, env, argv...); code == 0 || !strings.Contains(out, "operation not permitted") {
+		t.Errorf("kill -0 of the test process: status %d, %q", code, out)
+	}
+	argv, env, _ = helperArgv(t, "kill-own")
+	if out, code := run(t, s, f.root, env, argv...); code != 0 || out != "killed own\n" {
+		t.Errorf("kill of its own child: status %d, %q", code, out)
+	}
+	argv, env, _ = helperArgv(t, "ptrace", strconv.Itoa(sibling.Process.Pid))
+	if out, code := run(t, s, f.root, env, argv...); code == 0 || !strings.Contains(out, "operation not permitted") {
+		t.Errorf("ptrace of an unconfined sibling: status %d, %q", code, out)
+	}
+	if out, code := run(t, nil, f.root, env, argv...); code != 0 || out != "seized\n" {
+		t.Errorf("unconfined ptrace of the sibling: status %d, %q", code, out)
+	}
+	// Unconfined, the same helper kills the sibling.
+	argv, env, _ = helperArgv(t, "kill", strconv.Itoa(sibling.Process.Pid))
+	if out, code := run(t, nil, f.root, env, argv...); code != 0 || out != "killed\n" {
+		t.Errorf("unconfined kill: status %d, %q", code, out)
+	}
+}
+
+// TestSpawnerParentEnvironUnreadable: the helper, started with a secret
+// in its environment, makes a spawner; its unconfined child reads the
+// secret from /proc/<helper>/environ, its confined child cannot, and
+// still reads the root.
+func TestSpawnerParentEnvironUnreadable(t *testing.T) {
+	t.Parallel()
+	confinetest.Need(t, 1)
+	f := newFixture(t)
+	argv, env, _ := helperArgv(t, "environ-parent", f.root)
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = append(env, "CONFINE_SECRET=hunter2", "PATH=/usr/bin:/bin")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := string(out)
+	unconfined, confined, ok := strings.Cut(got, "confined=true:")
+	if !ok || !strings.Contains(unconfined, "CONFINE_SECRET=hunter2") {
+		t.Fatalf("the unconfined child did not read the secret, so the test proves nothing: %q", got)
+	}
+	if strings.Contains(confined, "hunter2") || !strings.Contains(confined, "Permission denied") || !strings.Contains(confined, "inside\n") {
+		t.Errorf("confined child: %q", confined)
+	}
+}
+
+// TestInForce: confined children see it, and the process that made the
+// spawner is not confined, on any thread, old or new.
+func TestInForce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	argv, env, exe := helperArgv(t, "inforce")
+	s := spawner(t, confine.Policy{Root: f.root, ReadExec: []string{exe}})
+	if out, _ := run(t, s, f.root, env, argv...); out != "true\n" {
+		t.Errorf("confined child: %q, want true", out)
+	}
+	confinedThreads := make(chan bool)
+	for range 32 {
+		go func() {
+			runtime.LockOSThread() // a thread of its own; it ends with us
+			confinedThreads <- confine.InForce()
+		}()
+	}
+	for range 32 {
+		if <-confinedThreads {
+			t.Fatal("InForce on a thread of the test process after NewSpawner")
+		}
+	}
+	if out, _ := run(t, nil, f.root, env, argv...); out != "false\n" {
+		t.Errorf("unconfined child: %q, want false", out)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := spawner(t, confine.Policy{Root: f.root, TempDir: t.TempDir()})
+	if err := confine.Probe(s, ""); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Report()
+	if !r.Verified || !r.Complete() || !strings.Contains(r.String(), "read+write "+f.root) {
+		t.Errorf("report: %s", r)
+	}
+	missing := filepath.Join(f.outside, "no-shell")
+	if err := confine.Probe(s, missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a probe with a missing shell: %v", err)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	missing := filepath.Join(f.root, "missing")
+	r := confine.Policy{Root: f.root, ReadOnlyRoot: true, AllowWrite: []string{missing}, ReadExec: []string{filepath.Join(f.root, "inside")}}.Plan()
+	want := map[string]string{f.root: confine.AccessRead, filepath.Join(f.root, "inside"): confine.AccessReadExec, "/usr": confine.AccessReadExec, "/dev/null": confine.AccessDevice}
+	for _, rl := range r.Rules {
+		if a, ok := want[rl.Path]; ok && a == rl.Access {
+			delete(want, rl.Path)
+		}
+		if strings.HasPrefix(rl.Path, "/proc") || strings.HasPrefix(rl.Path, "/sys") || strings.HasPrefix(rl.Path, "/home") {
+			t.Errorf("rule %+v", rl)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rules %+v lack %v", r.Rules, want)
+	}
+	if len(r.Skipped) != 1 || !strings.Contains(r.Skipped[0], missing) {
+		t.Errorf("skipped %q, want %s", r.Skipped, missing)
+	}
+	r = confine.Policy{Root: f.root, AllowRead: []string{"/"}}.Plan()
+	if r.Complete() || !strings.Contains(strings.Join(r.Missing, ";"), `opens "/"`) {
+		t.Errorf("a policy opening /: %+v", r.Missing)
+	}
+	if confine.ABI() > 0 {
+		if _, err := confine.NewSpawner(confine.Policy{Root: missing}); err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("NewSpawner with a missing root: %v", err)
+		}
+		if _, err := confine.NewSpawner(confine.Policy{Root: f.root, AllowRead: []string{"/"}}); err == nil || !strings.Contains(err.Error(), `opens "/"`) {
+			t.Errorf("NewSpawner with / allowed: %v", err)
+		}
+	}
+	if confine.ABI() == 0 {
+		if _, err := confine.NewSpawner(confine.Policy{Root: f.root}); !errors.Is(err, confine.ErrUnsupported) {
+			t.Errorf("NewSpawner without Landlock: %v", err)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mcpipe/mcpipe/internal/confine"
+)
+
+// multiFlag is a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// execOptions are the flags of --exec.
+type execOptions struct {
+	root                  string
+	allowRead, allowWrite []string
+	noNetwork, readonly   bool
+	bestEffort            bool
+	argv                  []string
+}
+
+// runExec runs o.argv confined to o.root (see the usage) and returns
+// only when it could not: 1 when the kernel cannot confine (without
+// --best-effort), 126 when the command cannot be executed, 127 when it is
+// not found, 2 for a directory that does not exist.
+func runExec(o execOptions, stderr io.Writer) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "%s: %s\n", prog, fmt.Sprintf(format, a...))
+		return code
+	}
+	root, err := filepath.Abs(o.root)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(root); err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
+		return fail(1, "--root %s: %v", o.root, unwrapPathError(err))
+	}
+	for flag, dirs := range map[string][]string{"--allow-read": o.allowRead, "--allow-write": o.allowWrite} {
+		for _, d := range dirs {
+			if _, err := os.Stat(d); err != nil {
+				return fail(2, "%s %s: %v", flag, d, unwrapPathError(err))
+			}
+		}
+	}
+	p := confine.Policy{Root: root, ReadOnlyRoot: o.readonly, AllowRead: o.allowRead, AllowWrite: o.allowWrite, NoNetwork: o.noNetwork}
+	env := withTempDir(os.Environ(), p)
+	if _, err := confine.LookPath(o.argv[0], env); err != nil {
+		return fail(127, "%s", strings.TrimPrefix(err.Error(), "confine: "))
+	}
+	plan := p.Plan()
+	if !plan.Complete() {
+		why := strings.Join(plan.Missing, "; ")
+		if !o.bestEffort {
+			return fail(1, "cannot confine %s: %s (--best-effort runs it anyway)", o.argv[0], why)
+		}
+		if plan.ABI == 0 {
+			fmt.Fprintf(stderr, "%s: warning: not confined: %s; running %s unconfined\n", prog, why, o.argv[0])
+			return execUnconfined(root, o.argv, env, fail)
+		}
+		fmt.Fprintf(stderr, "%s: warning: confined in part: not enforced: %s\n", prog, why)
+	}
+	err = confine.Exec(p, o.argv, env)
+	var ee *confine.ExecError
+	if errors.As(err, &ee) {
+		return fail(126, "%s: %v", o.argv[0], ee.Err)
+	}
+	if o.bestEffort {
+		fmt.Fprintf(stderr, "%s: warning: not confined: %v; running %s unconfined\n", prog, err, o.argv[0])
+		return execUnconfined(root, o.argv, env, fail)
+	}
+	return fail(1, "cannot confine %s: %v", o.argv[0], strings.TrimPrefix(err.Error(), "confine: "))
+}
+
+func execUnconfined(root string, argv, env []string, fail func(int, string, ...any) int) int {
+	path, err := confine.LookPath(argv[0], env)
+	if err != nil {
+		return fail(127, "%s", strings.TrimPrefix(err.Error(), "confine: "))
+	}
+	if err := os.Chdir(root); err != nil {
+		return fail(1, "%v", err)
+	}
+	return fail(126, "%s: %v", argv[0], syscall.Exec(path, argv, env))
+}
+
+// withTempDir sets TMPDIR where the command may write: the inherited
+// TMPDIR (default /tmp) when the policy lets it write there, else the
+// root, else the first --allow-write directory; with nothing writable it
+// is left alone (and writes there are refused). A fresh private
+// directory is not made: nobody would remove it after the exec.
+func withTempDir(env []string, p confine.Policy) []string {
+	writable := p.AllowWrite
+	if !p.ReadOnlyRoot {
+		writable = append([]string{p.Root}, writable...)
+	}
+	cur := "/tmp"
+	i := -1
+	for j, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			i = j
+			if v != "" {
+				cur = v
+			}
+		}
+	}
+	for _, w := range writable {
+		if within(cur, w) {
+			return env
+		}
+	}
+	if len(writable) == 0 {
+		return env
+	}
+	dir, err := filepath.Abs(writable[0])
+	if err != nil {
+		return env
+	}
+	env = append([]string(nil), env...)
+	if i >= 0 {
+		env[i] = "TMPDIR=" + dir
+	} else {
+		env = append(env, "TMPDIR="+dir)
+	}
+	return env
+}
+
+// within reports whether path is dir or beneath it, both resolved.
+func within(path, dir string) bool {
+	rp, err1 := filepath.EvalSymlinks(path)
+	rd, err2 := filepath.EvalSymlinks(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return rp == rd || strings.HasPrefix(rp, strings.TrimSuffix(rd, "/")+"/")
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
