@@ -419,6 +419,12 @@ func TestConfineCheck(t *testing.T) {
 	p.want(map[string]any{"op": "read", "path": "inside.txt"}, "read: inside-content")
 	p.want(map[string]any{"op": "read", "path": filepath.Join(f.outside, "secret.txt")}, "refused")
 
+	code, out, _ = run("--help")
+	for _, want := range []string{"--confine", "--allow-read", "--allow-write", "--no-network", "--confine-check", "not /proc", "private\nTMPDIR", "require exits 1"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--help (exit %d) does not explain %q", code, want)
+		}
+	}
 	code, out, errs = run("--confine", "bogus")
 	if code != 2 || out != "" || !strings.Contains(errs, `--confine "bogus": want auto, require or off`) || strings.Count(errs, "\n") != 1 {
 		t.Errorf("--confine bogus: exit %d, stdout %q, stderr %q", code, out, errs)
