@@ -21,6 +21,12 @@ if [[ -n ${MCP_SPEC_DIR:-} ]]; then
   export MCP_SPEC_DIR
   spec_env=(--test_env=MCP_SPEC_DIR)
 fi
+# MCPIPE_REQUIRE_LANDLOCK=1 (set by .ci/run) turns the confinement tests'
+# skip on a kernel without Landlock into a failure.
+if [[ -n ${MCPIPE_REQUIRE_LANDLOCK:-} ]]; then
+  export MCPIPE_REQUIRE_LANDLOCK
+  spec_env+=(--test_env=MCPIPE_REQUIRE_LANDLOCK)
+fi
 
 # Interoperability with servers and clients we did not write: the official
 # TypeScript SDK (v1 and v2 clients, a server), the reference filesystem

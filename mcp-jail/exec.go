@@ -55,7 +55,7 @@ func runExec(o execOptions, stderr io.Writer) int {
 	}
 	p := confine.Policy{Root: root, ReadOnlyRoot: o.readonly, AllowRead: o.allowRead, AllowWrite: o.allowWrite, NoNetwork: o.noNetwork}
 	env := withTempDir(os.Environ(), p)
-	if _, err := confine.LookPath(o.argv[0], env); err != nil {
+	if _, err := confine.LookPath(root, o.argv[0], env); err != nil {
 		return fail(127, "%s", strings.TrimPrefix(err.Error(), "confine: "))
 	}
 	plan := p.Plan()
@@ -83,7 +83,7 @@ func runExec(o execOptions, stderr io.Writer) int {
 }
 
 func execUnconfined(root string, argv, env []string, fail func(int, string, ...any) int) int {
-	path, err := confine.LookPath(argv[0], env)
+	path, err := confine.LookPath(root, argv[0], env)
 	if err != nil {
 		return fail(127, "%s", strings.TrimPrefix(err.Error(), "confine: "))
 	}

@@ -9,6 +9,7 @@ package main
 // program missing on the host skips its cases.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +18,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
 type attack struct {
@@ -45,8 +49,13 @@ func TestExecKernelAloneHolds(t *testing.T) {
 	// What a hostile option runs: it marks that it ran (in the root,
 	// allowed), then tries to read and write outside.
 	b.write(filepath.Join(root, "script"), fmt.Sprintf("#!/bin/sh\necho ran > %s/ran\ncat %s\ncat %s > %s/stolen\ntouch %s/PWNED\n", root, secret, secret, out, b.base))
-	if err := os.Chmod(filepath.Join(root, "script"), 0o755); err != nil {
-		t.Fatal(err)
+	// The same for programs that write to its stdin (sort's compressor,
+	// tar's --to-command), which must drain it or they die of SIGPIPE.
+	b.write(filepath.Join(root, "drain"), fmt.Sprintf("#!/bin/sh\necho ran > %s/ran\ncat %s >&2\ncat %s > %s/stolen\ntouch %s/PWNED\nexec cat >/dev/null\n", root, secret, secret, out, b.base))
+	for _, s := range []string{"script", "drain"} {
+		if err := os.Chmod(filepath.Join(root, s), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "served") })}
@@ -95,7 +104,7 @@ func TestExecKernelAloneHolds(t *testing.T) {
 		{argv: []string{"tar", "-cf", "got.tar", "-C", b.base, "outside/secret.txt"}},
 		{argv: []string{"tar", "-cf", out + "/x.tar", "a.txt"}},
 		{argv: []string{"tar", "-cf", "got2.tar", "--checkpoint=1", "--checkpoint-action=exec=" + root + "/script", "a.txt"}, ran: true},
-		{argv: []string{"tar", "-xf", "sub.tar", "--to-command=" + root + "/script"}, ran: true},
+		{argv: []string{"tar", "-xf", "sub.tar", "--to-command=" + root + "/drain"}, ran: true},
 		{argv: []string{"tar", "-xf", "sub.tar", "-C", out}},
 		{argv: []string{"find", ".", "-name", "a.txt", "-exec", "cat", secret, ";"}},
 		{argv: []string{"find", ".", "-name", "a.txt", "-exec", root + "/script", ";"}, ran: true},
@@ -111,7 +120,7 @@ func TestExecKernelAloneHolds(t *testing.T) {
 		{argv: []string{"rsync", secret, "."}},
 		{argv: []string{"sort", secret}},
 		{argv: []string{"sort", "-o", out + "/x", "a.txt"}},
-		{argv: []string{"sort", "--compress-program=" + root + "/script", "-S", "64K", "-T", ".", "big.txt"}, ran: true},
+		{argv: []string{"sort", "--compress-program=" + root + "/drain", "-S", "64K", "-T", ".", "big.txt"}, ran: true},
 		{argv: []string{"sort", "-T", out, "-S", "64K", "big.txt"}},
 		{argv: []string{"zip", "-q", "-T", "-TT", root + "/script", "got.zip", "a.txt"}, ran: true},
 		{argv: []string{"zip", "-q", "got3.zip", secret}},
@@ -132,7 +141,7 @@ func TestExecKernelAloneHolds(t *testing.T) {
 			continue
 		}
 		os.Remove(filepath.Join(root, "ran"))
-		code, stdout, stderr := binary(t, root, "", append([]string{"--root", root, "--exec", "--"}, a.argv...)...)
+		code, stdout, stderr := jailed(t, root, a.argv)
 		if strings.Contains(stdout+stderr, canary) {
 			t.Errorf("%q (status %d) read the canary: %q %q", a.argv, code, stdout, stderr)
 		}
@@ -169,4 +178,22 @@ func TestExecKernelAloneHolds(t *testing.T) {
 		}
 	}
 	b.untouched("the harmless commands")
+}
+
+// jailed runs argv under mcp-jail --root root --exec, bounded. Unlike
+// binary, a command killed by a signal is a result, not a test failure:
+// what matters is what it could touch.
+func jailed(t *testing.T, root string, argv []string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testbin.Path(t, "MCP_JAIL_BIN", "mcp-jail"), append([]string{"--root", root, "--exec", "--"}, argv...)...)
+	cmd.Dir, cmd.Env = root, []string{"PATH=/usr/bin:/bin"}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%q did not finish: %v", argv, ctx.Err())
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }

@@ -154,6 +154,26 @@ func TestExecStatusAndTmpdir(t *testing.T) {
 	if code, out := b.sh(`echo "$TMPDIR"; f=$(mktemp) && echo ok > "$f" && cat "$f"`); code != 0 || out != b.root+"\nok\n" {
 		t.Errorf("TMPDIR: %d %q", code, out)
 	}
+	// A command with a slash is relative to the root, its working
+	// directory; one outside the system directories is allowed to run.
+	b.write(filepath.Join(b.root, "bin", "tool"), "#!/bin/sh\necho tool ran in $(pwd)\n")
+	if err := os.Chmod(filepath.Join(b.root, "bin", "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := binary(t, b.base, "", "--root", b.root, "--exec", "--readonly", "--", "./bin/tool"); code != 0 || stdout != "tool ran in "+b.root+"\n" {
+		t.Errorf("./bin/tool: %d %q %q", code, stdout, stderr)
+	}
+	// An executable outside both is allowed as that one file: its
+	// neighbours stay refused.
+	tools := filepath.Join(b.base, "tools")
+	b.write(filepath.Join(tools, "neighbour"), canary+"\n")
+	b.write(filepath.Join(tools, "tool"), "#!/bin/sh\necho ran\ncat \"$(dirname \"$0\")/neighbour\"\n")
+	if err := os.Chmod(filepath.Join(tools, "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := binary(t, b.base, "", "--root", b.root, "--exec", "--", filepath.Join(tools, "tool")); code == 0 || stdout != "ran\n" || strings.Contains(stderr, canary) {
+		t.Errorf("%s/tool: %d %q %q", tools, code, stdout, stderr)
+	}
 	// Arguments and the command's own PATH lookup pass through untouched.
 	code, stdout, stderr := binary(t, b.base, "", "--root", b.root, "--exec", "--", "printf", "%s|", "a b", "--root", "")
 	if code != 0 || stdout != "a b|--root||" || stderr != "" {

@@ -41,15 +41,16 @@
 // to DIR: it may read and write DIR (read only with --readonly) and the
 // --allow-write directories, read the --allow-read ones, read and execute
 // the system directories (/usr /bin /sbin /lib* /etc /opt) and its own
-// executable, use /dev/null, /dev/zero, /dev/urandom, /dev/random and
-// /dev/tty; everything else, the home directory, /tmp, /proc and /sys
-// included, is refused. With --no-network it cannot bind or connect TCP
-// sockets. From Landlock ABI 6 it cannot signal processes outside, nor
-// reach abstract Unix sockets made outside. CMD runs in DIR, TMPDIR set
-// to DIR (unless the inherited one is writable under the policy); mcp-jail
-// execs it, so the exit status is CMD's. When the kernel cannot confine,
-// mcp-jail exits 1 with one line on standard error; with --best-effort it
-// warns and runs CMD anyway. CMD not found: 127; not executable: 126.
+// executable (found by PATH; with a slash, relative to DIR), and use
+// /dev/null, /dev/zero, /dev/urandom, /dev/random and /dev/tty;
+// everything else, the home directory, /tmp, /proc and /sys included, is
+// refused. With --no-network it cannot bind or connect TCP sockets. From
+// Landlock ABI 6 it cannot signal processes outside, nor reach abstract
+// Unix sockets made outside. CMD runs in DIR, TMPDIR set to DIR (unless
+// the inherited one is writable under the policy); mcp-jail execs it, so
+// the exit status is CMD's. When the kernel cannot confine, mcp-jail
+// exits 1 with one line on standard error; with --best-effort it warns
+// and runs CMD anyway. CMD not found: 127; not executable: 126.
 //
 // The library behind it, github.com/mcpipe/mcpipe/mcp-jail/jail, is what the
 // stock tools use for every path.

@@ -458,8 +458,8 @@ func Probe(s *Spawner, probeExe string) error {
 }
 
 // Exec confines the calling process's next program: on a locked thread
-// it applies p (plus argv[0]'s executable, resolved by env's PATH, as a
-// read+exec file when no rule covers it), checks the effect, changes to
+// it applies p (plus argv[0]'s executable, found by LookPath in p.Root,
+// as a read+exec file when no rule covers it), checks the effect, changes to
 // p.Root and execs argv with env there, so the program and all it starts
 // are in the domain. It returns only on error, with nothing exec'd: an
 // *ExecError when the confinement held and execve itself failed.
@@ -467,7 +467,7 @@ func Exec(p Policy, argv []string, env []string) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return errors.New("confine: no command to exec")
 	}
-	path, err := LookPath(argv[0], env)
+	path, err := LookPath(p.Root, argv[0], env)
 	if err != nil {
 		return err
 	}

@@ -77,8 +77,8 @@ type Report struct {
 	// Skipped lists policy paths that do not exist, with the reason; no
 	// rule was made for them.
 	Skipped []string
-	// Verified is set by NewSpawner and Probe once the effect was seen;
-	// a Plan is never verified.
+	// Verified is set by NewSpawner once the effect was seen on its
+	// thread (Probe then checks a real child); a Plan is never verified.
 	Verified bool
 }
 
@@ -340,11 +340,19 @@ func (pl *plan) covered(path string, need uint64) bool {
 	return false
 }
 
-// LookPath finds file the way execvp would, with env's PATH (ours if env
-// has none): what Exec will run. A file with a slash is taken as is.
-func LookPath(file string, env []string) (string, error) {
+// LookPath finds file the way execvp would after a chdir to dir: a name
+// with a slash is taken as is, others are searched in env's PATH (ours
+// if env has none); relative results are relative to dir ("" is the
+// current directory). It is what Exec will run.
+func LookPath(dir, file string, env []string) (string, error) {
+	in := func(p string) string {
+		if dir != "" && !filepath.IsAbs(p) {
+			return filepath.Join(dir, p)
+		}
+		return p
+	}
 	if strings.Contains(file, "/") {
-		return checkExecutable(file)
+		return checkExecutable(in(file))
 	}
 	pathVar, found := "", false
 	for _, kv := range env {
@@ -359,7 +367,7 @@ func LookPath(file string, env []string) (string, error) {
 		if d == "" {
 			d = "."
 		}
-		if p, err := checkExecutable(filepath.Join(d, file)); err == nil {
+		if p, err := checkExecutable(in(filepath.Join(d, file))); err == nil {
 			return p, nil
 		}
 	}

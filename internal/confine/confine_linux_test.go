@@ -211,6 +211,34 @@ func TestSpawnerReadWriteOutsideRefused(t *testing.T) {
 	}
 }
 
+// TestSpawnerConcurrentStarts: starts from many goroutines at once are
+// all confined.
+func TestSpawnerConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := spawner(t, confine.Policy{Root: f.root})
+	outs := make(chan string)
+	for range 16 {
+		go func() {
+			c := exec.Command("/bin/sh", "-c", "cat inside; cat "+f.secret+" 2>/dev/null || echo refused")
+			c.Dir = f.root
+			var out bytes.Buffer
+			c.Stdout = &out
+			if err := s.Start(c); err != nil {
+				outs <- err.Error()
+				return
+			}
+			c.Wait()
+			outs <- out.String()
+		}()
+	}
+	for range 16 {
+		if out := <-outs; out != "inside\nrefused\n" {
+			t.Errorf("a concurrent start: %q", out)
+		}
+	}
+}
+
 func TestSpawnerSymlinkOutRefused(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
