@@ -533,3 +533,34 @@ func TestConfineKernelAloneHolds(t *testing.T) {
 		t.Errorf("control: no command created the canary in the root (%v): the test proves nothing", err)
 	}
 }
+
+// TestConfineFailClosed: a policy that cannot be proven (--allow-read /
+// would open everything) makes --confine require exit 1 with one line,
+// and --confine auto serve unconfined with one WARN line saying so, never
+// a line claiming confinement; the tool then does read outside, as the
+// warning said.
+func TestConfineFailClosed(t *testing.T) {
+	confinetest.Need(t, 1)
+	f := newConfineFixture(t)
+	cmd := exec.Command(f.bin, "--tools", f.tools, "--root", f.root, "--confine", "require", "--allow-read", "/")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + f.tmpBase}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.HasPrefix(errb.String(), "mcp-route: --confine require: ") {
+		t.Errorf("require, unprovable policy: %v, stdout %q, stderr %q", err, out.String(), errb.String())
+	}
+
+	p := f.start(t, "--allow-read", "/", "--verbose")
+	p.want(map[string]any{"op": "read", "path": filepath.Join(f.outside, "secret.txt")}, "read: outside-content")
+	p.stop()
+	var warns []string
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(l, "confined") {
+			warns = append(warns, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "level=WARN") || !strings.Contains(warns[0], "tools are NOT confined") {
+		t.Errorf("auto, unprovable policy: want one WARN line saying tools are NOT confined, got %q", warns)
+	}
+}

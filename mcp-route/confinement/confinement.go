@@ -198,7 +198,7 @@ func Start(cfg Config) (*Confinement, error) {
 		return fail(why)
 	}
 	if !plan.Complete() && cfg.Mode == Require {
-		return fail("cannot be enforced in full on this kernel: " + strings.Join(plan.Missing, "; "))
+		return fail("cannot be enforced in full: " + strings.Join(plan.Missing, "; "))
 	}
 	sp, err := confine.NewSpawner(c.policy)
 	if err != nil {
