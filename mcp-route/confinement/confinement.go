@@ -57,6 +57,8 @@ import (
 	"github.com/mcpipe/mcpipe/internal/confine"
 )
 
+var errClosed = errors.New("confinement closed: mcp-route is shutting down")
+
 // Mode is the --confine value.
 type Mode string
 
@@ -247,6 +249,9 @@ func (c *Confinement) start(cmd *exec.Cmd) error {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.sp == nil {
+		return errClosed // never unconfined instead
+	}
 	// Start is only the fork: holding the read lock across it lets a
 	// rebuild close the old spawner as soon as it has the lock.
 	return c.sp.Start(cmd)
@@ -293,6 +298,10 @@ func (c *Confinement) widen(target string) {
 	}
 	if err != nil {
 		c.cfg.Warnf("tool executable %s is outside the confinement, and a new one could not be made (%v): the kernel refuses to run it", target, err)
+		return
+	}
+	if c.sp == nil { // closed meanwhile
+		sp.Close()
 		return
 	}
 	old := c.sp
