@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpipe/mcpipe/internal/confine"
+	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
+	"github.com/mcpipe/mcpipe/mcp-stock/shexec"
 	"github.com/mcpipe/mcpipe/mcp-stock/shexec/shexectest"
 )
 
@@ -33,7 +36,18 @@ type shStructured struct {
 
 func shStart(t *testing.T, f readPackFixture, allow string) *server {
 	t.Helper()
-	return f.start(t, readPackInstall(t, false), "--env", "MCP_SH_ALLOW="+allow, "--env", "SECRET_TOKEN=hunter2")
+	return f.start(t, readPackInstall(t, false), append(shUnconfined(), "--env", "MCP_SH_ALLOW="+allow, "--env", "SECRET_TOKEN=hunter2")...)
+}
+
+// shUnconfined is the opt-in sh_exec needs to run at all on a kernel
+// without Landlock, where mcp-route cannot confine it: there these tests
+// prove the allowlist alone. Where Landlock is, they run confined, as
+// users' sh_exec does.
+func shUnconfined() []string {
+	if confine.ABI() > 0 {
+		return nil
+	}
+	return []string{"--env", shexec.UnconfinedEnv + "=1"}
 }
 
 func TestStockShExec(t *testing.T) {
@@ -104,7 +118,7 @@ func TestStockShExec(t *testing.T) {
 // TestStockShExecDisabled: without MCP_SH_ALLOW, sh_exec refuses all.
 func TestStockShExecDisabled(t *testing.T) {
 	f := newReadPackFixture(t)
-	s := f.start(t, readPackInstall(t, false))
+	s := f.start(t, readPackInstall(t, false), shUnconfined()...)
 	r := s.callTool("sh_exec", map[string]any{"command": "echo x"})
 	if !r.IsError || !strings.Contains(readText(r), "disabled") {
 		t.Errorf("no allowlist: %v %q", r.IsError, readText(r))
@@ -120,8 +134,8 @@ func TestStockShExecInjection(t *testing.T) {
 		t.Skip("no touch in PATH")
 	}
 	f := newReadPackFixture(t)
-	s := f.start(t, readPackInstall(t, false), "--env", "MCP_SH_ALLOW="+shexectest.Allow,
-		"--env", "MCP_SH_ALLOW_RUNNERS="+shexectest.AllowRunners, "--env", "SECRET_TOKEN=hunter2")
+	s := f.start(t, readPackInstall(t, false), append(shUnconfined(), "--env", "MCP_SH_ALLOW="+shexectest.Allow,
+		"--env", "MCP_SH_ALLOW_RUNNERS="+shexectest.AllowRunners, "--env", "SECRET_TOKEN=hunter2")...)
 	in, out := filepath.Join(f.root, "canary"), filepath.Join(f.base, "canary")
 	for _, cmd := range shexectest.InjectionCorpus(in, out, "canary", "../canary") {
 		r := s.callTool("sh_exec", map[string]any{"command": cmd, "timeoutSeconds": 5})
@@ -139,5 +153,44 @@ func TestStockShExecInjection(t *testing.T) {
 	}
 	if _, err := os.Stat(in); err != nil {
 		t.Errorf("control: no canary: %v", err)
+	}
+}
+
+// TestStockShExecConfinement: under mcp-route --confine off sh_exec
+// refuses to run, saying why and how to opt in, and runs nothing; with
+// --env MCP_SH_UNCONFINED=1 it runs. Where Landlock is, it runs confined
+// by default, with no opt-in, and the kernel refuses what the allowlist
+// cannot see.
+func TestStockShExecConfinement(t *testing.T) {
+	if _, err := exec.LookPath("touch"); err != nil {
+		t.Skip("no touch in PATH")
+	}
+	f := newReadPackFixture(t)
+	canary := filepath.Join(f.root, "canary")
+	touch := map[string]any{"command": "touch canary"}
+	off := f.start(t, readPackInstall(t, false), "--confine", "off", "--env", "MCP_SH_ALLOW=touch")
+	r := off.callTool("sh_exec", touch)
+	if text := readText(r); !r.IsError || !strings.Contains(text, "not in force") || !strings.Contains(text, "MCP_SH_UNCONFINED=1") {
+		t.Errorf("--confine off: %v %q, want a refusal naming MCP_SH_UNCONFINED=1", r.IsError, text)
+	}
+	if _, err := os.Lstat(canary); err == nil {
+		t.Fatal("--confine off: sh_exec refused, yet touch ran")
+	}
+	opted := f.start(t, readPackInstall(t, false), "--confine", "off", "--env", "MCP_SH_ALLOW=touch", "--env", "MCP_SH_UNCONFINED=1")
+	if r := opted.callTool("sh_exec", touch); r.IsError {
+		t.Fatalf("--confine off with MCP_SH_UNCONFINED=1: %q", readText(r))
+	}
+	if _, err := os.Stat(canary); err != nil {
+		t.Fatalf("--confine off with MCP_SH_UNCONFINED=1: touch did not run: %v", err)
+	}
+	os.Remove(canary)
+
+	confinetest.Need(t, 1)
+	s := f.start(t, readPackInstall(t, false), "--env", "MCP_SH_ALLOW=touch")
+	if r := s.callTool("sh_exec", touch); r.IsError {
+		t.Fatalf("confined: %q", readText(r))
+	}
+	if _, err := os.Stat(canary); err != nil {
+		t.Fatalf("confined: touch did not run: %v", err)
 	}
 }

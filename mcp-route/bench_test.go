@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -92,6 +93,54 @@ func BenchmarkRoute(b *testing.B) {
 	}
 }
 
+// BenchmarkConfine measures what confinement costs a call: the p50 of a
+// tools/call to a trivial sh tool through mcp-route confined (the
+// default, where Landlock is) and with --confine off, both servers alive
+// in the same run, called in turns so that a load spike hits both. The
+// goal is confined/off <= 1.10. Run it once:
+//
+//	go test -run '^$' -bench Confine -benchtime 1x ./mcp-route
+func BenchmarkConfine(b *testing.B) {
+	confinetest.Need(b, 1)
+	bin := testbin.Path(b, "MCP_ROUTE_BIN", "mcp-route")
+	dir := b.TempDir()
+	toolPath := filepath.Join(dir, "ok")
+	if err := os.WriteFile(toolPath, []byte("#!/bin/sh\necho ok\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	os.WriteFile(toolPath+".json", []byte(`{"description":"prints ok"}`), 0o644)
+	root := b.TempDir()
+	const calls = 400
+	for range b.N {
+		confined := startServer(b, bin, dir, "--root", root, "--confine", "require")
+		off := startServer(b, bin, dir, "--root", root, "--confine", "off")
+		servers := []*server{confined, off}
+		lat := [2][]time.Duration{}
+		for _, s := range servers {
+			s.send(initLine)
+			s.recv()
+		}
+		for i := range calls {
+			for k, s := range servers {
+				start := time.Now()
+				s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ok","arguments":{}}}`, i+2))
+				if l := s.recv(); !strings.Contains(string(l), `"ok\n"`) {
+					b.Fatalf("call: %s", l)
+				}
+				lat[k] = append(lat[k], time.Since(start))
+			}
+		}
+		for _, s := range servers {
+			s.stop()
+		}
+		c50, o50 := pct(lat[0], 50), pct(lat[1], 50)
+		b.ReportMetric(float64(c50)/float64(o50), "confined/off-p50")
+		b.ReportMetric(float64(c50.Microseconds()), "confined-p50-µs")
+		b.ReportMetric(float64(o50.Microseconds()), "off-p50-µs")
+		b.ReportMetric(float64(pct(lat[0], 99))/float64(pct(lat[1], 99)), "confined/off-p99")
+	}
+}
+
 func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
@@ -107,9 +156,9 @@ type server struct {
 	close context.CancelFunc
 }
 
-func startServer(b *testing.B, bin, dir string) *server {
+func startServer(b *testing.B, bin, dir string, args ...string) *server {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, "--tools", dir, "--log", filepath.Join(b.TempDir(), "log"), "--max-procs", "16")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--tools", dir, "--log", filepath.Join(b.TempDir(), "log"), "--max-procs", "16"}, args...)...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

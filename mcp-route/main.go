@@ -33,10 +33,22 @@
 // A client that closes its end of stdout gets the same at once, without the
 // grace: no answer could reach it.
 //
+// Every tool process (calls and --mcp-describe runs) starts confined by the
+// kernel (Landlock; package mcp-route/confinement, --confine auto by
+// default): it reads and executes the system directories, the tool
+// directories and their symlinks' targets, reads and writes --root (read
+// only with --readonly) and a private TMPDIR, the --allow-read and
+// --allow-write paths, and nothing else (no /proc, no home directory); with
+// --no-network no TCP. The rules are proved at start by a probe child;
+// where the kernel cannot confine, auto runs tools unconfined with one
+// warning and require exits 1. --confine-check prints the rules.
+//
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
-// written); 1 when it cannot run (bad --root, a --tools directory missing at
-// startup or inside a --root the tools can write, unwritable --log, a
-// skeleton refused); 2 for a usage error.
+// written, or --confine-check when require would start); 1 when it cannot
+// run (bad --root, a --tools directory missing at startup or inside a
+// --root the tools can write, a missing --allow-read or --allow-write path,
+// unwritable --log, --confine require that cannot be met, a skeleton
+// refused; --confine-check when require would refuse); 2 for a usage error.
 //
 // Nothing a tool can write is trusted (DESIGN.md, "Trust"): without
 // --readonly, a --tools directory under --root, or a tool that leads there
@@ -64,6 +76,7 @@ import (
 	"github.com/mcpipe/mcpipe/internal/selfguard"
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/internal/version"
+	"github.com/mcpipe/mcpipe/mcp-route/confinement"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
@@ -105,6 +118,20 @@ worth a look (timeouts, kills, output caps, bad results), errors. --verbose
 logs every event; a --log FILE always gets every event. --log-format picks
 text (key=value) or json records, one line per event.
 
+Confinement (Linux Landlock; --confine auto by default): every tool process,
+and all it starts, may read and execute the system directories (/usr /bin
+/sbin /lib* /etc /opt), the --tools directories and the targets of their
+symlinks; read and write --root (read only with --readonly) and a private
+TMPDIR made for this server; read --allow-read and read and write
+--allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
+else: not the home directory, not /proc (ps does not work confined). With
+--no-network (Landlock ABI 4, Linux 6.7) no TCP connect or bind; on ABI 6
+(Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
+outside. A tool's definition cannot widen this. auto runs tools unconfined,
+with one warning, where the kernel cannot (Landlock needs Linux 5.13);
+require exits 1 then. The rules are proved at start by a probe child.
+--confine-check prints them.
+
 Flags:
 `
 
@@ -113,9 +140,13 @@ Exit status:
   0  clean shutdown (stdin or stdout closed, SIGTERM or SIGINT), --help,
      --version
   1  cannot run: bad --root, a --tools directory missing, or inside --root
-     (or a tool in it linked there) without --readonly, --log not writable,
-     skeleton refused
-  2  usage error
+     (or a tool in it linked there) without --readonly, an --allow-read or
+     --allow-write path missing, --log not writable, --confine require and
+     the confinement cannot be applied in full (no Landlock, --no-network
+     before ABI 4, the probe failed), skeleton refused; --confine-check:
+     --confine require would refuse to start
+  2  usage error (a bad flag or value, e.g. --confine other than auto,
+     require or off)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -167,6 +198,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	poll := fs.Duration("poll", router.DefaultPoll, "how often tool directories are checked for changes (0 disables)")
 	describeCache := fs.String("describe-cache", "", "keep --mcp-describe outputs in `DIR` across runs; a changed tool is described again; '' turns it off; not used under --root, where tools could forge entries (default $XDG_CACHE_HOME/mcpipe/describe or ~/.cache/mcpipe/describe, off when neither exists)")
 	describeTimeout := fs.Duration("describe-timeout", registry.DescribeTimeout, "time limit of one NAME --mcp-describe run (tools without a sidecar)")
+	confineMode := fs.String("confine", string(confinement.Auto), "kernel confinement (Landlock) of every tool process: `auto` (when the kernel can; otherwise one warning and unconfined), require (confined in full or exit 1), off; see the policy below")
+	allowRead := &listFlag{}
+	allowWrite := &listFlag{}
+	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable)")
+	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
+	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
+	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
@@ -210,6 +248,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
 			return 2
 		}
+	}
+	mode, err := confinement.ParseMode(*confineMode)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
 	}
 	if *logFormat != "text" && *logFormat != "json" {
 		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json\n", prog, *logFormat)
@@ -257,7 +300,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		rootDir = wd
 	}
-	rootDir, err := filepath.Abs(rootDir)
+	rootDir, err = filepath.Abs(rootDir)
 	if err == nil {
 		var fi os.FileInfo
 		if fi, err = os.Stat(rootDir); err == nil && !fi.IsDir() {
@@ -269,10 +312,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 
-	env, err := toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv)
+	readPaths, err := absExisting("allow-read", allowRead.vals)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return 2
+		return 1
+	}
+	writePaths, err := absExisting("allow-write", allowWrite.vals)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
 	}
 	cacheDir := *describeCache
 	cacheSet := false
@@ -314,16 +362,74 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
+	policy := confinement.Config{
+		Mode:       mode,
+		Root:       rootDir,
+		ReadOnly:   *readonly,
+		ToolDirs:   dirs,
+		AllowRead:  readPaths,
+		AllowWrite: writePaths,
+		NoNetwork:  *noNetwork,
+		Debugf:     debugf,
+		Warnf:      logf,
+	}
+	if *confineCheck {
+		return confineCheckMain(policy, stdout, stderr)
+	}
+	// lookup is mcp-route's environment as the tools see it: under
+	// confinement TMPDIR is the server's private directory, the one
+	// place besides the root where they can write.
+	lookup := os.LookupEnv
+	if mode != confinement.Off {
+		tmp, err := os.MkdirTemp("", "mcp-route-tmp-")
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: private TMPDIR for the tools: %v\n", prog, err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		policy.TempDir = tmp
+		lookup = func(k string) (string, bool) {
+			if k == "TMPDIR" {
+				return tmp, true
+			}
+			return os.LookupEnv(k)
+		}
+	}
+	conf, err := confinement.Start(policy)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	defer conf.Close()
+	switch rep := conf.Report(); {
+	case mode == confinement.Off:
+		debugf("tools are not confined: --confine off")
+	case !conf.Enforced():
+		logger.Warn(conf.Warning)
+	case len(rep.Missing) > 0:
+		logger.Warn("tools confined: " + rep.String())
+	case everything:
+		logger.Info("tools confined: " + rep.String())
+	}
+
+	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
 	if len(dirs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
 		Dirs:            dirs,
 		ReadOnly:        *readonly,
-		DescribeEnv:     slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
+		DescribeEnv:     describeEnv,
 		DescribeDir:     rootDir,
 		DescribeTimeout: *describeTimeout,
+		Spawn:           conf.Spawn(),
 		CacheDir:        cacheDir,
+		CacheKeyEnv:     cacheKeyEnv(describeEnv, policy.TempDir),
 		Root:            rootDir,
 		Logf:            logf,
 		Debugf:          debugf,
@@ -343,7 +449,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ServerInfo: codec.Implementation{Name: *name, Version: version.Number},
 		Root:       rootDir,
 		Env:        env,
-		LookupEnv:  os.LookupEnv,
+		LookupEnv:  lookup,
+		Spawn:      conf.Spawn(),
 		Timeout:    *timeout,
 		MaxOutput:  *maxOutput,
 		MaxProcs:   *maxProcs,
@@ -359,6 +466,64 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	debugf("exit")
+	return 0
+}
+
+// absExisting returns the --flag paths made absolute, or an error naming
+// the first one that does not exist: a typo would otherwise widen nothing
+// and go unnoticed.
+func absExisting(flag string, paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--%s %s: %v", flag, p, err)
+		}
+		out = append(out, abs)
+	}
+	return out, nil
+}
+
+// cacheKeyEnv is env with the private TMPDIR (new at every start) written
+// as a placeholder, so the describe cache still hits across runs.
+func cacheKeyEnv(env []string, tmp string) []string {
+	if tmp == "" {
+		return nil
+	}
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i] = strings.ReplaceAll(kv, tmp, "$PRIVATE_TMPDIR")
+	}
+	return out
+}
+
+// confineCheckMain is --confine-check: the rules on stdout, the verdict
+// for --confine require as the exit status and, when it would refuse, one
+// line on stderr.
+func confineCheckMain(c confinement.Config, stdout, stderr io.Writer) int {
+	// The tools' private TMPDIR is part of the policy: a stand-in for the
+	// one a server would make.
+	tmp, err := os.MkdirTemp("", "mcp-route-tmp-")
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if c.Mode != confinement.Off {
+		c.TempDir = tmp
+	}
+	detail, err := confinement.Check(c)
+	if c.Mode == confinement.Off {
+		fmt.Fprintln(stdout, "--confine off: tools would run unconfined; with auto or require this kernel would enforce:")
+	}
+	fmt.Fprint(stdout, detail)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --confine require would refuse to start: %v\n", prog, err)
+		return 1
+	}
 	return 0
 }
 

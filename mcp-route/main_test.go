@@ -21,6 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("MCP_TOOL") == connectTool {
+		connectMain() // this binary, linked into a tool directory (confine_test.go)
+	}
 	// The default describe cache is under $XDG_CACHE_HOME: keep the tests'
 	// own entries out of the user's.
 	xdg, err := os.MkdirTemp("", "mcp-route-test-cache-")
@@ -269,7 +272,9 @@ func TestDescribeCacheFlag(t *testing.T) {
 	list := initLine + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
 	serve := func(args ...string) {
 		t.Helper()
-		code, out, errs := runWith(t, list, append([]string{"--tools", dir, "--log", filepath.Join(t.TempDir(), "log")}, args...)...)
+		// The tool counts its runs outside the root: a confined tool may
+		// write there only by --allow-write.
+		code, out, errs := runWith(t, list, append([]string{"--tools", dir, "--log", filepath.Join(t.TempDir(), "log"), "--allow-write", filepath.Dir(count)}, args...)...)
 		if code != 0 || errs != "" || !strings.Contains(out, `"described"`) {
 			t.Fatalf("code %d, stdout %q, stderr %q", code, out, errs)
 		}
@@ -508,7 +513,7 @@ func TestStdoutClosedShutsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "slow.json"), []byte(`{"description":"runs for 30 s"}`), 0o644)
-	p := startRoute(t, "--tools", dir, "--describe-cache", "", "--grace", "5s")
+	p := startRoute(t, "--tools", dir, "--describe-cache", "", "--grace", "5s", "--allow-write", pids)
 	p.send(initLine)
 	p.next()
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`)

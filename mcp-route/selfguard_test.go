@@ -110,8 +110,11 @@ func callPeek(t *testing.T, bin, tools, root string, cred *syscall.Credential) s
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// --confine off: this is selfguard's proof, which holds without
+	// Landlock (where confined, /proc is out of reach altogether:
+	// TestConfineProcEnviron).
 	cmd := exec.CommandContext(ctx, bin, "--tools", tools, "--root", root, "--describe-cache", "",
-		"--pass-env", "MCP_ROUTE_GUARD_PASSED")
+		"--pass-env", "MCP_ROUTE_GUARD_PASSED", "--confine", "off")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "MCP_ROUTE_GUARD_SECRET=" + guardSecret, "MCP_ROUTE_GUARD_PASSED=" + guardPassed}
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}

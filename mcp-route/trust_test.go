@@ -134,7 +134,8 @@ func TestDescribeCacheTamperedOrInRoot(t *testing.T) {
 	describeOnly(t, tools, "fs_write", `{"description":"writes","annotations":{"readOnlyHint":false}}`, count)
 	describeOnly(t, tools, "env_get", `{"description":"env","annotations":{"readOnlyHint":true}}`, count)
 	cache := filepath.Join(t.TempDir(), "cache")
-	args := []string{"--tools", tools, "--root", root, "--describe-cache", cache}
+	// The tools count their describe runs outside the root: --allow-write.
+	args := []string{"--tools", tools, "--root", root, "--describe-cache", cache, "--allow-write", filepath.Dir(count)}
 	list := initLine + "\n" + listLine + "\n"
 	serve := func(stdin string, extra ...string) string {
 		t.Helper()
@@ -195,7 +196,7 @@ func TestDescribeCacheTamperedOrInRoot(t *testing.T) {
 	home := t.TempDir()
 	xdg := []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "HOME=" + home}
 	for range 2 {
-		code, out, errs := routeBin(t, home, xdg, list, "--tools", tools, "--root", home)
+		code, out, errs := routeBin(t, home, xdg, list, "--tools", tools, "--root", home, "--allow-write", filepath.Dir(count))
 		if code != 0 || !strings.Contains(out, `"name":"fs_write"`) || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "describe cache off: "+filepath.Join(home, ".cache/mcpipe/describe")+" is under the root") {
 			t.Errorf("cache under the root: exit %d, stdout %q, stderr %q", code, out, errs)
 		}

@@ -292,6 +292,29 @@ func readyPlan(p Policy) (*plan, error) {
 	return pl, nil
 }
 
+// goOffLeader runs f in a new goroutine locked, for good, to an OS thread
+// that is not the thread group leader (the main thread). kill(2) of our
+// pid is checked by Landlock against the leader's domain: a spawner on
+// the leader would let its children signal the whole process. A locked
+// thread runs only its own goroutine, so while we hold the leader the
+// replacement lands elsewhere; then the leader is given back, untouched.
+func goOffLeader(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			f()
+			return
+		}
+		started := make(chan struct{})
+		goOffLeader(func() {
+			close(started)
+			f()
+		})
+		<-started
+		runtime.UnlockOSThread()
+	}()
+}
+
 // NewSpawner locks a dedicated OS thread, applies p to it and checks the
 // effect there (see the package doc). The error says exactly what failed;
 // then nothing was confined and the thread is gone.
@@ -308,10 +331,9 @@ func NewSpawner(p Policy) (*Spawner, error) {
 		err error
 	}
 	ready := make(chan result, 1)
-	go func() {
+	goOffLeader(func() {
 		// Never unlocked: when this goroutine returns, the runtime ends
 		// the thread instead of reusing it unconfined-looking elsewhere.
-		runtime.LockOSThread()
 		if err := restrictThread(pl); err != nil {
 			ready <- result{err: err}
 			return
@@ -329,7 +351,7 @@ func NewSpawner(p Policy) (*Spawner, error) {
 				return
 			}
 		}
-	}()
+	})
 	res := <-ready
 	if res.err != nil {
 		return nil, res.err

@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -110,10 +111,19 @@ type Options struct {
 	// DescribeTimeout bounds one `NAME --mcp-describe`; 0 means
 	// DescribeTimeout (the constant).
 	DescribeTimeout time.Duration
+	// Spawn starts each `NAME --mcp-describe` process (runner.Spec.Spawn):
+	// a describe run is the tool's code, confined like a call. nil:
+	// unconfined.
+	Spawn func(*exec.Cmd) error
 	// CacheDir keeps --mcp-describe outputs across runs (see
 	// diskcache.go; DefaultCacheDir is mcp-route's default). "" turns the
 	// cache off; a directory that cannot be used is logged and ignored.
 	CacheDir string
+	// CacheKeyEnv is the environment the describe cache is keyed by in
+	// place of DescribeEnv: DescribeEnv with what changes at every start
+	// and says nothing about a definition (mcp-route's private TMPDIR
+	// under confinement) written as a fixed placeholder. nil: DescribeEnv.
+	CacheKeyEnv []string
 	// Root is the directory the tools work in. Unless ReadOnly, they can
 	// write there, so a tool whose path leads under it is left out at
 	// every reload (see trust.go); a describe cache under it is never
@@ -172,7 +182,11 @@ func New(opts Options) *Registry {
 	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
 	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Logf)
 	if opts.CacheDir != "" {
-		d, err := openDiskCache(opts.CacheDir, opts.DescribeEnv, opts.DescribeDir, opts.Root, opts.Logf)
+		keyEnv := opts.CacheKeyEnv
+		if keyEnv == nil {
+			keyEnv = opts.DescribeEnv
+		}
+		d, err := openDiskCache(opts.CacheDir, keyEnv, opts.DescribeDir, opts.Root, opts.Logf)
 		if err != nil {
 			opts.Logf("describe cache off: %v", err)
 		}
@@ -441,6 +455,7 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 		Grace:     time.Second,
 		MaxOutput: MaxDefinition,
 		MaxStderr: 4096,
+		Spawn:     r.opts.Spawn,
 	})
 	if res.Canceled || (!res.OK() && ctx.Err() != nil) {
 		cd.canceled = true

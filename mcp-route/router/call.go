@@ -81,6 +81,7 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 		Grace:     s.opts.Grace,
 		MaxOutput: maxOut,
 		Progress:  progress,
+		Spawn:     s.opts.Spawn,
 	})
 	elapsed := time.Since(start).Round(time.Millisecond)
 	if !res.OK() {

@@ -68,6 +68,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +108,7 @@ type Options struct {
 	MaxFrame   int                         // optional: input frame cap, codec.DefaultMaxFrame
 	PageSize   int                         // optional: tools per tools/list page
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
+	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
 	Logger     *slog.Logger                // optional: Warn: events an operator must see (timeouts, kills, output caps, bad results, errors); Debug: routine events (a call ok, initialize, shutdown); nil logs nothing
 }
 

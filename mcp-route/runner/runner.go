@@ -25,6 +25,7 @@ package runner
 
 import (
 	"context"
+	"os/exec"
 	"syscall"
 	"time"
 
@@ -57,6 +58,12 @@ type Spec struct {
 	// without its newline. It is called from one goroutine, in order, and
 	// always before Run returns; the slice is only valid during the call.
 	Progress func(line []byte)
+	// Spawn, when set, starts the prepared command instead of
+	// cmd.Start: mcp-route's confinement (package
+	// mcp-route/confinement), which forks on a thread that holds the
+	// Landlock domain, so the tool is confined from its first
+	// instruction. nil: cmd.Start, unconfined.
+	Spawn func(*exec.Cmd) error
 }
 
 // Result is what happened. Outcome is how the run ended (decide on its
@@ -125,6 +132,7 @@ func Run(ctx context.Context, s Spec) *Result {
 		MaxOutput: s.MaxOutput,
 		MaxStderr: s.MaxStderr,
 		Progress:  progress,
+		Spawn:     s.Spawn,
 	})
 	o := pr.Outcome
 	return &Result{

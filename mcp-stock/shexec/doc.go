@@ -135,18 +135,30 @@
 // Network access is not limited: curl, wget and git fetch reach any host
 // the machine reaches.
 //
-// Kernel confinement (Landlock, run by the process supervisor) will be the
-// second wall: the kernel will refuse the program, and everything it
-// starts, every file outside the root and the directories confinement
-// grants (the system's program and library directories, the operator's
-// --allow-read and --allow-write), for reading and for writing, whatever
-// option, configuration or symlink asked for it, and can refuse to execute
-// files other than the allowed programs and what they need (so a driver or
-// hook a check missed cannot start a shell); with --no-network, the network
-// too.
-// sh_exec is then refused unconfined unless MCP_SH_UNCONFINED=1 says
-// otherwise. The rules above stay, so that a refusal comes with a reason
-// instead of an EACCES.
+// # Kernel confinement: the second wall, and MCP_SH_UNCONFINED
+//
+// Under mcp-route (--confine auto on a kernel with Landlock, or require)
+// sh_exec runs confined, and so does every program it starts: the kernel
+// refuses the program, and everything it starts, every file outside the
+// root and the directories confinement grants (the system's program and
+// library directories, the tool directories, a private TMPDIR, the
+// operator's --allow-read and --allow-write), for reading and for writing,
+// whatever option, configuration or symlink asked for it; /proc is not
+// readable; and with --no-network, TCP is refused too. What it does not
+// stop: running a file in the root (the root is read-write, execution
+// included, so that builds and tests work), which is why runners still
+// need MCP_SH_ALLOW_RUNNERS. The rules above stay, so that a refusal comes with a
+// reason instead of an EACCES.
+//
+// [CheckConfined] makes sh_exec refuse every command, with an isError that
+// says why, when that wall is not in force (a kernel without Landlock,
+// mcp-route --confine off, sh_exec run outside mcp-route), unless the tool's
+// environment holds MCP_SH_UNCONFINED=1 (mcp-route --env
+// MCP_SH_UNCONFINED=1). The risk of setting it: everything the previous
+// section says the allowlist does not guarantee is then open, with the
+// full rights of mcp-route's user: an option or configuration file the
+// list misses can run any program or read and write any file that user
+// can, ~/.ssh included.
 //
 // # Running
 //

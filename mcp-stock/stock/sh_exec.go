@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 	"github.com/mcpipe/mcpipe/mcp-stock/shexec"
@@ -96,6 +97,9 @@ func shExec(c *tool.Call) error {
 		MaxBytes       int    `json:"maxBytes"`
 	}
 	if err := decodeArgs(c, &args); err != nil {
+		return err
+	}
+	if err := shexec.CheckConfined(confinement(), c.Getenv); err != nil {
 		return err
 	}
 	timeout := capInt(args.TimeoutSeconds, shDefaultTimeout, shMaxTimeout)
@@ -199,6 +203,17 @@ func shExec(c *tool.Call) error {
 		StructuredContent: structured,
 		IsError:           res.ExitCode != 0 || res.Signal != "",
 	})
+}
+
+// confinement says whether this process runs under Landlock, and why not.
+func confinement() shexec.Confinement {
+	if confine.InForce() {
+		return shexec.Confinement{InForce: true}
+	}
+	if confine.ABI() == 0 {
+		return shexec.Confinement{Why: "this kernel has no Landlock"}
+	}
+	return shexec.Confinement{Why: "sh_exec was not started confined (mcp-route --confine off, or run outside mcp-route)"}
 }
 
 // shText is the text block of a result: stdout, then stderr under a

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine"
+	"github.com/mcpipe/mcpipe/mcp-stock/shexec"
 	"github.com/mcpipe/mcpipe/mcp-stock/shexec/shexectest"
 )
 
@@ -168,5 +170,32 @@ func TestShExecInjectionCorpus(t *testing.T) {
 	ok(t, "sh_exec", root, argsJSON(t, "command", "touch canary"), "MCP_SH_ALLOW", "touch", "PATH", path)
 	if _, err := os.Stat(in); err != nil {
 		t.Errorf("control: touch canary did not create it: %v", err)
+	}
+}
+
+// TestShExecUnconfined: in this test process no kernel confinement is in
+// force, so sh_exec refuses, saying why and how to opt in, and runs
+// nothing; with MCP_SH_UNCONFINED=1 the same command runs.
+func TestShExecUnconfined(t *testing.T) {
+	if confine.InForce() {
+		t.Skip("the test process itself is confined: sh_exec would run")
+	}
+	root := t.TempDir()
+	path := shPath(t, "touch")
+	args := argsJSON(t, "command", "touch canary")
+	for _, v := range []string{"", "0", "yes"} {
+		stderr := fails(t, "sh_exec", root, args, "MCP_SH_ALLOW", "touch", "PATH", path, shexec.UnconfinedEnv, v)
+		for _, want := range []string{"kernel confinement", "not in force", "MCP_SH_UNCONFINED=1"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("MCP_SH_UNCONFINED=%q: refusal %q does not say %q", v, stderr, want)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(root, "canary")); err == nil {
+			t.Fatalf("MCP_SH_UNCONFINED=%q: refused, yet touch ran", v)
+		}
+	}
+	ok(t, "sh_exec", root, args, "MCP_SH_ALLOW", "touch", "PATH", path, shexec.UnconfinedEnv, "1")
+	if _, err := os.Stat(filepath.Join(root, "canary")); err != nil {
+		t.Errorf("MCP_SH_UNCONFINED=1: touch did not run: %v", err)
 	}
 }

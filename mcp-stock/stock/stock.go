@@ -142,6 +142,10 @@ Configuration (environment, set through mcp-route --env):
                   sh_exec: programs that run the project's code (make, npm,
                   go, cc ...), allowed only when named here and in
                   MCP_SH_ALLOW
+  MCP_SH_UNCONFINED
+                  sh_exec: 1 lets it run without kernel confinement
+                  (Landlock), which mcp-route applies by default; without
+                  it, only the allowlist's checks keep programs in the root
   MCP_ENV_ALLOW   env_get: comma-separated variables it may reveal
 
 Exit status: 0 ok; 1 the call or command failed (message on stderr);

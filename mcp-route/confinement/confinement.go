@@ -1,0 +1,354 @@
+// Package confinement applies mcp-route's --confine policy to its tools: it
+// builds the Landlock policy (package internal/confine) from mcp-route's
+// flags, proves it at start-up, and hands out the Spawn function through
+// which every tool process starts (calls and --mcp-describe runs), so that
+// each one is confined from its first instruction and everything it starts
+// inherits the domain. mcp-route itself stays unconfined: the rules live on
+// one locked OS thread (confine.Spawner) that does the forks.
+//
+// # The policy
+//
+// Read and execute: the system directories confine adds (/usr, /bin, /sbin,
+// /lib*, /etc, /opt where present), every tool directory, the resolved
+// target of every symlinked tool in them (mcp-stock install links to the
+// mcp-stock binary elsewhere), and Config.ProbeExe when set (the probe
+// child is /bin/sh by default).
+// Read and write: the root (read only with ReadOnly) and the private
+// TempDir. Read only: AllowRead; read and write: AllowWrite. Devices: the
+// usual ones (confine). Nothing else: /proc and the home directory
+// included. NoNetwork denies TCP bind and connect. A tool's definition has
+// no say: the policy is built from Config alone.
+//
+// # Start
+//
+// Start builds the policy and a spawner, then runs confine.Probe: a real
+// child must be refused outside the root and allowed inside. Under Auto a
+// kernel without Landlock, a spawner that cannot be built or a probe that
+// fails gives a Confinement that is not in force (Enforced false, Spawn
+// nil) and a Warning saying what is not enforced; a kernel that lacks only
+// part of the policy (--no-network before ABI 4) gives one in force with a
+// Warning naming the missing part. Under Require each of those is an
+// error. Under Off nothing is built.
+//
+// # Reload: a tool outside the domain
+//
+// A domain is fixed once applied. When Spawn is asked to start a tool
+// whose executable resolves outside every read-and-execute rule (a symlink
+// added to a tool directory after start, pointing elsewhere), it builds a
+// new spawner with that target added, probes it, and swaps it in; the old
+// one is closed at once (a spawner's Start is only the fork, so nothing in
+// flight still needs it). A target inside a directory the tools can write
+// (the root without ReadOnly, AllowWrite, TempDir) is never added: the
+// kernel then refuses the exec, and the call fails. A rebuild that fails
+// keeps the old spawner: the tool cannot start, nothing is unconfined.
+//
+// A Confinement is safe for concurrent use.
+package confinement
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/mcpipe/mcpipe/internal/confine"
+)
+
+var errClosed = errors.New("confinement closed: mcp-route is shutting down")
+
+// Mode is the --confine value.
+type Mode string
+
+// The modes of --confine.
+const (
+	Auto    Mode = "auto"    // confine when the kernel can; otherwise say so and run unconfined
+	Require Mode = "require" // confine in full, or refuse to start
+	Off     Mode = "off"     // do not confine
+)
+
+// ParseMode parses a --confine value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Auto, Require, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("--confine %q: want auto, require or off", s)
+}
+
+// Config is what the policy is built from: mcp-route's flags.
+type Config struct {
+	Mode       Mode
+	Root       string   // read-write, read-only with ReadOnly
+	ReadOnly   bool     // --readonly: the root is read-only for the kernel too
+	TempDir    string   // the tools' private TMPDIR, read-write
+	ToolDirs   []string // read and execute, and the targets of their symlinks
+	AllowRead  []string // --allow-read
+	AllowWrite []string // --allow-write
+	NoNetwork  bool     // --no-network
+	// ProbeExe is the shell confine.Probe runs as the probe child; ""
+	// is /bin/sh. One outside the system directories is added to the read
+	// and execute rules.
+	ProbeExe string
+	// Debugf receives routine events (a spawner rebuilt for a new tool);
+	// Warnf what an operator must see (a tool the policy cannot take). nil
+	// discards them.
+	Debugf, Warnf func(format string, args ...any)
+}
+
+// Policy returns the policy Config stands for on this machine now: the
+// tool directories are scanned for symlinked tools, whose targets are
+// added.
+func (c Config) Policy() confine.Policy {
+	readExec := append([]string(nil), c.ToolDirs...)
+	for _, d := range c.ToolDirs {
+		readExec = append(readExec, linkTargets(d)...)
+	}
+	if c.ProbeExe != "" {
+		readExec = append(readExec, c.ProbeExe)
+	}
+	return confine.Policy{
+		Root:         c.Root,
+		ReadOnlyRoot: c.ReadOnly,
+		TempDir:      c.TempDir,
+		ReadExec:     dedupe(readExec),
+		AllowRead:    c.AllowRead,
+		AllowWrite:   c.AllowWrite,
+		NoNetwork:    c.NoNetwork,
+	}
+}
+
+// linkTargets returns the resolved targets of the symlinked executables
+// directly in dir (names starting with "." are never tools).
+func linkTargets(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type()&os.ModeSymlink == 0 || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+func dedupe(ps []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Confinement is the confinement of one mcp-route: in force or not.
+type Confinement struct {
+	cfg Config
+	// Warning, when not "", is the one line an operator must see at
+	// start-up: what is not enforced (everything, under Auto without
+	// Landlock; a part, such as --no-network, on an older kernel).
+	Warning string
+
+	mu     sync.RWMutex
+	policy confine.Policy
+	sp     *confine.Spawner // nil: not in force
+	report confine.Report
+}
+
+// Start builds and proves the confinement of cfg; see the package doc. The
+// error (Require only) is one line saying what cannot be enforced.
+func Start(cfg Config) (*Confinement, error) {
+	if cfg.Debugf == nil {
+		cfg.Debugf = func(string, ...any) {}
+	}
+	if cfg.Warnf == nil {
+		cfg.Warnf = func(string, ...any) {}
+	}
+	c := &Confinement{cfg: cfg}
+	if cfg.Mode == Off {
+		return c, nil
+	}
+	c.policy = cfg.Policy()
+	plan := c.policy.Plan()
+	fail := func(what string) (*Confinement, error) {
+		if cfg.Mode == Require {
+			return nil, fmt.Errorf("--confine require: %s", what)
+		}
+		c.Warning = "tools are NOT confined (--confine auto): " + what +
+			"; they can read and write whatever mcp-route's user can (--confine require refuses to start instead)"
+		return c, nil
+	}
+	if plan.ABI == 0 {
+		why := "this kernel has no Landlock"
+		if len(plan.Missing) > 0 {
+			why = strings.Join(plan.Missing, "; ")
+		}
+		return fail(why)
+	}
+	if !plan.Complete() && cfg.Mode == Require {
+		return fail("cannot be enforced in full: " + strings.Join(plan.Missing, "; "))
+	}
+	sp, err := confine.NewSpawner(c.policy)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if err := confine.Probe(sp, cfg.ProbeExe); err != nil {
+		sp.Close()
+		return fail("the start-up probe failed: " + err.Error())
+	}
+	c.sp, c.report = sp, sp.Report()
+	if len(c.report.Missing) > 0 {
+		c.Warning = "tools confined, but NOT enforced: " + strings.Join(c.report.Missing, "; ")
+	}
+	return c, nil
+}
+
+// Enforced reports whether tools start confined.
+func (c *Confinement) Enforced() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.sp != nil
+}
+
+// Report is what the spawner enforces (zero when not in force).
+func (c *Confinement) Report() confine.Report {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.report
+}
+
+// Spawn is the function to pass as runner.Spec.Spawn, router.Options.Spawn
+// and registry.Options.Spawn: nil when confinement is not in force, so
+// tools start with cmd.Start as before.
+func (c *Confinement) Spawn() func(*exec.Cmd) error {
+	if !c.Enforced() {
+		return nil
+	}
+	return c.start
+}
+
+// start starts cmd on the confined thread, first widening the domain when
+// cmd's executable lies outside it (see the package doc).
+func (c *Confinement) start(cmd *exec.Cmd) error {
+	if target, ok := c.outside(cmd.Path); ok {
+		c.widen(target)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.sp == nil {
+		return errClosed // never unconfined instead
+	}
+	// Start is only the fork: holding the read lock across it lets a
+	// rebuild close the old spawner as soon as it has the lock.
+	return c.sp.Start(cmd)
+}
+
+// outside resolves path and reports whether it lies outside every read and
+// execute rule of the current domain.
+func (c *Confinement) outside(path string) (string, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false // the exec will say why
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return real, c.outsideLocked(real)
+}
+
+// outsideLocked reports whether real lies outside every rule that allows
+// execution (read and execute, read and write); c.mu is held.
+func (c *Confinement) outsideLocked(real string) bool {
+	for _, r := range c.report.Rules {
+		if (r.Access == confine.AccessReadExec || r.Access == confine.AccessReadWrite) && within(real, r.Path) {
+			return false
+		}
+	}
+	return true
+}
+
+// widen rebuilds the spawner with target added to the read and execute
+// rules, unless the tools could write target.
+func (c *Confinement) widen(target string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.outsideLocked(target) {
+		return // another call widened it meanwhile
+	}
+	p := c.policy
+	p.ReadExec = append(append([]string(nil), p.ReadExec...), target)
+	sp, err := confine.NewSpawner(p)
+	if err == nil {
+		if err = confine.Probe(sp, c.cfg.ProbeExe); err != nil {
+			sp.Close()
+		}
+	}
+	if err != nil {
+		c.cfg.Warnf("tool executable %s is outside the confinement, and a new one could not be made (%v): the kernel refuses to run it", target, err)
+		return
+	}
+	if c.sp == nil { // closed meanwhile
+		sp.Close()
+		return
+	}
+	old := c.sp
+	c.policy, c.sp, c.report = p, sp, sp.Report()
+	old.Close()
+	c.cfg.Debugf("confinement rebuilt for tool executable %s: %s", target, c.report)
+}
+
+// Close releases the spawner. Tools already started are not affected.
+func (c *Confinement) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sp != nil {
+		c.sp.Close()
+		c.sp = nil
+	}
+}
+
+// Check is mcp-route --confine-check: what cfg would enforce on this
+// kernel, one item per line (confine.Report.Detail), proved with a real
+// spawner and probe, and whether --confine require would start (nil) or
+// not (the reason).
+func Check(cfg Config) (detail string, err error) {
+	p := cfg.Policy()
+	plan := p.Plan()
+	if plan.ABI == 0 {
+		return plan.Detail(), errors.New("this kernel has no Landlock")
+	}
+	sp, err := confine.NewSpawner(p)
+	if err != nil {
+		return plan.Detail(), err
+	}
+	defer sp.Close()
+	if err := confine.Probe(sp, cfg.ProbeExe); err != nil {
+		return plan.Detail(), fmt.Errorf("the probe failed: %v", err)
+	}
+	rep := sp.Report()
+	if !rep.Complete() {
+		return rep.Detail(), fmt.Errorf("cannot be enforced in full: %s", strings.Join(rep.Missing, "; "))
+	}
+	return rep.Detail(), nil
+}
+
+// within reports whether p is dir or lies below it.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
