@@ -2,7 +2,6 @@ package proc
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,9 +18,7 @@ import (
 func script(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "tool")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	proctest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"))
 	return p
 }
 

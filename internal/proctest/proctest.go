@@ -192,3 +192,20 @@ func CountFDsOf(t testing.TB, pid int) int {
 	}
 	return len(ents)
 }
+
+// WriteExecutable writes an executable file (mode 0755) for a test to run.
+//
+// A test that writes a script while another test of the same process forks
+// can fail with ETXTBSY ("text file busy") when it execs the script: the
+// other fork's child holds the write descriptor until its own exec closes it
+// (golang.org/issue/22315). Holding syscall.ForkLock for reading while the
+// file is open keeps every fork of this process out of that window.
+func WriteExecutable(t testing.TB, path string, content []byte) {
+	t.Helper()
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, content, 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,9 +18,7 @@ import (
 func script(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "tool")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	proctest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"))
 	return p
 }
 
