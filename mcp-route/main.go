@@ -401,16 +401,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer conf.Close()
-	switch rep := conf.Report(); {
-	case mode == confinement.Off:
-		debugf("tools are not confined: --confine off")
-	case !conf.Enforced():
-		logger.Warn(conf.Warning)
-	case len(rep.Missing) > 0:
-		logger.Warn("tools confined: " + rep.String())
-	case everything:
-		logger.Info("tools confined: " + rep.String())
-	}
+	// Under --confine auto the probe runs while mcp-route starts serving
+	// (tool starts wait for it); its verdict is logged when it comes, and
+	// before mcp-route exits.
+	announced := make(chan struct{})
+	defer func() { <-announced }()
+	go func() {
+		defer close(announced)
+		switch rep := conf.Report(); {
+		case mode == confinement.Off:
+			debugf("tools are not confined: --confine off")
+		case !conf.Enforced():
+			logger.Warn(conf.Warning())
+		case len(rep.Missing) > 0:
+			logger.Warn("tools confined: " + rep.String())
+		case everything:
+			logger.Info("tools confined: " + rep.String())
+		}
+	}()
 
 	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
 	if err != nil {

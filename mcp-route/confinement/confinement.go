@@ -158,10 +158,14 @@ func dedupe(ps []string) []string {
 // Confinement is the confinement of one mcp-route: in force or not.
 type Confinement struct {
 	cfg Config
-	// Warning, when not "", is the one line an operator must see at
-	// start-up: what is not enforced (everything, under Auto without
-	// Landlock; a part, such as --no-network, on an older kernel).
-	Warning string
+	// ready is closed once the confinement is proved or found wanting;
+	// until then the fields below hold nothing to read.
+	ready chan struct{}
+	// warning: see Warning.
+	warning string
+	// unconfined: under Auto, proved not in force; tools start with
+	// cmd.Start.
+	unconfined bool
 
 	mu     sync.RWMutex
 	policy confine.Policy
@@ -171,6 +175,13 @@ type Confinement struct {
 
 // Start builds and proves the confinement of cfg; see the package doc. The
 // error (Require only) is one line saying what cannot be enforced.
+//
+// Under Require, Start returns once the probe has passed, so a failure is
+// exit 1 before anything is served. Under Auto the spawner is built and
+// probed in the background, so mcp-route's cold start to its first answer
+// does not wait for the probe child: every tool start waits for the
+// verdict instead (Spawn), and none starts before it. Enforced, Report,
+// Warning and Close wait for it too.
 func Start(cfg Config) (*Confinement, error) {
 	if cfg.Debugf == nil {
 		cfg.Debugf = func(string, ...any) {}
@@ -178,47 +189,88 @@ func Start(cfg Config) (*Confinement, error) {
 	if cfg.Warnf == nil {
 		cfg.Warnf = func(string, ...any) {}
 	}
-	c := &Confinement{cfg: cfg}
+	c := &Confinement{cfg: cfg, ready: make(chan struct{})}
 	if cfg.Mode == Off {
+		close(c.ready)
 		return c, nil
 	}
 	c.policy = cfg.Policy()
 	plan := c.policy.Plan()
-	fail := func(what string) (*Confinement, error) {
-		if cfg.Mode == Require {
-			return nil, fmt.Errorf("--confine require: %s", what)
-		}
-		c.Warning = "tools are NOT confined (--confine auto): " + what +
-			"; they can read and write whatever mcp-route's user can (--confine require refuses to start instead)"
-		return c, nil
-	}
 	if plan.ABI == 0 {
 		why := "this kernel has no Landlock"
 		if len(plan.Missing) > 0 {
 			why = strings.Join(plan.Missing, "; ")
 		}
-		return fail(why)
+		err := c.fail(why)
+		close(c.ready)
+		return c.orNil(err)
 	}
 	if !plan.Complete() && cfg.Mode == Require {
-		return fail("cannot be enforced in full: " + strings.Join(plan.Missing, "; "))
+		err := c.fail("cannot be enforced in full: " + strings.Join(plan.Missing, "; "))
+		close(c.ready)
+		return c.orNil(err)
 	}
-	sp, err := confine.NewSpawner(c.policy)
+	if cfg.Mode == Auto {
+		go func() {
+			defer close(c.ready)
+			c.prove()
+		}()
+		return c, nil
+	}
+	err := c.prove()
+	close(c.ready)
+	return c.orNil(err)
+}
+
+func (c *Confinement) orNil(err error) (*Confinement, error) {
 	if err != nil {
-		return fail(err.Error())
-	}
-	if err := confine.Probe(sp, cfg.ProbeExe); err != nil {
-		sp.Close()
-		return fail("the start-up probe failed: " + err.Error())
-	}
-	c.sp, c.report = sp, sp.Report()
-	if len(c.report.Missing) > 0 {
-		c.Warning = "tools confined, but NOT enforced: " + strings.Join(c.report.Missing, "; ")
+		return nil, err
 	}
 	return c, nil
 }
 
+// fail records that the confinement is not in force: an error under
+// Require, a warning and unconfined tools under Auto.
+func (c *Confinement) fail(what string) error {
+	if c.cfg.Mode == Require {
+		return fmt.Errorf("--confine require: %s", what)
+	}
+	c.unconfined = true
+	c.warning = "tools are NOT confined (--confine auto): " + what +
+		"; they can read and write whatever mcp-route's user can (--confine require refuses to start instead)"
+	return nil
+}
+
+// prove builds the spawner and runs the probe through it.
+func (c *Confinement) prove() error {
+	sp, err := confine.NewSpawner(c.policy)
+	if err != nil {
+		return c.fail(err.Error())
+	}
+	if err := confine.Probe(sp, c.cfg.ProbeExe); err != nil {
+		sp.Close()
+		return c.fail("the start-up probe failed: " + err.Error())
+	}
+	c.mu.Lock()
+	c.sp, c.report = sp, sp.Report()
+	c.mu.Unlock()
+	if len(c.report.Missing) > 0 {
+		c.warning = "tools confined, but NOT enforced: " + strings.Join(c.report.Missing, "; ")
+	}
+	return nil
+}
+
+// Warning, when not "", is the one line an operator must see at start-up:
+// what is not enforced (everything, under Auto without Landlock or when the
+// probe fails; a part, such as --no-network, on an older kernel).
+func (c *Confinement) Warning() string {
+	<-c.ready
+	return c.warning
+}
+
 // Enforced reports whether tools start confined.
 func (c *Confinement) Enforced() bool {
+	<-c.ready
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.sp != nil
@@ -226,24 +278,35 @@ func (c *Confinement) Enforced() bool {
 
 // Report is what the spawner enforces (zero when not in force).
 func (c *Confinement) Report() confine.Report {
+	<-c.ready
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.report
 }
 
 // Spawn is the function to pass as runner.Spec.Spawn, router.Options.Spawn
-// and registry.Options.Spawn: nil when confinement is not in force, so
-// tools start with cmd.Start as before.
+// and registry.Options.Spawn: nil when confinement is off or known not to
+// be in force, so tools start with cmd.Start as before.
 func (c *Confinement) Spawn() func(*exec.Cmd) error {
-	if !c.Enforced() {
-		return nil
+	select {
+	case <-c.ready:
+		if c.cfg.Mode == Off || c.unconfined {
+			return nil
+		}
+	default: // Auto, still proving: start decides
 	}
 	return c.start
 }
 
 // start starts cmd on the confined thread, first widening the domain when
-// cmd's executable lies outside it (see the package doc).
+// cmd's executable lies outside it (see the package doc). It waits for the
+// start-up verdict; under Auto a confinement found wanting starts cmd as
+// is, as its warning says.
 func (c *Confinement) start(cmd *exec.Cmd) error {
+	<-c.ready
+	if c.unconfined {
+		return cmd.Start()
+	}
 	if target, ok := c.outside(cmd.Path); ok {
 		c.widen(target)
 	}
@@ -312,6 +375,7 @@ func (c *Confinement) widen(target string) {
 
 // Close releases the spawner. Tools already started are not affected.
 func (c *Confinement) Close() {
+	<-c.ready
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sp != nil {

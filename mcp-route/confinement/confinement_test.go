@@ -75,8 +75,8 @@ func TestPolicyTakesLinkTargets(t *testing.T) {
 func TestOff(t *testing.T) {
 	f := newFixture(t)
 	c, err := Start(f.config(Off))
-	if err != nil || c.Enforced() || c.Spawn() != nil || c.Warning != "" {
-		t.Fatalf("Off: %v, enforced %v, warning %q", err, c.Enforced(), c.Warning)
+	if err != nil || c.Enforced() || c.Spawn() != nil || c.Warning() != "" {
+		t.Fatalf("Off: %v, enforced %v, warning %q", err, c.Enforced(), c.Warning())
 	}
 }
 
@@ -109,8 +109,8 @@ func TestSpawnConfines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if !c.Enforced() || !c.Report().Verified || c.Warning != "" {
-		t.Fatalf("enforced %v, report %v, warning %q", c.Enforced(), c.Report(), c.Warning)
+	if !c.Enforced() || !c.Report().Verified || c.Warning() != "" {
+		t.Fatalf("enforced %v, report %v, warning %q", c.Enforced(), c.Report(), c.Warning())
 	}
 	spawn := c.Spawn()
 	cat := filepath.Join(f.tools, "cat")
@@ -156,8 +156,8 @@ func TestRequireRefusesWhatItCannotProve(t *testing.T) {
 	}
 	cfg.Mode = Auto
 	c, err := Start(cfg)
-	if err != nil || c.Enforced() || c.Spawn() != nil || !strings.Contains(c.Warning, "NOT confined") {
-		t.Errorf("Auto with --allow-read /: %v, enforced %v, warning %q", err, c.Enforced(), c.Warning)
+	if err != nil || c.Enforced() || c.Spawn() != nil || !strings.Contains(c.Warning(), "NOT confined") {
+		t.Errorf("Auto with --allow-read /: %v, enforced %v, warning %q", err, c.Enforced(), c.Warning())
 	}
 	if _, err := Check(cfg); err == nil {
 		t.Errorf("Check with --allow-read /: no error")
