@@ -40,14 +40,26 @@ const (
 	ResultMCP  = "mcp"  // stdout is a whole CallToolResult
 )
 
+// Run modes for Run.Mode: how mcp-route runs the tool.
+const (
+	ModeExec   = "exec"
+	ModeWorker = "worker"
+)
+
 // Run is the "run" object as written: router-only settings, never sent to a
 // client. Zero fields leave mcp-route's defaults.
 type Run struct {
-	Timeout   string            `json:"timeout,omitempty"`   // a Go duration, e.g. "30s"
-	Result    string            `json:"result,omitempty"`    // ResultText, ResultJSON or ResultMCP
-	MaxOutput int64             `json:"maxOutput,omitempty"` // stdout cap in bytes
-	Env       map[string]string `json:"env,omitempty"`       // set for this tool
-	PassEnv   []string          `json:"passEnv,omitempty"`   // passed on from mcp-route's environment
+	Timeout     string            `json:"timeout,omitempty"`     // a Go duration, e.g. "30s"
+	Result      string            `json:"result,omitempty"`      // ResultText, ResultJSON or ResultMCP
+	MaxOutput   int64             `json:"maxOutput,omitempty"`   // stdout cap in bytes
+	Env         map[string]string `json:"env,omitempty"`         // set for this tool
+	PassEnv     []string          `json:"passEnv,omitempty"`     // passed on from mcp-route's environment
+	Mode        string            `json:"mode,omitempty"`        // ModeExec (default) or ModeWorker
+	Workers     int               `json:"workers,omitempty"`     // worker mode: at most this many workers of the tool (default 2)
+	Concurrency int               `json:"concurrency,omitempty"` // worker mode: calls one worker takes at once (default 1)
+	Idle        string            `json:"idle,omitempty"`        // worker mode: an idle worker exits after this long (default "60s")
+	MaxCalls    int               `json:"maxCalls,omitempty"`    // worker mode: a worker is replaced after this many calls (default 10000)
+	MaxRSS      int64             `json:"maxRSS,omitempty"`      // worker mode: a worker whose RSS passes this many bytes is replaced after its call (default 512 MiB)
 }
 
 // Check applies the rules of the package doc to the run settings. A nil Run
