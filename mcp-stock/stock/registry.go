@@ -72,6 +72,14 @@ func register(name string, build func() Tool) {
 		case t.Handler == nil:
 			panic("stock: register " + name + ": no handler")
 		}
+		// Every stock tool runs as a worker (see the package doc): its
+		// handler keeps no state outside the call and honours the context.
+		if t.Def.Run == nil {
+			t.Def.Run = &tool.Run{}
+		}
+		if t.Def.Run.Mode == "" {
+			t.Def.Run.Mode = tool.ModeWorker
+		}
 		return &t
 	})
 }
