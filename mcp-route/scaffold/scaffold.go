@@ -7,7 +7,9 @@
 //	sh      DIR/NAME (a #!/bin/sh script, mode 0755) and DIR/NAME.json, the
 //	        sidecar definition
 //	python  DIR/NAME (#!/usr/bin/env python3, mode 0755) that answers
-//	        --mcp-describe itself
+//	        --mcp-describe itself and declares run.mode "worker": with
+//	        MCP_WORKER=1 it serves calls one request line at a time, else
+//	        it runs one call
 //	go      DIR/src/NAME/main.go using package mcp-route/tool, to be built
 //	        into DIR/NAME (see Hint: Module is not on the module proxy, so
 //	        it builds inside a checkout or a module that replaces Module by

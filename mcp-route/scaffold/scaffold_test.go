@@ -1,11 +1,14 @@
 package scaffold_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +115,84 @@ func TestWritePython(t *testing.T) {
 	}
 	if out := runTool(t, files[0], "", nil); out != "Hello, world!\n" {
 		t.Errorf("call with empty stdin: %q", out)
+	}
+}
+
+// TestPythonWorker drives the Python skeleton as mcp-route drives a worker:
+// started once with MCP_WORKER=1, requests and answers one JSON object per
+// line over pipes. Each call sees only its own arguments and progress wish,
+// an error is answered and the next call served, stdout carries answers
+// only, and EOF exits 0.
+func TestPythonWorker(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	dir := t.TempDir()
+	files, err := scaffold.Write(dir, "pyw", "python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct {
+		Run struct{ Mode string }
+	}
+	if err := json.Unmarshal([]byte(runTool(t, files[0], "", nil, "--mcp-describe")), &def); err != nil || def.Run.Mode != "worker" {
+		t.Fatalf("definition: run.mode %q (%v), want worker", def.Run.Mode, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // only catches a hang
+	defer cancel()
+	cmd := exec.CommandContext(ctx, files[0])
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MCP_WORKER=1", "MCP_ROOT=" + dir}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	answers := bufio.NewScanner(stdout)
+	exchange := func(req string, want ...string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, req+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !answers.Scan() {
+				t.Fatalf("%s: no answer; stderr:\n%s", req, stderr.String())
+			}
+			if got := answers.Text(); got != w {
+				t.Errorf("%s: answer %s, want %s", req, got, w)
+			}
+		}
+	}
+	exchange(`{"id":1,"tool":"pyw","arguments":{"name":"Ann"},"protocolVersion":"2025-06-18","progress":true}`,
+		`{"id": 1, "progress": {"progress": 1, "total": 1, "message": "greeting"}}`,
+		`{"id": 1, "output": "Hello, Ann!\n"}`)
+	exchange(`{"id":2,"tool":"pyw","arguments":{}}`, `{"id": 2, "output": "Hello, world!\n"}`)
+	exchange(`not json`)
+	exchange(`{"cancel":2}`)
+	exchange(`{"id":"three","tool":"pyw","arguments":{"name":""}}`, `{"id": "three", "error": "pyw: name must not be empty"}`)
+	exchange(`{"id":4,"tool":"pyw","arguments":[1]}`, `{"id": 4, "error": "pyw: the arguments are not a JSON object"}`)
+	exchange(`{"id":5,"tool":"pyw"}`, `{"id": 5, "output": "Hello, world!\n"}`)
+	if fd1, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", cmd.Process.Pid)); err == nil {
+		if fd2, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/2", cmd.Process.Pid)); fd1 != fd2 {
+			t.Errorf("the worker's fd 1 is %s, not stderr (%s): a stray print would corrupt the answers", fd1, fd2)
+		}
+	}
+	stdin.Close()
+	if answers.Scan() {
+		t.Errorf("unexpected line after the last answer: %q", answers.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after EOF: %v; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "request skipped: not JSON") {
+		t.Errorf("stderr does not report the bad line:\n%s", stderr.String())
 	}
 }
 

@@ -86,7 +86,9 @@
 // repeats one in flight is skipped with a message on stderr (it cannot be
 // answered); a request for an unknown tool, or whose arguments are not an
 // object, is answered with an error. A call's output is held in memory up
-// to MaxWorkerOutput (or run.maxOutput, when larger); more fails the call.
+// to MaxWorkerOutput (or run.maxOutput, when larger); more fails the call,
+// and so does output that is not valid UTF-8, which a JSON string cannot
+// carry (mcp-route refuses it in a text result too).
 //
 // Stdout carries answers only. In the real process the worker moves the
 // protocol to private descriptors first and points fd 1 at stderr and fd 0

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
@@ -310,6 +311,10 @@ func (w *worker) call(ctx context.Context, req request, name string, t Tool, arg
 	switch {
 	case err == nil && out.over:
 		err = fmt.Errorf("output exceeded %d bytes (the most a worker holds for one call)", limit)
+	case err == nil && !utf8.Valid(out.b.Bytes()):
+		// An answer is a JSON string, which cannot carry it; refused
+		// rather than altered, as mcp-route refuses a text result.
+		err = fmt.Errorf("output is not valid UTF-8 (byte %d); use result mode json or mcp with base64 content for binary data", invalidUTF8At(out.b.Bytes()))
 	case err == nil:
 		s := out.b.String()
 		c.mu.Unlock()
@@ -393,6 +398,19 @@ func (c *capBuffer) Write(p []byte) (int, error) {
 		return 0, errOutputCap
 	}
 	return c.b.Write(p)
+}
+
+// invalidUTF8At returns the offset of the first byte of b that is not
+// valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // isSet reports whether a member was present and not null.

@@ -49,6 +49,10 @@ var workerTools = []tool.Tool{
 		},
 	},
 	{
+		Definition: tool.Definition{Name: "binary", Description: "Write bytes that are not UTF-8."},
+		Handler:    func(c *tool.Call) error { c.Text("ok\xff"); return nil },
+	},
+	{
 		Definition: tool.Definition{Name: "boom", Description: "Panic."},
 		Handler:    func(c *tool.Call) error { panic("kaboom") },
 	},
@@ -188,7 +192,8 @@ func TestWorkerCalls(t *testing.T) {
 	w.send(`{"tool":"echo"}`)
 	for _, tc := range []struct{ req, err string }{
 		{`{"id":3,"tool":"fail","arguments":{}}`, "fail: it failed"},
-		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves boom, echo, fail, slow)`},
+		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves binary, boom, echo, fail, slow)`},
+		{`{"id":41,"tool":"binary"}`, "binary: output is not valid UTF-8 (byte 2); use result mode json or mcp with base64 content for binary data"},
 		{`{"id":5,"tool":"echo","arguments":[1]}`, "echo: the arguments are not a JSON object"},
 	} {
 		w.send(tc.req)

@@ -153,6 +153,9 @@ MCP_ROOT (18 read, 11 mutating, 3 system; 21 read-only).
                 read-only tools.
   TOOL          run as that tool: the arguments are a JSON object on stdin,
                 MCP_ROOT is the root (the working directory when unset).
+                With MCP_WORKER=1 (mcp-route sets it: every stock tool says
+                run.mode "worker") it serves calls of any stock tool, one
+                JSON request per line, until EOF.
 
 Configuration (environment, set through mcp-route --env):
   MCP_ROOT        the jail root every path stays under
