@@ -76,6 +76,7 @@ import (
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
 
 // Defaults for zero Options fields.
@@ -147,6 +148,9 @@ type server struct {
 	conv   *core.Server  // the conversation
 	sem    chan struct{} // MaxProcs slots
 	loaded chan struct{} // closed after the first Registry.Reload
+	// workers are the pools of the tools in worker mode, stopped when
+	// Serve returns.
+	workers *worker.Pools
 }
 
 // Serve serves one MCP stream: requests from in, messages to out. See the
@@ -169,6 +173,7 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		sem:    make(chan struct{}, opts.MaxProcs),
 		loaded: make(chan struct{}),
 	}
+	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
 	s.conv = core.New(core.Options{
 		ServerInfo:   opts.ServerInfo,
 		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
@@ -209,6 +214,8 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		}
 	}()
 	err := s.conv.Serve(ctx, conn)
+	// Every call has been answered or given up: no worker has one left.
+	s.workers.Close()
 	stopPoll()
 	stopLoad()
 	watch.Wait()
