@@ -79,9 +79,10 @@
 //
 // # Workers
 //
-// Every definition says run.mode "worker" (mcp-route/README.md, "Workers"),
-// so mcp-route keeps mcp-stock processes running and sends them calls
-// over a pipe instead of starting one per call. A worker (MCP_WORKER=1 in
+// Every definition says run.mode "worker" (mcp-route/README.md, "Workers")
+// and run.concurrency WorkerConcurrency, so mcp-route keeps mcp-stock
+// processes running and sends them calls over a pipe, several at once,
+// instead of starting one per call. A worker (MCP_WORKER=1 in
 // its environment, started through any tool's link or as plain mcp-stock)
 // serves every stock tool: each request names the tool it is for, and
 // Install writes nothing more than the links. MCP_ROOT and the sh_exec and
