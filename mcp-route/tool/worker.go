@@ -119,30 +119,20 @@ func serve(p Process, lookup func(string) (Tool, bool), names []string) int {
 		inFlight: map[string]context.CancelFunc{},
 		stopped:  make(chan struct{}),
 	}
-	lines := make(chan []byte)
 	readDone := make(chan error, 1)
-	go w.read(lines, readDone)
-	for {
-		select {
-		case line := <-lines:
-			w.handle(line)
-			continue
-		case err := <-readDone:
-			if err != nil {
-				fmt.Fprintf(p.Stderr, "worker: reading requests: %v\n", err)
-			}
-			// EOF: finish what runs, however long it takes; mcp-route
-			// decides when that is too long.
-			w.calls.Wait()
-			if s := w.status.Load(); s != workerDone {
-				return int(s)
-			}
-			return workerDone
-		case <-p.Context.Done():
-			w.stop(workerStopped, "the process context ended: "+context.Cause(p.Context).Error())
-		case <-w.stopped:
+	go w.read(readDone)
+	select {
+	case err := <-readDone:
+		if err != nil {
+			fmt.Fprintf(p.Stderr, "worker: reading requests: %v\n", err)
 		}
-		break
+		// EOF: finish what runs, however long it takes; mcp-route
+		// decides when that is too long.
+		w.calls.Wait()
+		return int(w.status.Load())
+	case <-p.Context.Done():
+		w.stop(workerStopped, "the process context ended: "+context.Cause(p.Context).Error())
+	case <-w.stopped:
 	}
 	// Stopping early: the calls were cancelled; give them a moment to
 	// answer, then go.
@@ -164,15 +154,18 @@ func (w *worker) stop(status int32, reason string) {
 	w.stopOnce.Do(func() {
 		w.status.Store(status)
 		fmt.Fprintf(w.p.Stderr, "worker: stopping: %s\n", reason)
+		w.mu.Lock() // no call starts once stopped is closed (see handle)
 		close(w.stopped)
+		w.mu.Unlock()
 		w.cancel()
 	})
 }
 
-// read sends each request line to lines until EOF or an error, which it
-// sends to done (nil for EOF). A line longer than MaxRequest is skipped
-// with a message on stderr.
-func (w *worker) read(lines chan<- []byte, done chan<- error) {
+// read handles each request line until EOF or an error, which it sends to
+// done (nil for EOF), or until the worker stops. A line longer than
+// MaxRequest is skipped with a message on stderr. Requests are handled on
+// this goroutine, without a hand-off: each call then runs on its own.
+func (w *worker) read(done chan<- error) {
 	r := bufio.NewReaderSize(w.p.Stdin, 64<<10)
 	for {
 		var line []byte
@@ -190,14 +183,15 @@ func (w *worker) read(lines chan<- []byte, done chan<- error) {
 				break
 			}
 		}
+		select {
+		case <-w.stopped:
+			return
+		default:
+		}
 		if tooLong {
 			fmt.Fprintf(w.p.Stderr, "worker: request line skipped: longer than %d bytes\n", MaxRequest)
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			select {
-			case lines <- line:
-			case <-w.stopped:
-				return
-			}
+			w.handle(line)
 		}
 		if err == io.EOF {
 			done <- nil
@@ -266,9 +260,16 @@ func (w *worker) handle(line []byte) {
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
 	w.mu.Lock()
+	select {
+	case <-w.stopped:
+		w.mu.Unlock()
+		cancel()
+		return
+	default:
+	}
 	w.inFlight[key] = cancel
-	w.mu.Unlock()
 	w.calls.Add(1)
+	w.mu.Unlock()
 	go func() {
 		defer w.calls.Done()
 		defer func() {
