@@ -49,10 +49,10 @@ const (
 	WorkerGrace = 5 * time.Second
 )
 
-// Exit statuses of a worker.
+// Exit statuses of a worker that stops early; at EOF on stdin, with every
+// call answered, it is 0.
 const (
-	workerDone     = 0 // stdin reached EOF and every call was answered
-	workerStopped  = 1 // the process context ended, or answers could not be written
+	workerStopped  = 1 // the process context ended, or requests could not be read or answers written
 	workerPanicked = 2 // a handler panicked
 )
 
@@ -104,7 +104,8 @@ type worker struct {
 }
 
 // serve runs the worker protocol on p until stdin reaches EOF (status 0),
-// p.Context ends or answers cannot be written (1), or a handler panics (2).
+// p.Context ends, requests cannot be read or answers written (1), or a
+// handler panics (2).
 // lookup finds the tool a request names; names lists them for errors.
 func serve(p Process, lookup func(string) (Tool, bool), names []string) int {
 	ctx, cancel := context.WithCancel(p.Context)
@@ -123,13 +124,15 @@ func serve(p Process, lookup func(string) (Tool, bool), names []string) int {
 	go w.read(readDone)
 	select {
 	case err := <-readDone:
-		if err != nil {
-			fmt.Fprintf(p.Stderr, "worker: reading requests: %v\n", err)
-		}
 		// EOF: finish what runs, however long it takes; mcp-route
 		// decides when that is too long.
 		w.calls.Wait()
-		return int(w.status.Load())
+		code := int(w.status.Load())
+		if err != nil {
+			fmt.Fprintf(p.Stderr, "worker: reading requests: %v\n", err)
+			code = max(code, workerStopped)
+		}
+		return code
 	case <-p.Context.Done():
 		w.stop(workerStopped, "the process context ended: "+context.Cause(p.Context).Error())
 	case <-w.stopped:
