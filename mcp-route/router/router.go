@@ -26,6 +26,13 @@
 // the tool writes to fd 3 become notifications/progress when the request
 // carried _meta.progressToken; malformed ones are logged and dropped.
 //
+// A tool whose run.mode is "worker" runs on a persistent worker of package
+// mcp-route/worker instead of a process per call: same checks, same result
+// modes and caps, same progress, cancellation and timeout rules (see that
+// package's doc). Each call in flight holds one of the Options.MaxProcs
+// slots, exec'd or on a worker; idle workers hold none. The pools live as
+// long as Serve: when it returns every worker has been stopped and reaped.
+//
 // Result modes: "text" — stdout, which must be valid UTF-8 (otherwise the
 // call is an isError result: we refuse to guess an encoding or silently alter
 // output), is one text block, byte for byte; "json" — stdout is one JSON

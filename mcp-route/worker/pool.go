@@ -97,7 +97,15 @@ const (
 	OutputExceeded             // the output was over Call.MaxOutput
 	Died                       // the worker died, or was killed for another reason
 	NotStarted                 // no worker could be started, or none is started now (backoff, shutdown)
+
+	// undelivered: the worker died before it read the request; the call
+	// goes to another worker (at most maxDelivery times).
+	undelivered Kind = -1
 )
+
+// maxDelivery bounds how often a call is handed to a worker: a request a
+// worker never read is safe to send again, but not forever.
+const maxDelivery = 3
 
 // Result is how a call ended. Failure is the isError text of every Kind
 // but Answered.
@@ -179,15 +187,30 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 	timedOut := func() *Result {
 		return &Result{Kind: TimedOut, Failure: proc.Outcome{Ending: proc.TimedOut, Timeout: c.Timeout}.String()}
 	}
-	w, p, res := pl.acquire(ctx, deadline, timeoutC, &spec, &c)
-	if res != nil {
-		if res.Kind == TimedOut {
-			return timedOut()
+	for delivery := 1; ; delivery++ {
+		w, p, res := pl.acquire(ctx, deadline, timeoutC, &spec, &c)
+		if res != nil {
+			if res.Kind == TimedOut {
+				return timedOut()
+			}
+			return res
 		}
-		return res
+		w.send(p.request, p)
+		r := ps.await(ctx, w, p, &c, timeoutC, timedOut)
+		if r.Kind != undelivered {
+			return r
+		}
+		if delivery == maxDelivery || ctx.Err() != nil {
+			r.Kind = Died
+			return r
+		}
+		ps.opts.Debugf("call of %s: worker %d died before it read the request: sent again", c.Tool, r.Pid)
 	}
-	w.send(p.request)
+}
 
+// await waits for p's answer on w, and handles the call's timeout and
+// cancellation.
+func (ps *Pools) await(ctx context.Context, w *worker, p *pending, c *Call, timeoutC <-chan time.Time, timedOut func() *Result) *Result {
 	select {
 	case r := <-p.done:
 		return r
@@ -197,7 +220,7 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 	case <-ctx.Done():
 	}
 	// Cancelled: ask in-band, and give the worker Grace to stop the call.
-	w.send(fmt.Appendf(nil, "{\"cancel\":%d}\n", p.id))
+	w.send(fmt.Appendf(nil, "{\"cancel\":%d}\n", p.id), nil)
 	canceled := &Result{Kind: Canceled, Failure: "canceled", Pid: w.pid}
 	grace := time.NewTimer(ps.opts.Grace)
 	defer grace.Stop()

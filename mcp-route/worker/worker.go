@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/proc"
@@ -23,6 +24,7 @@ type pending struct {
 	progress  func([]byte)
 	maxOutput int64
 	request   []byte       // the request line, newline included
+	written   atomic.Bool  // the request went into the worker's stdin
 	done      chan *Result // gets exactly one Result
 	fate      *Result      // the call's Result if the worker dies: why it was killed for this call
 }
@@ -47,10 +49,11 @@ type worker struct {
 	idleGen   int    // arms of the idle timer; a stale one does nothing
 	idle      *time.Timer
 
-	qmu        sync.Mutex
-	queue      [][]byte
-	qsig       chan struct{}
-	readerDone chan struct{}
+	qmu         sync.Mutex
+	queue       []queued
+	lastWritten *pending // the call whose request was written last
+	qsig        chan struct{}
+	readerDone  chan struct{}
 }
 
 var errClosed = errors.New("server shutting down")
@@ -127,10 +130,17 @@ func (w *worker) take(c *Call) *pending {
 	return p
 }
 
-// send queues one line for the worker's stdin; it never blocks.
-func (w *worker) send(line []byte) {
+// queued is a line for the worker's stdin: a request (p set) or a cancel.
+type queued struct {
+	line []byte
+	p    *pending
+}
+
+// send queues one line for the worker's stdin; it never blocks. p is the
+// call when the line is its request.
+func (w *worker) send(line []byte, p *pending) {
 	w.qmu.Lock()
-	w.queue = append(w.queue, line)
+	w.queue = append(w.queue, queued{line, p})
 	w.qmu.Unlock()
 	select {
 	case w.qsig <- struct{}{}:
@@ -152,16 +162,24 @@ func (w *worker) write() {
 		q := w.queue
 		w.queue = nil
 		w.qmu.Unlock()
-		for _, b := range q {
-			if _, err := stdin.Write(b); err != nil {
+		for _, q := range q {
+			if _, err := stdin.Write(q.line); err != nil {
+				// Most often the worker has just died (its calls are
+				// then failed, or retried when it never read them); one
+				// that closed its stdin alive is ended here.
 				w.mu.Lock()
 				asked := w.asked
 				w.mu.Unlock()
 				if !asked {
-					w.pool.ps.opts.Warnf("worker of %s (pid %d) closed its stdin: killed", w.tool, w.pid)
-					w.misbehaved("it closed its stdin")
+					go w.p.Terminate(w.pool.ps.opts.Grace)
 				}
 				return
+			}
+			if q.p != nil {
+				q.p.written.Store(true)
+				w.qmu.Lock()
+				w.lastWritten = q.p
+				w.qmu.Unlock()
 			}
 		}
 	}
@@ -180,7 +198,9 @@ func (w *worker) read() {
 		if err != nil {
 			if len(line) > 0 {
 				w.junk(line, "an unterminated line")
+				return
 			}
+			w.ended()
 			return
 		}
 		if why := w.handle(line); why != "" {
@@ -407,9 +427,34 @@ func (w *worker) junk(line []byte, why string) {
 	w.misbehaved("it wrote something other than a response on stdout: " + quoteCapped(line, 80))
 }
 
-// watch waits for the worker's end and fails its calls in flight.
+// ended takes a worker whose stdout reached EOF (it is exiting) out of
+// service at once, before it is reaped.
+func (w *worker) ended() {
+	pl := w.pool
+	pl.mu.Lock()
+	w.mu.Lock()
+	if !w.retiring {
+		w.retiring = true
+		pl.remove(w)
+	}
+	w.mu.Unlock()
+	pl.broadcast()
+	pl.mu.Unlock()
+}
+
+// watch waits for the worker's end and fails its calls in flight; a call
+// whose request the worker never read is handed back for another worker.
 func (w *worker) watch() {
 	<-w.p.Done()
+	// Ask the pipe before anything closes it: bytes left unread mean the
+	// last request written never reached the worker.
+	consumed, known := w.p.StdinConsumed()
+	w.qmu.Lock()
+	unread := w.lastWritten
+	w.qmu.Unlock()
+	if !known || consumed {
+		unread = nil
+	}
 	// Answers written just before the exit are still in the pipe.
 	select {
 	case <-w.readerDone:
@@ -460,6 +505,8 @@ func (w *worker) watch() {
 		r := p.fate
 		switch {
 		case r != nil:
+		case !p.written.Load() || p == unread:
+			r = &Result{Kind: undelivered, Failure: died}
 		case killedFor != "":
 			r = &Result{Kind: Died, Failure: "worker killed: " + killedFor}
 		default:

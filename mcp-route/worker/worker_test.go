@@ -353,7 +353,7 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	// Each call may start one worker; from the second crash in a row the
 	// next start waits, doubling. A call whose timeout ends before the
 	// next start is refused at once, without a start.
-	c := worker.Call{Tool: "tw", Arguments: json.RawMessage(`{}`), Timeout: 150 * time.Millisecond}
+	c := worker.Call{Tool: "tw", Arguments: json.RawMessage(`{}`), Timeout: time.Second}
 	refused := 0
 	for range 12 {
 		r := f.callWith(context.Background(), c)
@@ -382,13 +382,13 @@ func TestCrashLoopBacksOff(t *testing.T) {
 
 func TestHotReload(t *testing.T) {
 	f := newFixture(t, worker.Limits{Workers: 1})
-	pidfile := filepath.Join(f.dir, "old.pid")
+	pidfile, gate := filepath.Join(f.dir, "old.pid"), filepath.Join(f.dir, "gate")
 	var wg sync.WaitGroup
 	var old *worker.Result
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		old = f.call(fmt.Sprintf(`{"sleep":"700ms","pidfile":%q}`, pidfile))
+		old = f.call(fmt.Sprintf(`{"wait":%q,"pidfile":%q}`, gate, pidfile))
 	}()
 	proctest.Eventually(t, func() string {
 		if _, err := os.Stat(pidfile); err != nil {
@@ -398,7 +398,9 @@ func TestHotReload(t *testing.T) {
 	})
 	spec := f.spec
 	spec.Stamp = "v2"
+	// The one worker allowed is busy with the old executable's call.
 	r := f.ps.Call(context.Background(), spec, worker.Call{Tool: "tw", Arguments: json.RawMessage(`{}`), Timeout: time.Minute})
+	os.WriteFile(gate, nil, 0o644)
 	wg.Wait()
 	o, n := f.ok(old), f.ok(r)
 	if o.Pid == n.Pid {

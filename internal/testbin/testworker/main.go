@@ -12,6 +12,7 @@
 //	grow     N      allocate and touch N MiB, kept until the worker exits
 //	progress N      report N progress steps (when the request asked for progress)
 //	sleep    D      wait D (a Go duration); a cancel ends the wait with an error
+//	wait     FILE   wait until FILE exists; a cancel ends the wait with an error
 //	hang     true   wait forever, ignoring cancels
 //	crash    HOW    "kill": SIGKILL itself; "exit": exit 4 after a line on stderr
 //	junk     TEXT   write TEXT as a line on stdout before the answer
@@ -19,6 +20,7 @@
 //	error    TEXT   answer an error
 //	output   TEXT   answer TEXT as the output
 //	exit     true   exit 0 after answering
+//	fds      true   answer the descriptors it holds, one "FD -> TARGET" line each
 //
 // Otherwise the output is a JSON object: the worker's pid, the tool, the
 // arguments, protocolVersion, progress, the calls this worker served, and
@@ -173,6 +175,18 @@ func handle(r request, cancel <-chan struct{}, progress func(i, n int)) (output,
 			return "", "cancelled"
 		}
 	}
+	if f, ok := a["wait"].(string); ok {
+		for {
+			if _, err := os.Stat(f); err == nil {
+				break
+			}
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-cancel:
+				return "", "cancelled"
+			}
+		}
+	}
 	if a["hang"] == true {
 		select {}
 	}
@@ -183,6 +197,15 @@ func handle(r request, cancel <-chan struct{}, progress func(i, n int)) (output,
 	case "exit":
 		fmt.Fprintln(os.Stderr, "crash on purpose")
 		os.Exit(4)
+	}
+	if a["fds"] == true {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		var lines []string
+		for _, e := range ents {
+			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			lines = append(lines, e.Name()+" -> "+target)
+		}
+		return strings.Join(lines, "\n"), ""
 	}
 	if e, ok := a["error"].(string); ok {
 		return "", e
