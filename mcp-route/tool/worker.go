@@ -217,8 +217,10 @@ func (w *worker) handle(line []byte) {
 		return
 	}
 	if isSet(req.Cancel) {
+		var id bytes.Buffer
+		json.Compact(&id, req.Cancel) // valid: it was unmarshalled
 		w.mu.Lock()
-		cancel := w.inFlight[string(req.Cancel)]
+		cancel := w.inFlight[id.String()]
 		w.mu.Unlock()
 		if cancel != nil {
 			cancel()

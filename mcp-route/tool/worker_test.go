@@ -211,7 +211,7 @@ func TestWorkerCalls(t *testing.T) {
 	if a = w.next(); string(a["id"]) != "7" {
 		t.Fatalf("answer %v, want call 7's while 6 runs", a)
 	}
-	w.send(`{"cancel":6}`)
+	w.send(`{"cancel": 6 }`)
 	if a = w.next(); string(a["id"]) != "6" || str(a["error"]) != "slow: context canceled" {
 		t.Errorf("cancelled call: %v", a)
 	}
