@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -97,39 +97,71 @@ func TestWriteSh(t *testing.T) {
 	}
 }
 
-func TestWritePython(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
-	dir := t.TempDir()
-	files, err := scaffold.Write(dir, "py.tool", "python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 1 || mode(t, files[0]) != 0o755 {
-		t.Fatalf("files %q", files)
-	}
-	checkDefinition(t, []byte(runTool(t, files[0], "", nil, "--mcp-describe")), "py.tool")
-	if out := runTool(t, files[0], `{"name":"Bo"}`, nil); out != "Hello, Bo!\n" {
-		t.Errorf("call: %q", out)
-	}
-	if out := runTool(t, files[0], "", nil); out != "Hello, world!\n" {
-		t.Errorf("call with empty stdin: %q", out)
+// TestWriteScripts: the Python and Node skeletons run one call when
+// MCP_WORKER is unset, as mcp-route's exec mode and a person at a shell run
+// them.
+func TestWriteScripts(t *testing.T) {
+	for _, tc := range []struct{ lang, interpreter string }{{"python", "python3"}, {"node", "node"}} {
+		t.Run(tc.lang, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.interpreter); err != nil {
+				t.Skipf("%s not on PATH", tc.interpreter)
+			}
+			dir := t.TempDir()
+			files, err := scaffold.Write(dir, "py.tool", tc.lang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 1 || mode(t, files[0]) != 0o755 {
+				t.Fatalf("files %q", files)
+			}
+			checkDefinition(t, []byte(runTool(t, files[0], "", nil, "--mcp-describe")), "py.tool")
+			if out := runTool(t, files[0], `{"name":"Bo"}`, nil); out != "Hello, Bo!\n" {
+				t.Errorf("call: %q", out)
+			}
+			if out := runTool(t, files[0], "", nil); out != "Hello, world!\n" {
+				t.Errorf("call with empty stdin: %q", out)
+			}
+		})
 	}
 }
 
-// TestPythonWorker drives the Python skeleton as mcp-route drives a worker:
-// started once with MCP_WORKER=1, requests and answers one JSON object per
-// line over pipes. Each call sees only its own arguments and progress wish,
-// an error is answered and the next call served, stdout carries answers
-// only, and EOF exits 0.
-func TestPythonWorker(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
+// TestScriptWorkers drives the Python and Node skeletons as mcp-route
+// drives a worker: started once with MCP_WORKER=1, requests and answers one
+// JSON object per line over pipes. Each call sees only its own arguments
+// and progress wish, an error is answered and the next call served, a
+// stray print by the tool's author lands on stderr, not among the answers,
+// and EOF exits 0.
+func TestScriptWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		lang, interpreter string
+		progress, stray   string // the skeleton's progress call, and it with a stray print added
+	}{
+		{"python", "python3", `    c.progress(1, 1, "greeting")`, `    print("stray print"); c.progress(1, 1, "greeting")`},
+		{"node", "node", `  c.progress(1, 1, "greeting");`, `  console.log("stray print"); c.progress(1, 1, "greeting");`},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.interpreter); err != nil {
+				t.Skipf("%s not on PATH", tc.interpreter)
+			}
+			scriptWorker(t, tc.lang, tc.progress, tc.stray)
+		})
 	}
+}
+
+func scriptWorker(t *testing.T, lang, progress, stray string) {
 	dir := t.TempDir()
-	files, err := scaffold.Write(dir, "pyw", "python")
+	files, err := scaffold.Write(dir, "w.tool", lang)
 	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), progress+"\n") {
+		t.Fatalf("the skeleton has no line %q", progress)
+	}
+	if err := os.WriteFile(files[0], []byte(strings.Replace(string(src), progress+"\n", stray+"\n", 1)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var def struct {
@@ -165,25 +197,25 @@ func TestPythonWorker(t *testing.T) {
 			if !answers.Scan() {
 				t.Fatalf("%s: no answer; stderr:\n%s", req, stderr.String())
 			}
-			if got := answers.Text(); got != w {
-				t.Errorf("%s: answer %s, want %s", req, got, w)
+			var got, wantV any
+			if err := json.Unmarshal(answers.Bytes(), &got); err != nil {
+				t.Fatalf("%s: answer %q is not JSON: %v", req, answers.Text(), err)
+			}
+			json.Unmarshal([]byte(w), &wantV)
+			if !reflect.DeepEqual(got, wantV) {
+				t.Errorf("%s: answer %s, want %s", req, answers.Text(), w)
 			}
 		}
 	}
-	exchange(`{"id":1,"tool":"pyw","arguments":{"name":"Ann"},"protocolVersion":"2025-06-18","progress":true}`,
-		`{"id": 1, "progress": {"progress": 1, "total": 1, "message": "greeting"}}`,
-		`{"id": 1, "output": "Hello, Ann!\n"}`)
-	exchange(`{"id":2,"tool":"pyw","arguments":{}}`, `{"id": 2, "output": "Hello, world!\n"}`)
+	exchange(`{"id":1,"tool":"w.tool","arguments":{"name":"Ann"},"protocolVersion":"2025-06-18","progress":true}`,
+		`{"id":1,"progress":{"progress":1,"total":1,"message":"greeting"}}`,
+		`{"id":1,"output":"Hello, Ann!\n"}`)
+	exchange(`{"id":2,"tool":"w.tool","arguments":{}}`, `{"id":2,"output":"Hello, world!\n"}`)
 	exchange(`not json`)
 	exchange(`{"cancel":2}`)
-	exchange(`{"id":"three","tool":"pyw","arguments":{"name":""}}`, `{"id": "three", "error": "pyw: name must not be empty"}`)
-	exchange(`{"id":4,"tool":"pyw","arguments":[1]}`, `{"id": 4, "error": "pyw: the arguments are not a JSON object"}`)
-	exchange(`{"id":5,"tool":"pyw"}`, `{"id": 5, "output": "Hello, world!\n"}`)
-	if fd1, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", cmd.Process.Pid)); err == nil {
-		if fd2, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/2", cmd.Process.Pid)); fd1 != fd2 {
-			t.Errorf("the worker's fd 1 is %s, not stderr (%s): a stray print would corrupt the answers", fd1, fd2)
-		}
-	}
+	exchange(`{"id":"three","tool":"w.tool","arguments":{"name":""}}`, `{"id":"three","error":"w.tool: name must not be empty"}`)
+	exchange(`{"id":4,"tool":"w.tool","arguments":[1]}`, `{"id":4,"error":"w.tool: the arguments are not a JSON object"}`)
+	exchange(`{"id":5,"tool":"w.tool"}`, `{"id":5,"output":"Hello, world!\n"}`)
 	stdin.Close()
 	if answers.Scan() {
 		t.Errorf("unexpected line after the last answer: %q", answers.Text())
@@ -191,8 +223,10 @@ func TestPythonWorker(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit after EOF: %v; stderr:\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "request skipped: not JSON") {
-		t.Errorf("stderr does not report the bad line:\n%s", stderr.String())
+	for _, want := range []string{"request skipped: not JSON", "stray print"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
 	}
 }
 
