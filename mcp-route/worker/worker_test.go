@@ -407,4 +407,9 @@ func TestHotReload(t *testing.T) {
 		t.Fatalf("the new executable's call ran on the old worker %d", o.Pid)
 	}
 	proctest.WaitGone(t, o.Pid) // retired once its call was answered
+	// A call that looked the tool up before the change does not bring the
+	// old stamp back: it runs on the new worker.
+	if late := f.ok(f.call(`{}`)); late.Pid != n.Pid {
+		t.Errorf("a call with the old stamp ran on %d, want the new worker %d", late.Pid, n.Pid)
+	}
 }
