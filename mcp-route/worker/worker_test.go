@@ -262,6 +262,17 @@ func TestKilledBetweenCalls(t *testing.T) {
 	if b.Pid == a.Pid {
 		t.Errorf("answered by the dead worker")
 	}
+	// The next call right after the death, before mcp-route has reaped
+	// the worker: its request, never read, goes to a new worker.
+	for range 5 {
+		syscall.Kill(b.Pid, syscall.SIGKILL)
+		proctest.WaitGone(t, b.Pid)
+		c := f.ok(f.call(`{}`))
+		if c.Pid == b.Pid {
+			t.Fatalf("answered by the dead worker")
+		}
+		b = c
+	}
 }
 
 func TestJunkKillsTheWorker(t *testing.T) {
