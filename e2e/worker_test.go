@@ -445,3 +445,33 @@ func TestWorkerShutdownLeavesNothing(t *testing.T) {
 		proctest.WaitGroupGone(t, pid)
 	}
 }
+
+// A worker's output goes through run.result and run.maxOutput as an exec'd
+// tool's stdout does; a refused output or an error answer costs the call,
+// not the worker.
+func TestWorkerResultModesAndCaps(t *testing.T) {
+	f := newFixture(t)
+	f.workerTool("twj", `"workers":1,"result":"json","maxOutput":64`, false)
+	s := f.start()
+	s.initialize(codec.LatestLegacyRevision)
+	pidfile := filepath.Join(f.root, "pid")
+	r := s.callTool("twj", map[string]any{"output": `{"a": 1}`, "pidfile": pidfile})
+	if r.IsError || string(r.StructuredContent) != `{"a":1}` || text(r) != `{"a":1}` {
+		t.Errorf("json result: isError %v, structuredContent %s, text %q", r.IsError, r.StructuredContent, text(r))
+	}
+	first := pidIn(t, pidfile)
+	os.Remove(pidfile)
+	wantErr(t, s.callTool("twj", map[string]any{"output": "not json"}), "not one JSON value")
+	wantErr(t, s.callTool("twj", map[string]any{"output": `"` + strings.Repeat("x", 100) + `"`}), "output exceeded 64 bytes")
+	r = s.callTool("twj", map[string]any{"error": "disk on fire"})
+	if !r.IsError || text(r) != "disk on fire" {
+		t.Errorf("error answer: isError %v, text %q; want isError with the worker's text", r.IsError, text(r))
+	}
+	wantErr(t, s.callTool("twj", map[string]any{"error": "  "}), "without a message")
+	if r := s.callTool("twj", map[string]any{"output": `{}`, "pidfile": pidfile}); r.IsError {
+		t.Fatalf("call: %s", text(r))
+	}
+	if pid := pidIn(t, pidfile); pid != first {
+		t.Errorf("the worker %d was replaced by %d after refused outputs and error answers", first, pid)
+	}
+}

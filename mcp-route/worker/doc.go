@@ -85,7 +85,10 @@
 //     BackoffMax, and the log says so. A call meanwhile waits for the
 //     start when it comes before the call's timeout; otherwise it is
 //     answered at once with "worker restarting after N crashes in a row".
-//   - A call is never retried on another worker: it may have had effects.
+//   - A call whose request the dead worker never read (never written, or
+//     still in the pipe when it died: Process.StdinConsumed) goes to
+//     another worker, up to 3 times: it cannot have had an effect. A call
+//     the worker may have read is never sent again.
 //
 // Close stops every worker and returns when all are reaped: no zombie, no
 // descriptor and no process left (proc kills a worker's whole group).

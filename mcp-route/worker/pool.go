@@ -171,7 +171,7 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 	key := spec.key()
 	pl := ps.pools[key]
 	if pl == nil {
-		pl = &pool{ps: ps, limits: spec.Limits, changed: make(chan struct{})}
+		pl = &pool{ps: ps, limits: spec.Limits, changed: make(chan struct{}), stale: map[string]bool{}}
 		ps.pools[key] = pl
 	}
 	ps.mu.Unlock()
@@ -271,10 +271,11 @@ type pool struct {
 
 	mu        sync.Mutex
 	stamp     string
-	workers   []*worker     // taking calls: neither retired nor dead
-	changed   chan struct{} // closed (and replaced) when a waiting call may go on
-	crashes   int           // in a row
-	notBefore time.Time     // no worker starts before (backoff)
+	stale     map[string]bool // stamps replaced by a newer one
+	workers   []*worker       // taking calls: neither retired nor dead
+	changed   chan struct{}   // closed (and replaced) when a waiting call may go on
+	crashes   int             // in a row
+	notBefore time.Time       // no worker starts before (backoff)
 }
 
 // broadcast wakes the calls waiting for a worker. pl.mu is held.
@@ -289,6 +290,12 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, timeoutC <-chan
 	ps := pl.ps
 	for {
 		pl.mu.Lock()
+		if pl.stale[spec.Stamp] {
+			// A call that looked its tool up before the registry saw the
+			// change: the executable on disk is the new one, and so are
+			// the workers it would start.
+			spec.Stamp = pl.stamp
+		}
 		if pl.stamp != spec.Stamp {
 			if len(pl.workers) > 0 {
 				ps.opts.Debugf("worker of %s: executable %s changed; new calls go to new workers", c.Tool, spec.Exec)
@@ -297,6 +304,12 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, timeoutC <-chan
 				w.retired()
 			}
 			pl.workers = nil
+			if pl.stamp != "" {
+				if len(pl.stale) >= 16 {
+					clear(pl.stale)
+				}
+				pl.stale[pl.stamp] = true
+			}
 			pl.stamp, pl.crashes, pl.notBefore = spec.Stamp, 0, time.Time{}
 		}
 		if w := pl.pick(); w != nil {

@@ -52,6 +52,7 @@ type worker struct {
 	qmu         sync.Mutex
 	queue       []queued
 	lastWritten *pending // the call whose request was written last
+	writeFailed bool     // a write to stdin failed
 	qsig        chan struct{}
 	readerDone  chan struct{}
 }
@@ -163,7 +164,22 @@ func (w *worker) write() {
 		w.queue = nil
 		w.qmu.Unlock()
 		for _, q := range q {
+			// Marked before the write: a request that may have reached
+			// the worker is never sent again (see watch).
+			if q.p != nil {
+				q.p.written.Store(true)
+				w.qmu.Lock()
+				w.lastWritten = q.p
+				w.qmu.Unlock()
+			}
 			if _, err := stdin.Write(q.line); err != nil {
+				// At most part of the line went in: no request.
+				if q.p != nil {
+					q.p.written.Store(false)
+				}
+				w.qmu.Lock()
+				w.writeFailed = true
+				w.qmu.Unlock()
 				// Most often the worker has just died (its calls are
 				// then failed, or retried when it never read them); one
 				// that closed its stdin alive is ended here.
@@ -174,12 +190,6 @@ func (w *worker) write() {
 					go w.p.Terminate(w.pool.ps.opts.Grace)
 				}
 				return
-			}
-			if q.p != nil {
-				q.p.written.Store(true)
-				w.qmu.Lock()
-				w.lastWritten = q.p
-				w.qmu.Unlock()
 			}
 		}
 	}
@@ -451,10 +461,12 @@ func (w *worker) watch() {
 	consumed, known := w.p.StdinConsumed()
 	w.qmu.Lock()
 	unread := w.lastWritten
-	w.qmu.Unlock()
-	if !known || consumed {
+	if !known || consumed || w.writeFailed {
+		// A failed write also reads as "not consumed": then nothing
+		// written before it can be told unread.
 		unread = nil
 	}
+	w.qmu.Unlock()
 	// Answers written just before the exit are still in the pipe.
 	select {
 	case <-w.readerDone:

@@ -262,6 +262,17 @@ func TestKilledBetweenCalls(t *testing.T) {
 	if b.Pid == a.Pid {
 		t.Errorf("answered by the dead worker")
 	}
+	// The next call right after the death, before mcp-route has reaped
+	// the worker: its request, never read, goes to a new worker.
+	for range 5 {
+		syscall.Kill(b.Pid, syscall.SIGKILL)
+		proctest.WaitGone(t, b.Pid)
+		c := f.ok(f.call(`{}`))
+		if c.Pid == b.Pid {
+			t.Fatalf("answered by the dead worker")
+		}
+		b = c
+	}
 }
 
 func TestJunkKillsTheWorker(t *testing.T) {
@@ -407,4 +418,9 @@ func TestHotReload(t *testing.T) {
 		t.Fatalf("the new executable's call ran on the old worker %d", o.Pid)
 	}
 	proctest.WaitGone(t, o.Pid) // retired once its call was answered
+	// A call that looked the tool up before the change does not bring the
+	// old stamp back: it runs on the new worker.
+	if late := f.ok(f.call(`{}`)); late.Pid != n.Pid {
+		t.Errorf("a call with the old stamp ran on %d, want the new worker %d", late.Pid, n.Pid)
+	}
 }
