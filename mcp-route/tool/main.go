@@ -258,13 +258,14 @@ func call(p Process, t Tool) int {
 		stderr:   p.Stderr,
 	}
 	panicked, herr := runHandler(t, c, p.Stderr)
+	if panicked || errors.Is(herr, errNoHandler) {
+		fmt.Fprintf(p.Stderr, "%s: %v\n", name, herr)
+		return 2
+	}
 	c.mu.Lock()
 	ferr := out.Flush()
 	c.mu.Unlock()
 	switch {
-	case herr != nil && (panicked || errors.Is(herr, errNoHandler)):
-		fmt.Fprintf(p.Stderr, "%s: %v\n", name, herr)
-		return 2
 	case herr != nil:
 		fmt.Fprintf(p.Stderr, "%s: %v\n", name, herr)
 		return 1
