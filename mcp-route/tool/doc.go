@@ -57,8 +57,8 @@
 //
 // A tool whose definition says Run.Mode = ModeWorker is not run once per
 // call: mcp-route keeps worker processes of it and sends them calls over a
-// pipe, which saves the process start of every call (DESIGN.md and
-// mcp-route/README.md, "Workers"). Main, Dispatch, Exec and ExecMany serve
+// pipe, which saves the process start of every call (mcp-route/README.md,
+// "Workers"). Main, Dispatch, Exec and ExecMany serve
 // that protocol by themselves when the environment has MCP_WORKER=1 and the
 // command line names nothing but the tool; a handler is written the same
 // way for both modes.
@@ -101,9 +101,10 @@
 // "NAME: panic: V" (the stack goes to stderr); then the worker stops
 // reading, cancels its other calls, waits up to WorkerGrace for their
 // answers and exits 2, so that mcp-route replaces a process whose state the
-// panic may have broken: a panic fails one call, never the next. When
-// Process.Context ends (mcp-stock cancels it on SIGTERM) or answers can no
-// longer be written, it stops the same way and exits 1.
+// panic may have broken: a panic fails its call and those running beside
+// it, never a later one. When Process.Context ends (mcp-stock cancels it on
+// SIGTERM), or requests can no longer be read or answers written, it stops
+// the same way and exits 1.
 //
 // Worker mode is opt-in, not this package's default, because a worker
 // changes what a handler may assume: that the process is fresh for every
