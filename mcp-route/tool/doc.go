@@ -103,8 +103,8 @@
 // answers and exits 2, so that mcp-route replaces a process whose state the
 // panic may have broken: a panic fails its call and those running beside
 // it, never a later one. When Process.Context ends (mcp-stock cancels it on
-// SIGTERM), or requests can no longer be read or answers written, it stops
-// the same way and exits 1.
+// SIGTERM) or answers can no longer be written, it stops the same way and
+// exits 1. A read error on stdin ends it as EOF does, with exit status 1.
 //
 // Worker mode is opt-in, not this package's default, because a worker
 // changes what a handler may assume: that the process is fresh for every
