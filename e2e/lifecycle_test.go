@@ -34,6 +34,11 @@ func havePython() bool {
 	return err == nil
 }
 
+func haveNode() bool {
+	_, err := exec.LookPath("node")
+	return err == nil
+}
+
 // gate is a tool body that records its pid in $MCP_ROOT/NAME.pid, waits
 // until the test creates $MCP_ROOT/go, and prints "done N". Tests release
 // it by creating the file, so nothing depends on timing.

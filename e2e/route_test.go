@@ -696,6 +696,10 @@ func TestScaffoldedTools(t *testing.T) {
 		writeScaffold(t, f.tools, "hello_py", "python")
 		langs = append(langs, "hello_py")
 	}
+	if haveNode() {
+		writeScaffold(t, f.tools, "hello_js", "node")
+		langs = append(langs, "hello_js")
+	}
 	s := f.start()
 	s.initialize(codec.LatestLegacyRevision)
 	if n := names(s.listTools()); len(n) != len(langs) {

@@ -186,3 +186,74 @@ func (s *server) stop() {
 	s.cmd.Wait()
 	s.close()
 }
+
+// BenchmarkWorker compares, in one run, one tool (internal/testbin/
+// testworker, a Go binary) exec'd per call and served by workers
+// (run.mode "worker", 4 workers): the p50 latency of one call at a time,
+// calls/s with 16 in flight, and mcp-route's peak RSS with the pool. Run
+// it once:
+//
+//	go test -run '^$' -bench Worker -benchtime 1x ./mcp-route
+func BenchmarkWorker(b *testing.B) {
+	bin := testbin.Path(b, "MCP_ROUTE_BIN", "mcp-route")
+	tw := testbin.Path(b, "MCP_TESTWORKER_BIN", "internal/testbin/testworker")
+	dir := b.TempDir()
+	for name, run := range map[string]string{"exec": `{}`, "worker": `{"mode":"worker","workers":4}`} {
+		if err := os.Symlink(tw, filepath.Join(dir, name)); err != nil {
+			b.Fatal(err)
+		}
+		def := fmt.Sprintf(`{"description":"testworker, %s mode","run":%s}`, name, run)
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(def), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call := func(id int, tool string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"output":"ok"}}}`, id, tool)
+	}
+	for range b.N {
+		s := startServer(b, bin, dir)
+		s.send(initLine)
+		s.recv()
+		for _, tool := range []string{"exec", "worker"} {
+			const calls = 300
+			lat := make([]time.Duration, calls)
+			for i := range lat {
+				start := time.Now()
+				s.send(call(i, tool))
+				if l := s.recv(); !strings.Contains(string(l), `"text":"ok"`) {
+					b.Fatalf("call: %s", l)
+				}
+				lat[i] = time.Since(start)
+			}
+			const inFlight, total = 16, 2000
+			start := time.Now()
+			sent := 0
+			for ; sent < inFlight; sent++ {
+				s.send(call(sent, tool))
+			}
+			for done := 0; done < total; done++ {
+				if l := s.recv(); !strings.Contains(string(l), `"text":"ok"`) {
+					b.Fatalf("call: %s", l)
+				}
+				if sent < total {
+					s.send(call(sent, tool))
+					sent++
+				}
+			}
+			rate := float64(total) / time.Since(start).Seconds()
+			b.ReportMetric(float64(pct(lat, 50).Microseconds()), tool+"-p50-µs")
+			b.ReportMetric(float64(pct(lat, 99).Microseconds()), tool+"-p99-µs")
+			b.ReportMetric(rate, tool+"-calls/s@16")
+		}
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)); err == nil {
+			for line := range strings.Lines(string(st)) {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+					var kb float64
+					fmt.Sscan(f[1], &kb)
+					b.ReportMetric(kb/1024, "route-peak-RSS-MiB")
+				}
+			}
+		}
+		s.stop()
+	}
+}

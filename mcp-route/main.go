@@ -7,7 +7,7 @@
 // Usage:
 //
 //	mcp-route [flags]                 serve MCP on stdin/stdout
-//	mcp-route new NAME [--lang sh|go|python] [--dir DIR]
+//	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
 //
 // It serves every MCP revision from 2024-11-05 to 2026-07-28: the legacy
@@ -107,7 +107,7 @@ func main() {
 
 const usageText = `Usage:
   mcp-route [flags]          serve MCP over stdin/stdout
-  mcp-route new NAME [--lang sh|go|python] [--dir DIR]
+  mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
 
 Every executable file in a --tools directory is a tool; its definition comes

@@ -8,6 +8,9 @@
 //
 // Run through a link named after a tool, or as `mcp-stock TOOL`, it is that
 // tool: it reads the arguments object on stdin and works under MCP_ROOT.
+// With MCP_WORKER=1 in its environment it is a worker that serves calls of
+// every stock tool, one request per line, as mcp-route runs tools whose
+// definitions say run.mode "worker" (all 32 do).
 // The roster, the limits and the refusals are documented in package
 // github.com/mcpipe/mcpipe/mcp-stock/stock.
 //

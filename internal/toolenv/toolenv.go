@@ -11,6 +11,9 @@
 //     the arguments (ArgEnv), and last MCP_TOOL, MCP_ROOT and
 //     MCP_PROTOCOL_VERSION, which the router owns and no other layer can
 //     override.
+//   - Call.Worker, for a persistent worker (mcp-route/worker): the base,
+//     run.env and run.passEnv, MCP_ROOT and MCP_WORKER=1; none of the
+//     per-call variables, which a worker gets in each request instead.
 //
 // A later layer wins over an earlier one for the same name. Base refuses a
 // --pass-env name or an --env entry that cannot be a variable (empty, holding
@@ -24,6 +27,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -92,7 +96,42 @@ type Call struct {
 // Build returns the complete environment of the call: base (as from Base)
 // with the call's layers on top, sorted by name.
 func (c Call) Build(base []string) []string {
-	var v vars
+	v := c.tool(base)
+	for k, val := range ArgEnv(c.Args) {
+		v.set(k, val)
+	}
+	v.set("MCP_TOOL", c.Tool)
+	v.set("MCP_ROOT", c.Root)
+	v.set("MCP_PROTOCOL_VERSION", c.ProtocolVersion)
+	return v.sorted()
+}
+
+// WorkerVar is set to "1" in the environment of a persistent worker
+// (mcp-route/worker): it tells the tool to serve requests on stdin instead
+// of running one call.
+const WorkerVar = "MCP_WORKER"
+
+// Worker returns the environment of a persistent worker of the tool: base
+// with the tool's run.env and run.passEnv on top, then MCP_ROOT and
+// MCP_WORKER=1, sorted by name. Nothing per call: no MCP_ARG_*, MCP_TOOL or
+// MCP_PROTOCOL_VERSION, since one worker serves many calls (and, through
+// links to one executable, several tools); its requests carry them. Tool,
+// ProtocolVersion and Args are ignored.
+func (c Call) Worker(base []string) []string {
+	v := c.tool(base)
+	// An operator's --env MCP_TOOL=... would name one tool to a worker
+	// that serves several.
+	v.drop(func(k string) bool {
+		return k == "MCP_TOOL" || k == "MCP_PROTOCOL_VERSION" || strings.HasPrefix(k, "MCP_ARG_")
+	})
+	v.set("MCP_ROOT", c.Root)
+	v.set(WorkerVar, "1")
+	return v.sorted()
+}
+
+// tool is base with the tool's own layers (run.env, run.passEnv) on top.
+func (c Call) tool(base []string) *vars {
+	v := &vars{}
 	for _, kv := range base {
 		if k, val, ok := strings.Cut(kv, "="); ok {
 			v.set(k, val)
@@ -108,15 +147,7 @@ func (c Call) Build(base []string) []string {
 			}
 		}
 	}
-	for k, val := range ArgEnv(c.Args) {
-		v.set(k, val)
-	}
-	v.set("MCP_TOOL", c.Tool)
-	v.set("MCP_ROOT", c.Root)
-	v.set("MCP_PROTOCOL_VERSION", c.ProtocolVersion)
-	env := v.list()
-	sort.Strings(env)
-	return env
+	return v
 }
 
 // Limits on MCP_ARG_* variables (see ArgEnv). Linux refuses a single
@@ -201,6 +232,22 @@ func (v *vars) set(k, val string) {
 		v.order = append(v.order, k)
 	}
 	v.vals[k] = val
+}
+
+func (v *vars) drop(match func(string) bool) {
+	v.order = slices.DeleteFunc(v.order, func(k string) bool {
+		if match(k) {
+			delete(v.vals, k)
+			return true
+		}
+		return false
+	})
+}
+
+func (v *vars) sorted() []string {
+	env := v.list()
+	sort.Strings(env)
+	return env
 }
 
 func (v *vars) list() []string {

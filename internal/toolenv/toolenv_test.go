@@ -69,6 +69,24 @@ func TestCallLayers(t *testing.T) {
 	}
 }
 
+// A worker serves many calls: its environment has the tool's layers and
+// MCP_WORKER, and nothing that belongs to one call, even when the operator
+// set it.
+func TestWorkerLayers(t *testing.T) {
+	base := []string{"PATH=/p", "HOME=/tmp", "KEEP=base", "MCP_TOOL=forged", "MCP_ARG_X=forged", "MCP_PROTOCOL_VERSION=forged"}
+	env := Call{
+		Tool: "t", Root: "/root", ProtocolVersion: "2025-06-18",
+		Env:     map[string]string{"KEEP": "run.env", "MCP_ROOT": "forged", "MCP_WORKER": "0"},
+		PassEnv: []string{"RUNPASS", "UNSET"},
+		Lookup:  lookupIn(server),
+		Args:    []byte(`{"n":3}`),
+	}.Worker(base)
+	want := []string{"HOME=/tmp", "KEEP=run.env", "MCP_ROOT=/root", "MCP_WORKER=1", "PATH=/p", "RUNPASS=rp"}
+	if !slices.Equal(env, want) {
+		t.Errorf("Worker =\n%q\nwant\n%q", env, want)
+	}
+}
+
 func TestArgEnv(t *testing.T) {
 	got := ArgEnv([]byte(`{"a-b":"x","C":1.5,"d":false,"e":null,"f":[1],"g":{},"h":"nul\u0000"}`))
 	want := map[string]string{"MCP_ARG_A_B": "x", "MCP_ARG_C": "1.5", "MCP_ARG_D": "false"}

@@ -73,6 +73,12 @@ const (
 	ResultMCP  = tooldef.ResultMCP  // stdout is a whole CallToolResult
 )
 
+// Modes: how a tool runs.
+const (
+	ModeExec   = tooldef.ModeExec   // one process per call (default)
+	ModeWorker = tooldef.ModeWorker // persistent workers (mcp-route/worker)
+)
+
 // Limits on reading definitions.
 const (
 	DescribeTimeout = 5 * time.Second
@@ -88,6 +94,15 @@ type Run struct {
 	MaxOutput int64             // "maxOutput": stdout cap in bytes
 	Env       map[string]string // "env": variables set for this tool
 	PassEnv   []string          // "passEnv": variables passed from the router's environment
+
+	// Worker mode (tooldef.ModeWorker; mcp-route/worker). Zero values mean
+	// the worker package's defaults.
+	Mode        string        // "mode": tooldef.ModeExec or tooldef.ModeWorker; "" = exec
+	Workers     int           // "workers": workers of the tool at most
+	Concurrency int           // "concurrency": calls one worker takes at once
+	Idle        time.Duration // "idle": an idle worker exits after this long
+	MaxCalls    int           // "maxCalls": a worker is replaced after this many calls
+	MaxRSS      int64         // "maxRSS": a worker over this RSS is replaced after its call
 }
 
 // Tool is one servable tool. It is immutable once published.
@@ -98,6 +113,12 @@ type Tool struct {
 	Input  *codec.Schema // compiled inputSchema
 	Output *codec.Schema // compiled outputSchema, nil when none
 	Source string        // the sidecar path, or "PATH --mcp-describe"
+	// Exec is Path with every symlink resolved, and Stamp that file's
+	// identity when the registry read it (size, mode, mtime, inode,
+	// device, ctime): tools that link to one executable share workers,
+	// and a changed Stamp means a rebuilt or replaced executable.
+	Exec  string
+	Stamp string
 }
 
 // Options configure a Registry.
@@ -390,7 +411,11 @@ func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) 
 		if cd.described && r.disk != nil {
 			r.disk.put(c.path, c.stamp, c.mtime, cd.def, r.opts.Logf)
 		}
-		t.Path, t.Source = c.path, cd.source
+		t.Path, t.Source, t.Stamp = c.path, cd.source, c.stamp
+		t.Exec = c.path
+		if real, err := filepath.EvalSymlinks(c.path); err == nil {
+			t.Exec = real
+		}
 		if r.opts.ReadOnly && !readOnly(&t.Def) {
 			continue
 		}
@@ -491,6 +516,13 @@ func parseTool(data []byte, fileName string) (*Tool, error) {
 			MaxOutput: d.Run.MaxOutput,
 			Env:       d.Run.Env,
 			PassEnv:   d.Run.PassEnv,
+
+			Mode:        d.Run.Mode,
+			Workers:     d.Run.Workers,
+			Concurrency: d.Run.Concurrency,
+			Idle:        d.Run.IdleDuration(),
+			MaxCalls:    d.Run.MaxCalls,
+			MaxRSS:      d.Run.MaxRSS,
 		},
 	}, nil
 }

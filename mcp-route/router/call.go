@@ -16,6 +16,7 @@ import (
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
+	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
 
 // call answers tools/call: checks, then runs the tool on this request's
@@ -72,37 +73,40 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 		maxOut = t.Run.MaxOutput
 	}
 	start := time.Now()
-	res := runner.Run(ctx, runner.Spec{
-		Path:      t.Path,
-		Dir:       s.opts.Root,
-		Env:       s.env(rev, t, args),
-		Stdin:     args,
-		Timeout:   timeout,
-		Grace:     s.opts.Grace,
-		MaxOutput: maxOut,
-		Progress:  progress,
-		Spawn:     s.opts.Spawn,
-	})
-	elapsed := time.Since(start).Round(time.Millisecond)
-	if !res.OK() {
-		msg := res.Failure()
-		if res.Canceled && errors.Is(context.Cause(ctx), core.ErrShutdown) {
-			msg = "canceled: server shutting down"
+	var stdout []byte
+	var failure string
+	var routine bool // a failure that is no news for the operator
+	if t.Run.Mode == registry.ModeWorker {
+		stdout, failure, routine = s.runWorker(ctx, rev, t, args, progress, timeout, maxOut)
+	} else {
+		spec := s.spec(t, s.env(rev, t, args))
+		spec.Stdin, spec.Timeout, spec.MaxOutput, spec.Progress = args, timeout, maxOut, progress
+		res := runner.Run(ctx, spec)
+		stdout = res.Stdout
+		if !res.OK() {
+			failure = res.Failure()
+			if res.Canceled && errors.Is(context.Cause(ctx), core.ErrShutdown) {
+				failure = "canceled: server shutting down"
+			}
+			// A non-zero exit is how a tool reports an ordinary error to
+			// the model, and a cancelled call was asked for: routine. A
+			// timeout, a signal, an output cap or a tool that cannot start
+			// is worth a look.
+			routine = res.Err == nil && (res.Canceled || (!res.TimedOut && !res.OutputExceeded && res.Signal == 0))
+		} else if len(res.Stderr) > 0 {
+			s.debugf("call %s %s: stderr: %s", id, t.Def.Name, runner.StderrTail(res.Stderr, 500))
 		}
-		// A non-zero exit is how a tool reports an ordinary error to the
-		// model, and a cancelled call was asked for: routine. A timeout, a
-		// signal, an output cap or a tool that cannot start is worth a look.
+	}
+	elapsed := time.Since(start).Round(time.Millisecond)
+	if failure != "" {
 		logf := s.warnf
-		if res.Err == nil && (res.Canceled || (!res.TimedOut && !res.OutputExceeded && res.Signal == 0)) {
+		if routine {
 			logf = s.debugf
 		}
-		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, msg)
-		return codec.ErrorResult(msg)
+		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, failure)
+		return codec.ErrorResult(failure)
 	}
-	if len(res.Stderr) > 0 {
-		s.debugf("call %s %s: stderr: %s", id, t.Def.Name, runner.StderrTail(res.Stderr, 500))
-	}
-	result, err := shape(rev, t, res.Stdout)
+	result, err := shape(rev, t, stdout)
 	if err != nil {
 		s.warnf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
 		return codec.ErrorResult(err.Error())
@@ -110,6 +114,58 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 	s.debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
 	// A content type the client's revision lacks becomes a text block.
 	return codec.CallToolResultFor(rev, result)
+}
+
+// spec is how the tool's process starts, for an exec'd call (with the
+// call's env) and a worker (with the worker env) alike: one place, so that
+// both run the same way.
+func (s *server) spec(t *registry.Tool, env []string) runner.Spec {
+	return runner.Spec{Path: t.Path, Dir: s.opts.Root, Env: env, Grace: s.opts.Grace, Spawn: s.opts.Spawn}
+}
+
+// runWorker runs the call on a worker of the tool (mcp-route/worker) and
+// returns the output, or the isError text and whether that failure is
+// routine (the tool's own error, a cancellation).
+func (s *server) runWorker(ctx context.Context, rev string, t *registry.Tool, args []byte, progress func([]byte), timeout time.Duration, maxOut int64) (out []byte, failure string, routine bool) {
+	env := toolenv.Call{
+		Root:    s.opts.Root,
+		Env:     t.Run.Env,
+		PassEnv: t.Run.PassEnv,
+		Lookup:  s.opts.LookupEnv,
+	}.Worker(s.opts.Env)
+	res := s.workers.Call(ctx, worker.Spec{
+		Cmd:   runner.Command(s.spec(t, env)),
+		Exec:  t.Exec,
+		Stamp: t.Stamp,
+		Limits: worker.Limits{
+			Workers:     t.Run.Workers,
+			Concurrency: t.Run.Concurrency,
+			Idle:        t.Run.Idle,
+			MaxCalls:    t.Run.MaxCalls,
+			MaxRSS:      t.Run.MaxRSS,
+		},
+		// An output of maxOut bytes fits however it is escaped.
+		MaxLine: int(6*maxOut) + 64<<10,
+	}, worker.Call{
+		Tool:            t.Def.Name,
+		Arguments:       args,
+		ProtocolVersion: rev,
+		Progress:        progress,
+		Timeout:         timeout,
+		MaxOutput:       maxOut,
+	})
+	switch res.Kind {
+	case worker.Answered:
+		return res.Output, "", false
+	case worker.Canceled:
+		if errors.Is(context.Cause(ctx), core.ErrShutdown) {
+			return nil, "canceled: server shutting down", true
+		}
+		return nil, res.Failure, true
+	case worker.ToolError:
+		return nil, res.Failure, true
+	}
+	return nil, res.Failure, false
 }
 
 // progress turns one fd-3 line into notifications/progress.

@@ -26,6 +26,13 @@
 // the tool writes to fd 3 become notifications/progress when the request
 // carried _meta.progressToken; malformed ones are logged and dropped.
 //
+// A tool whose run.mode is "worker" runs on a persistent worker of package
+// mcp-route/worker instead of a process per call: same checks, same result
+// modes and caps, same progress, cancellation and timeout rules (see that
+// package's doc). Each call in flight holds one of the Options.MaxProcs
+// slots, exec'd or on a worker; idle workers hold none. The pools live as
+// long as Serve: when it returns every worker has been stopped and reaped.
+//
 // Result modes: "text" — stdout, which must be valid UTF-8 (otherwise the
 // call is an isError result: we refuse to guess an encoding or silently alter
 // output), is one text block, byte for byte; "json" — stdout is one JSON
@@ -77,6 +84,7 @@ import (
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
 
 // Defaults for zero Options fields.
@@ -149,6 +157,9 @@ type server struct {
 	conv   *core.Server  // the conversation
 	sem    chan struct{} // MaxProcs slots
 	loaded chan struct{} // closed after the first Registry.Reload
+	// workers are the pools of the tools in worker mode, stopped when
+	// Serve returns.
+	workers *worker.Pools
 }
 
 // Serve serves one MCP stream: requests from in, messages to out. See the
@@ -171,6 +182,7 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		sem:    make(chan struct{}, opts.MaxProcs),
 		loaded: make(chan struct{}),
 	}
+	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
 	s.conv = core.New(core.Options{
 		ServerInfo:   opts.ServerInfo,
 		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
@@ -211,6 +223,8 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		}
 	}()
 	err := s.conv.Serve(ctx, conn)
+	// Every call has been answered or given up: no worker has one left.
+	s.workers.Close()
 	stopPoll()
 	stopLoad()
 	watch.Wait()

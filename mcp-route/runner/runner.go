@@ -109,9 +109,12 @@ func StderrTail(stderr []byte, n int) string { return proc.StderrTail(stderr, n)
 // "signal N" for one without a common name.
 func SignalName(sig syscall.Signal) string { return proc.SignalName(sig) }
 
-// Run runs s to completion; see the package doc. It never returns with the
-// process or its group still running.
-func Run(ctx context.Context, s Spec) *Result {
+// Command returns the proc.Cmd that runs s: the one place a tool's process
+// is described, so an exec'd call (Run) and a persistent worker
+// (mcp-route/worker, proc.Start, which ignores the fields only Run uses)
+// start the same way: argv, working directory, environment, process group,
+// limits, and whatever launcher or start hook proc.Cmd gains.
+func Command(s Spec) proc.Cmd {
 	progress := s.Progress
 	if progress == nil {
 		progress = func([]byte) {} // fd 3 is part of the contract regardless
@@ -120,7 +123,7 @@ func Run(ctx context.Context, s Spec) *Result {
 	if stdin == nil {
 		stdin = []byte{} // a pipe that reaches EOF, as the contract says
 	}
-	pr := proc.Run(ctx, proc.Cmd{
+	return proc.Cmd{
 		Path:      s.Path,
 		Args:      append([]string{s.Path}, s.Args...),
 		Dir:       s.Dir,
@@ -133,7 +136,13 @@ func Run(ctx context.Context, s Spec) *Result {
 		MaxStderr: s.MaxStderr,
 		Progress:  progress,
 		Spawn:     s.Spawn,
-	})
+	}
+}
+
+// Run runs s to completion; see the package doc. It never returns with the
+// process or its group still running.
+func Run(ctx context.Context, s Spec) *Result {
+	pr := proc.Run(ctx, Command(s))
 	o := pr.Outcome
 	return &Result{
 		Outcome:        o,

@@ -1,5 +1,5 @@
 // Package scaffold writes the skeleton of a new mcp-route tool: the library
-// behind `mcp-route new NAME [--lang sh|go|python] [--dir DIR]`.
+// behind `mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]`.
 //
 // Write is the whole API. Each skeleton is a working tool (it greets whoever
 // its "name" argument names) with its definition, ready to edit:
@@ -7,7 +7,10 @@
 //	sh      DIR/NAME (a #!/bin/sh script, mode 0755) and DIR/NAME.json, the
 //	        sidecar definition
 //	python  DIR/NAME (#!/usr/bin/env python3, mode 0755) that answers
-//	        --mcp-describe itself
+//	        --mcp-describe itself and declares run.mode "worker": with
+//	        MCP_WORKER=1 it serves calls one request line at a time, else
+//	        it runs one call
+//	node    DIR/NAME (#!/usr/bin/env node, mode 0755), the same as python
 //	go      DIR/src/NAME/main.go using package mcp-route/tool, to be built
 //	        into DIR/NAME (see Hint: Module is not on the module proxy, so
 //	        it builds inside a checkout or a module that replaces Module by
@@ -38,7 +41,7 @@ import (
 )
 
 // Languages lists the values Write accepts for lang, the default first.
-var Languages = []string{"sh", "go", "python"}
+var Languages = []string{"sh", "go", "python", "node"}
 
 // ErrExists is returned (wrapped, with the path) when a file Write would
 // create is already there.
@@ -64,6 +67,8 @@ func plan(name, lang string) ([]file, error) {
 		}, nil
 	case "python":
 		return []file{{name, "python.tmpl", 0o755}}, nil
+	case "node":
+		return []file{{name, "node.tmpl", 0o755}}, nil
 	case "go":
 		return []file{{filepath.Join("src", name, "main.go"), "go.tmpl", 0o644}}, nil
 	}
@@ -169,7 +174,7 @@ func Hint(dir, name, lang string) string {
 	switch lang {
 	case "go":
 		return goHint(dir, name)
-	case "python":
+	case "python", "node":
 		return fmt.Sprintf("edit %s (DEFINITION and call), then serve it with: mcp-route --tools %s --root DIR (a DIR that does not hold the tools)",
 			filepath.Join(dir, name), dir)
 	default:

@@ -1,14 +1,17 @@
 package scaffold_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -94,24 +97,136 @@ func TestWriteSh(t *testing.T) {
 	}
 }
 
-func TestWritePython(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
+// TestWriteScripts: the Python and Node skeletons run one call when
+// MCP_WORKER is unset, as mcp-route's exec mode and a person at a shell run
+// them.
+func TestWriteScripts(t *testing.T) {
+	for _, tc := range []struct{ lang, interpreter string }{{"python", "python3"}, {"node", "node"}} {
+		t.Run(tc.lang, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.interpreter); err != nil {
+				t.Skipf("%s not on PATH", tc.interpreter)
+			}
+			dir := t.TempDir()
+			files, err := scaffold.Write(dir, "py.tool", tc.lang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 1 || mode(t, files[0]) != 0o755 {
+				t.Fatalf("files %q", files)
+			}
+			checkDefinition(t, []byte(runTool(t, files[0], "", nil, "--mcp-describe")), "py.tool")
+			if out := runTool(t, files[0], `{"name":"Bo"}`, nil); out != "Hello, Bo!\n" {
+				t.Errorf("call: %q", out)
+			}
+			if out := runTool(t, files[0], "", nil); out != "Hello, world!\n" {
+				t.Errorf("call with empty stdin: %q", out)
+			}
+		})
 	}
+}
+
+// TestScriptWorkers drives the Python and Node skeletons as mcp-route
+// drives a worker: started once with MCP_WORKER=1, requests and answers one
+// JSON object per line over pipes. Each call sees only its own arguments
+// and progress wish, an error is answered and the next call served, a
+// stray print by the tool's author lands on stderr, not among the answers,
+// and EOF exits 0.
+func TestScriptWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		lang, interpreter string
+		progress, stray   string // the skeleton's progress call, and it with a stray print added
+	}{
+		{"python", "python3", `    c.progress(1, 1, "greeting")`, `    print("stray print"); c.progress(1, 1, "greeting")`},
+		{"node", "node", `  c.progress(1, 1, "greeting");`, `  console.log("stray print"); c.progress(1, 1, "greeting");`},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.interpreter); err != nil {
+				t.Skipf("%s not on PATH", tc.interpreter)
+			}
+			scriptWorker(t, tc.lang, tc.progress, tc.stray)
+		})
+	}
+}
+
+func scriptWorker(t *testing.T, lang, progress, stray string) {
 	dir := t.TempDir()
-	files, err := scaffold.Write(dir, "py.tool", "python")
+	files, err := scaffold.Write(dir, "w.tool", lang)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1 || mode(t, files[0]) != 0o755 {
-		t.Fatalf("files %q", files)
+	src, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkDefinition(t, []byte(runTool(t, files[0], "", nil, "--mcp-describe")), "py.tool")
-	if out := runTool(t, files[0], `{"name":"Bo"}`, nil); out != "Hello, Bo!\n" {
-		t.Errorf("call: %q", out)
+	if !strings.Contains(string(src), progress+"\n") {
+		t.Fatalf("the skeleton has no line %q", progress)
 	}
-	if out := runTool(t, files[0], "", nil); out != "Hello, world!\n" {
-		t.Errorf("call with empty stdin: %q", out)
+	if err := os.WriteFile(files[0], []byte(strings.Replace(string(src), progress+"\n", stray+"\n", 1)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var def struct {
+		Run struct{ Mode string }
+	}
+	if err := json.Unmarshal([]byte(runTool(t, files[0], "", nil, "--mcp-describe")), &def); err != nil || def.Run.Mode != "worker" {
+		t.Fatalf("definition: run.mode %q (%v), want worker", def.Run.Mode, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // only catches a hang
+	defer cancel()
+	cmd := exec.CommandContext(ctx, files[0])
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MCP_WORKER=1", "MCP_ROOT=" + dir}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	answers := bufio.NewScanner(stdout)
+	exchange := func(req string, want ...string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, req+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !answers.Scan() {
+				t.Fatalf("%s: no answer; stderr:\n%s", req, stderr.String())
+			}
+			var got, wantV any
+			if err := json.Unmarshal(answers.Bytes(), &got); err != nil {
+				t.Fatalf("%s: answer %q is not JSON: %v", req, answers.Text(), err)
+			}
+			json.Unmarshal([]byte(w), &wantV)
+			if !reflect.DeepEqual(got, wantV) {
+				t.Errorf("%s: answer %s, want %s", req, answers.Text(), w)
+			}
+		}
+	}
+	exchange(`{"id":1,"tool":"w.tool","arguments":{"name":"Ann"},"protocolVersion":"2025-06-18","progress":true}`,
+		`{"id":1,"progress":{"progress":1,"total":1,"message":"greeting"}}`,
+		`{"id":1,"output":"Hello, Ann!\n"}`)
+	exchange(`{"id":2,"tool":"w.tool","arguments":{}}`, `{"id":2,"output":"Hello, world!\n"}`)
+	exchange(`not json`)
+	exchange(`{"cancel":2}`)
+	exchange(`{"id":"three","tool":"w.tool","arguments":{"name":""}}`, `{"id":"three","error":"w.tool: name must not be empty"}`)
+	exchange(`{"id":4,"tool":"w.tool","arguments":[1]}`, `{"id":4,"error":"w.tool: the arguments are not a JSON object"}`)
+	exchange(`{"id":5,"tool":"w.tool"}`, `{"id":5,"output":"Hello, world!\n"}`)
+	stdin.Close()
+	if answers.Scan() {
+		t.Errorf("unexpected line after the last answer: %q", answers.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after EOF: %v; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"request skipped: not JSON", "stray print"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
 	}
 }
 

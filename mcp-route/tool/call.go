@@ -46,8 +46,9 @@ func (c *Call) Name() string {
 	return c.name
 }
 
-// Context is the call's context: context.Background() in a process (see the
-// package doc on signals), the caller's under InvokeWith.
+// Context is the call's context: context.Background() in an exec'd call
+// (see the package doc on signals), cancelled by mcp-route's cancel in a
+// worker, the caller's under InvokeWith.
 func (c *Call) Context() context.Context { return c.ctx }
 
 // RawArgs returns the arguments object as received (never empty: absent
@@ -98,7 +99,7 @@ func (c *Call) Root() string {
 }
 
 // ProtocolVersion is MCP_PROTOCOL_VERSION, the MCP revision of the request
-// ("" when unset).
+// ("" when unset; in a worker, the request's protocolVersion).
 func (c *Call) ProtocolVersion() string { return c.env(EnvProtocolVersion) }
 
 // Write appends p to stdout; a Call is an io.Writer for text results.

@@ -49,8 +49,76 @@
 // progress line to fd 3 when mcp-route opened it and does nothing otherwise.
 // Main installs no signal handlers: mcp-route ends a call that timed out or
 // was cancelled with SIGTERM to its process group, and the default action
-// ends the tool at once. Context is therefore context.Background() in a
-// process; under InvokeWith it is the caller's context.
+// ends the tool at once. Context is therefore context.Background() in an
+// exec'd call; in a worker it is the request's (see Workers); under
+// InvokeWith it is the caller's context.
+//
+// # Workers
+//
+// A tool whose definition says Run.Mode = ModeWorker is not run once per
+// call: mcp-route keeps worker processes of it and sends them calls over a
+// pipe, which saves the process start of every call (mcp-route/README.md,
+// "Workers"). Main, Dispatch, Exec and ExecMany serve
+// that protocol by themselves when the environment has MCP_WORKER=1 and the
+// command line names nothing but the tool; a handler is written the same
+// way for both modes.
+//
+// The protocol, one JSON object per line. Requests on stdin:
+//
+//	{"id":7,"tool":"greet","arguments":{...},"protocolVersion":"2025-06-18","progress":true}
+//	{"cancel":7}
+//
+// answers on stdout, in any order when calls overlap:
+//
+//	{"id":7,"output":"..."}       what an exec'd call writes on stdout
+//	{"id":7,"error":"greet: ..."}  the "NAME: message" an exec'd call ends its stderr with
+//	{"id":7,"progress":{"progress":1,"total":4,"message":"..."}}
+//
+// Each request runs in a goroutine of its own with a Call of its own: its
+// arguments, its context (cancelled by {"cancel":ID}), its output buffer,
+// progress lines only when the request asked for them, and an environment
+// in which MCP_TOOL, MCP_PROTOCOL_VERSION and MCP_ARG_* are the request's
+// (MCP_ARG_* from its arguments only) while everything else, MCP_ROOT
+// included, is the worker's, set once when mcp-route started it. Nothing of
+// one call is visible to the next. An id must be a number or a string;
+// concurrent calls are run as they come (mcp-route sends at most
+// run.concurrency at once). A line that is not a request, has no id or
+// repeats one in flight is skipped with a message on stderr (it cannot be
+// answered); a request for an unknown tool, or whose arguments are not an
+// object, is answered with an error. A call's output is held in memory up
+// to MaxWorkerOutput (or run.maxOutput, when larger); more fails the call,
+// and so does output that is not valid UTF-8, which a JSON string cannot
+// carry (mcp-route refuses it in a text result too).
+//
+// Stdout carries answers only. In the real process the worker moves the
+// protocol to private descriptors first and points fd 1 at stderr and fd 0
+// at /dev/null (Linux), so a stray fmt.Println in a handler or a library
+// lands in mcp-route's log instead of corrupting the stream, and a read of
+// os.Stdin cannot steal a request.
+//
+// The worker exits 0 at EOF on stdin, once every call in flight is
+// answered. A handler that panics gets its call answered with
+// "NAME: panic: V" (the stack goes to stderr); then the worker stops
+// reading, cancels its other calls, waits up to WorkerGrace for their
+// answers and exits 2, so that mcp-route replaces a process whose state the
+// panic may have broken: a panic fails its call and those running beside
+// it, never a later one. When Process.Context ends (mcp-stock cancels it on
+// SIGTERM) or answers can no longer be written, it stops the same way and
+// exits 1. A read error on stdin ends it as EOF does, with exit status 1.
+//
+// Worker mode is opt-in, not this package's default, because a worker
+// changes what a handler may assume: that the process is fresh for every
+// call (package-level state, caches, leaked goroutines and descriptors
+// outlive the call), that os.Exit or log.Fatal ends only this call, that
+// os.Getenv("MCP_ARG_...") holds this call's arguments (use c.Getenv), and
+// that mcp-route's SIGTERM stops a handler that ignores c.Context(). A
+// handler that keeps its state in the Call and honours the context, as
+// every handler written against this package should, is a worker by adding
+//
+//	Run: &tool.Run{Mode: tool.ModeWorker}
+//
+// to its definition; the binary already serves both modes, so going back is
+// the same one-line change.
 //
 // # Many tools in one binary
 //

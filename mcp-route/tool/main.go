@@ -70,13 +70,18 @@ func Dispatch(tools ...Tool) {
 }
 
 // Exec runs p as tool t, whatever p's program name, and returns the exit
-// status: with no arguments it is a call; with --mcp-describe it prints the
-// definition; with --help, a description for people.
+// status: with no arguments it is a call, or with MCP_WORKER=1 a worker
+// that serves t under whatever tool name a request gives (see the package
+// doc); with --mcp-describe it prints the definition; with --help, a
+// description for people.
 func Exec(p Process, t Tool) int {
 	p = p.withDefaults()
 	var rest []string
 	if len(p.Args) > 0 {
 		rest = p.Args[1:]
+	}
+	if isWorker(p, rest) {
+		return serveOne(p, t)
 	}
 	return run(p, t, rest)
 }
@@ -86,6 +91,11 @@ func Exec(p Process, t Tool) int {
 // else by p.Args[1] (`prog TOOL [--mcp-describe]`). When neither names a tool
 // it lists the tools: on stdout with exit 0 for --help, else on stderr with
 // exit 2. Names must be unique.
+//
+// With MCP_WORKER=1 and no argument after the tool (or no argument at all)
+// it is a worker that serves every one of tools, each request picking one
+// by name; a request naming none of them goes to the tool the command line
+// chose, as MCP_TOOL does in exec mode, and is an error when it chose none.
 func ExecMany(p Process, tools []Tool) int {
 	p = p.withDefaults()
 	prog := "tool"
@@ -101,12 +111,21 @@ func ExecMany(p Process, tools []Tool) int {
 		byName[t.Name] = t
 	}
 	if t, ok := byName[prog]; ok {
+		if isWorker(p, p.Args[1:]) {
+			return serveMany(p, byName, &t)
+		}
 		return run(p, t, p.Args[1:])
 	}
 	if len(p.Args) > 1 {
 		if t, ok := byName[p.Args[1]]; ok {
+			if isWorker(p, p.Args[2:]) {
+				return serveMany(p, byName, &t)
+			}
 			return run(p, t, p.Args[2:])
 		}
+	}
+	if len(p.Args) <= 1 && isWorker(p, nil) {
+		return serveMany(p, byName, nil)
 	}
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
@@ -218,7 +237,7 @@ func help(w io.Writer, d Definition) {
 }
 
 // call runs the handler once; the exit status is the process's.
-func call(p Process, t Tool) (status int) {
+func call(p Process, t Tool) int {
 	name := t.Name
 	if n := p.Getenv(EnvTool); n != "" {
 		name = n
@@ -238,30 +257,41 @@ func call(p Process, t Tool) (status int) {
 		stdout:   out,
 		stderr:   p.Stderr,
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			// The stack first: the last line is what the caller sees.
-			fmt.Fprintf(p.Stderr, "%s\n%s: panic: %v\n", debug.Stack(), name, v)
-			status = 2
-		}
-	}()
-	if t.Handler == nil {
-		fmt.Fprintf(p.Stderr, "%s: no handler\n", name)
+	panicked, herr := runHandler(t, c, p.Stderr)
+	if panicked || errors.Is(herr, errNoHandler) {
+		fmt.Fprintf(p.Stderr, "%s: %v\n", name, herr)
 		return 2
 	}
-	herr := t.Handler(c)
 	c.mu.Lock()
 	ferr := out.Flush()
 	c.mu.Unlock()
-	if herr != nil {
+	switch {
+	case herr != nil:
 		fmt.Fprintf(p.Stderr, "%s: %v\n", name, herr)
 		return 1
-	}
-	if ferr != nil {
+	case ferr != nil:
 		fmt.Fprintf(p.Stderr, "%s: writing the result: %v\n", name, ferr)
 		return 1
 	}
 	return 0
+}
+
+var errNoHandler = errors.New("no handler")
+
+// runHandler runs t's handler on c and returns its error. When the handler
+// panics, its stack goes to stderr (so that the caller's "NAME: panic: V"
+// is the last line) and panicked is set.
+func runHandler(t Tool, c *Call, stderr io.Writer) (panicked bool, err error) {
+	if t.Handler == nil {
+		return false, errNoHandler
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(stderr, "%s\n", debug.Stack())
+			panicked, err = true, fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return false, t.Handler(c)
 }
 
 var errNotObject = errors.New("the arguments on stdin are not a JSON object")

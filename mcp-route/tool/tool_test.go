@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TOOL_TEST_AS_TOOL") == "1" {
 		tool.Main(greet.Definition, greet.Handler)
 	}
+	if os.Getenv("TOOL_TEST_AS_WORKER") == "1" {
+		tool.Dispatch(workerTools...)
+	}
 	os.Exit(m.Run())
 }
 

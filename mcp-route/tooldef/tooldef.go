@@ -16,6 +16,9 @@
 //   - run.timeout that is not a positive Go duration ("30s");
 //   - run.result other than "text", "json" or "mcp" ("" means "text");
 //   - a negative run.maxOutput (0 means the router's default);
+//   - run.mode other than "exec" or "worker" ("" means "exec"); a negative
+//     run.workers, run.concurrency, run.maxCalls or run.maxRSS (0 means
+//     the default); run.idle that is not a positive Go duration;
 //   - a run.env or run.passEnv variable name that is empty or holds "=" or
 //     NUL.
 //
@@ -40,14 +43,26 @@ const (
 	ResultMCP  = "mcp"  // stdout is a whole CallToolResult
 )
 
+// Modes for Run.Mode: how mcp-route runs the tool.
+const (
+	ModeExec   = "exec"   // one process per call (the default)
+	ModeWorker = "worker" // persistent workers serve calls over stdin/stdout (mcp-route/worker)
+)
+
 // Run is the "run" object as written: router-only settings, never sent to a
 // client. Zero fields leave mcp-route's defaults.
 type Run struct {
-	Timeout   string            `json:"timeout,omitempty"`   // a Go duration, e.g. "30s"
-	Result    string            `json:"result,omitempty"`    // ResultText, ResultJSON or ResultMCP
-	MaxOutput int64             `json:"maxOutput,omitempty"` // stdout cap in bytes
-	Env       map[string]string `json:"env,omitempty"`       // set for this tool
-	PassEnv   []string          `json:"passEnv,omitempty"`   // passed on from mcp-route's environment
+	Timeout     string            `json:"timeout,omitempty"`     // a Go duration, e.g. "30s"
+	Result      string            `json:"result,omitempty"`      // ResultText, ResultJSON or ResultMCP
+	MaxOutput   int64             `json:"maxOutput,omitempty"`   // stdout cap in bytes
+	Env         map[string]string `json:"env,omitempty"`         // set for this tool
+	PassEnv     []string          `json:"passEnv,omitempty"`     // passed on from mcp-route's environment
+	Mode        string            `json:"mode,omitempty"`        // ModeExec (default) or ModeWorker
+	Workers     int               `json:"workers,omitempty"`     // worker mode: at most this many workers of the tool (default 2)
+	Concurrency int               `json:"concurrency,omitempty"` // worker mode: calls one worker takes at once (default 1)
+	Idle        string            `json:"idle,omitempty"`        // worker mode: an idle worker exits after this long (default "60s")
+	MaxCalls    int               `json:"maxCalls,omitempty"`    // worker mode: a worker is replaced after this many calls (default 10000)
+	MaxRSS      int64             `json:"maxRSS,omitempty"`      // worker mode: a worker whose RSS passes this many bytes is replaced after its call (default 512 MiB)
 }
 
 // Check applies the rules of the package doc to the run settings. A nil Run
@@ -69,6 +84,24 @@ func (r *Run) Check() error {
 	if r.MaxOutput < 0 {
 		return fmt.Errorf("run.maxOutput %d: want a positive byte count (0 or absent: the router's default)", r.MaxOutput)
 	}
+	switch r.Mode {
+	case "", ModeExec, ModeWorker:
+	default:
+		return fmt.Errorf("run.mode %q: want %q or %q (\"\" or absent: %q)", r.Mode, ModeExec, ModeWorker, ModeExec)
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"workers", int64(r.Workers)}, {"concurrency", int64(r.Concurrency)}, {"maxCalls", int64(r.MaxCalls)}, {"maxRSS", r.MaxRSS}} {
+		if n.v < 0 {
+			return fmt.Errorf("run.%s %d: want a positive number (0 or absent: the default)", n.name, n.v)
+		}
+	}
+	if r.Idle != "" {
+		if d, err := time.ParseDuration(r.Idle); err != nil || d <= 0 {
+			return fmt.Errorf("run.idle %q: want a positive duration such as \"60s\"", r.Idle)
+		}
+	}
 	for k := range r.Env {
 		if !toolenv.ValidName(k) {
 			return fmt.Errorf("run.env: bad variable name %q (want non-empty, without '=' or NUL)", k)
@@ -86,6 +119,13 @@ func (r *Run) Check() error {
 // checked Run.
 func (r *Run) TimeoutDuration() time.Duration {
 	d, _ := time.ParseDuration(r.Timeout)
+	return d
+}
+
+// IdleDuration returns run.idle parsed, 0 when unset. Call it on a
+// checked Run.
+func (r *Run) IdleDuration() time.Duration {
+	d, _ := time.ParseDuration(r.Idle)
 	return d
 }
 

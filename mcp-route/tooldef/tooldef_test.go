@@ -40,6 +40,15 @@ var definitions = []struct {
 	{tool.Definition{Name: "bad-env", Description: "d", Run: &tool.Run{Env: map[string]string{"A=B": "x"}}}, "run.env"},
 	{tool.Definition{Name: "nul-env", Description: "d", Run: &tool.Run{Env: map[string]string{"A\x00": "x"}}}, "run.env"},
 	{tool.Definition{Name: "empty-pass", Description: "d", Run: &tool.Run{PassEnv: []string{""}}}, "run.passEnv"},
+	{tool.Definition{Name: "worker", Description: "d", Run: &tool.Run{Mode: tooldef.ModeWorker, Workers: 3, Concurrency: 4, Idle: "5s", MaxCalls: 100, MaxRSS: 1 << 20}}, ""},
+	{tool.Definition{Name: "exec", Description: "d", Run: &tool.Run{Mode: tooldef.ModeExec}}, ""},
+	{tool.Definition{Name: "bad-mode", Description: "d", Run: &tool.Run{Mode: "daemon"}}, "run.mode"},
+	{tool.Definition{Name: "negative-workers", Description: "d", Run: &tool.Run{Workers: -1}}, "run.workers"},
+	{tool.Definition{Name: "negative-concurrency", Description: "d", Run: &tool.Run{Concurrency: -2}}, "run.concurrency"},
+	{tool.Definition{Name: "negative-max-calls", Description: "d", Run: &tool.Run{MaxCalls: -1}}, "run.maxCalls"},
+	{tool.Definition{Name: "negative-max-rss", Description: "d", Run: &tool.Run{MaxRSS: -1}}, "run.maxRSS"},
+	{tool.Definition{Name: "bad-idle", Description: "d", Run: &tool.Run{Idle: "a while"}}, "run.idle"},
+	{tool.Definition{Name: "zero-idle", Description: "d", Run: &tool.Run{Idle: "0s"}}, "run.idle"},
 }
 
 // TestValidateAgreesWithTheRouter runs every definition through both sides:

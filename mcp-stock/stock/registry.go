@@ -46,6 +46,13 @@ type Tool struct {
 // ReadOnly reports whether the tool is in the read-only roster.
 func (t *Tool) ReadOnly() bool { return t.Kind != KindMutating }
 
+// WorkerConcurrency is the run.concurrency of every stock tool: how many
+// calls mcp-route may give one mcp-stock worker at once. The handlers are
+// safe to run concurrently (the tests run them so); one call at a time
+// would leave a worker idle while mcp-route writes and reads the pipes, and
+// halve the calls/s with 16 in flight.
+const WorkerConcurrency = 8
+
 // registry holds every tool's builder by name; it is filled by init
 // functions only and read-only afterwards, so lookups need no lock. A tool is
 // built on first lookup: a process runs one tool, and building all 32
@@ -71,6 +78,18 @@ func register(name string, build func() Tool) {
 			panic("stock: register " + name + ": its definition is named " + t.Def.Name)
 		case t.Handler == nil:
 			panic("stock: register " + name + ": no handler")
+		}
+		// Every stock tool runs as a worker (see the package doc): its
+		// handler keeps no state outside the call, honours the context
+		// and may run beside others in one process.
+		if t.Def.Run == nil {
+			t.Def.Run = &tool.Run{}
+		}
+		if t.Def.Run.Mode == "" {
+			t.Def.Run.Mode = tool.ModeWorker
+		}
+		if t.Def.Run.Concurrency == 0 {
+			t.Def.Run.Concurrency = WorkerConcurrency
 		}
 		return &t
 	})

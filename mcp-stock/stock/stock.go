@@ -68,11 +68,31 @@
 //
 // # Calls
 //
-// A tool reads its arguments object on stdin (mcp-route/tool), writes its
-// result on stdout and exits 0; a failure is exit 1 with "TOOL: message" on
-// stderr, which mcp-route turns into an isError result. A call stops early
-// when its context is cancelled (SIGTERM from mcp-route). fs_hash reports
-// progress on fd 3 when mcp-route asks for it.
+// Run once per call, a tool reads its arguments object on stdin
+// (mcp-route/tool), writes its result on stdout and exits 0; a failure is
+// exit 1 with "TOOL: message" on stderr, which mcp-route turns into an
+// isError result. A worker (below) answers each request with the same
+// output or message. A call stops early when its context is cancelled
+// (SIGTERM from mcp-route to an exec'd call, a cancel request in a worker).
+// fs_hash reports progress when mcp-route asks for it (on fd 3, or in-band
+// in a worker).
+//
+// # Workers
+//
+// Every definition says run.mode "worker" (mcp-route/README.md, "Workers")
+// and run.concurrency WorkerConcurrency, so mcp-route keeps mcp-stock
+// processes running and sends them calls over a pipe, several at once,
+// instead of starting one per call. A worker (MCP_WORKER=1 in
+// its environment, started through any tool's link or as plain mcp-stock)
+// serves every stock tool: each request names the tool it is for, and
+// Install writes nothing more than the links. MCP_ROOT and the sh_exec and
+// env_get settings come from the worker's environment, set once at its
+// start; the arguments, MCP_TOOL and MCP_PROTOCOL_VERSION are the
+// request's (package mcp-route/tool). A call still gets a root opened for it
+// alone, and sh_exec's program still runs in a process group of its own
+// that is killed when the call ends, times out or is cancelled, so nothing a
+// call starts outlives it. SIGTERM cancels every call, and the worker exits
+// once they have answered.
 //
 // # Source layout
 //
@@ -134,6 +154,9 @@ MCP_ROOT (18 read, 11 mutating, 3 system; 21 read-only).
                 read-only tools.
   TOOL          run as that tool: the arguments are a JSON object on stdin,
                 MCP_ROOT is the root (the working directory when unset).
+                With MCP_WORKER=1 (mcp-route sets it: every stock tool says
+                run.mode "worker") it serves calls of any stock tool, one
+                JSON request per line, until EOF.
 
 Configuration (environment, set through mcp-route --env):
   MCP_ROOT        the jail root every path stays under
@@ -165,6 +188,9 @@ func Main(p tool.Process, version string) int {
 	var self string
 	if len(p.Args) > 0 {
 		self = filepath.Base(p.Args[0])
+	}
+	if p.Getenv != nil && p.Getenv(tool.EnvWorker) == "1" && worker(self, p.Args) {
+		return tool.ExecMany(p, execAll())
 	}
 	// Build only the tool that runs (see register).
 	if t, ok := Lookup(self); ok {
@@ -206,6 +232,33 @@ func Main(p tool.Process, version string) int {
 		return 2
 	}
 	return 1
+}
+
+// worker reports whether args (the program self and its arguments) ask for
+// a worker: run through a tool's link, as `mcp-stock TOOL`, or as plain
+// mcp-stock, with no further argument.
+func worker(self string, args []string) bool {
+	if _, ok := Lookup(self); ok {
+		return len(args) <= 1
+	}
+	switch len(args) {
+	case 0, 1:
+		return true
+	case 2:
+		_, ok := Lookup(args[1])
+		return ok
+	}
+	return false
+}
+
+// execAll returns every tool as mcp-route/tool runs it.
+func execAll() []tool.Tool {
+	ts := Tools(false)
+	out := make([]tool.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = t.Exec()
+	}
+	return out
 }
 
 // usageError marks a command-line mistake: exit status 2.

@@ -18,6 +18,9 @@
 // mcp-route asks the binary for its
 // definition with `hello --mcp-describe`; package tool answers that, reads
 // the arguments from stdin and turns a returned error into exit status 1.
+// The definition says run.mode "worker", so mcp-route keeps the binary
+// running and sends it calls over a pipe (package tool serves that too):
+// keep per-call state in the handler and the Call, never in globals.
 package main
 
 import (
@@ -42,6 +45,7 @@ var definition = tool.Definition{
 		IdempotentHint: codec.Bool(true),
 		OpenWorldHint:  codec.Bool(false),
 	},
+	Run: &tool.Run{Mode: tool.ModeWorker},
 }
 
 func main() {

@@ -1,0 +1,287 @@
+package tool_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/mcp-route/tool"
+)
+
+// workerTools are the tools the test binary serves as a worker
+// (TOOL_TEST_AS_WORKER=1, see TestMain).
+var workerTools = []tool.Tool{
+	{
+		Definition: tool.Definition{Name: "echo", Description: "Report what the call sees."},
+		Handler: func(c *tool.Call) error {
+			c.Progress(1, 2, "seen")
+			// Stray writes to the process's stdout and reads of its stdin
+			// must neither corrupt the answers nor steal a request.
+			fmt.Println("stray line on os.Stdout")
+			os.Stdout.WriteString("stray bytes without a newline")
+			n, _ := os.Stdin.Read(make([]byte, 64))
+			return c.JSON(map[string]any{
+				"name":      c.Name(),
+				"args":      c.RawArgs(),
+				"argName":   c.Getenv("MCP_ARG_NAME"),
+				"protocol":  c.ProtocolVersion(),
+				"root":      c.Root(),
+				"worker":    c.Getenv(tool.EnvWorker),
+				"stdinRead": n,
+			})
+		},
+	},
+	{
+		Definition: tool.Definition{Name: "fail", Description: "Fail."},
+		Handler:    func(c *tool.Call) error { return tool.Errorf("it failed") },
+	},
+	{
+		Definition: tool.Definition{Name: "slow", Description: "Wait for cancellation."},
+		Handler: func(c *tool.Call) error {
+			<-c.Context().Done()
+			return c.Context().Err()
+		},
+	},
+	{
+		Definition: tool.Definition{Name: "binary", Description: "Write bytes that are not UTF-8."},
+		Handler:    func(c *tool.Call) error { c.Text("ok\xff"); return nil },
+	},
+	{
+		Definition: tool.Definition{Name: "boom", Description: "Panic."},
+		Handler:    func(c *tool.Call) error { panic("kaboom") },
+	},
+}
+
+// workerProc is the test binary running as a worker, over real pipes.
+type workerProc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	answers chan map[string]json.RawMessage
+	stderr  bytes.Buffer
+	junk    chan string // stdout lines that are not answers
+}
+
+func startWorker(t *testing.T, env ...string) *workerProc {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	w := &workerProc{t: t, answers: make(chan map[string]json.RawMessage, 100), junk: make(chan string, 100)}
+	w.cmd = exec.Command(self)
+	w.cmd.Env = append([]string{"TOOL_TEST_AS_WORKER=1", "MCP_WORKER=1", "MCP_ROOT=/the/root"}, env...)
+	w.cmd.Stderr = &w.stderr
+	if w.stdin, err = w.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(w.answers)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var a map[string]json.RawMessage
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil || a["id"] == nil {
+				w.junk <- sc.Text()
+				continue
+			}
+			w.answers <- a
+		}
+	}()
+	t.Cleanup(func() { w.cmd.Process.Kill(); w.cmd.Wait() })
+	return w
+}
+
+func (w *workerProc) send(line string) {
+	w.t.Helper()
+	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
+		w.t.Fatalf("writing %s: %v", line, err)
+	}
+}
+
+// next returns the next answer line; the worker's exit ends the wait.
+func (w *workerProc) next() map[string]json.RawMessage {
+	w.t.Helper()
+	select {
+	case j := <-w.junk:
+		w.t.Fatalf("stdout line that is not an answer: %q", j)
+	case a, ok := <-w.answers:
+		if ok {
+			return a
+		}
+	}
+	w.t.Fatalf("worker closed stdout; stderr:\n%s", w.stderr.String())
+	return nil
+}
+
+// exit closes stdin and returns the exit status.
+func (w *workerProc) exit() int {
+	w.t.Helper()
+	w.stdin.Close()
+	for a := range w.answers {
+		w.t.Errorf("answer after the last request: %s", a["id"])
+	}
+	err := w.cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return 0
+}
+
+func str(raw json.RawMessage) string {
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+// TestWorkerCalls drives one worker process through calls of several
+// tools: the answers are what exec mode would give, per-call state does not
+// carry over, stray stdout writes do not reach the answers, a bad request
+// line is skipped and the next is served, and EOF exits 0.
+func TestWorkerCalls(t *testing.T) {
+	w := startWorker(t)
+
+	w.send(`{"id":1,"tool":"echo","arguments":{"name":"Ann"},"protocolVersion":"2025-06-18","progress":true}`)
+	a := w.next()
+	if string(a["id"]) != "1" || string(a["progress"]) != `{"progress":1,"total":2,"message":"seen"}` {
+		t.Fatalf("first line of call 1 = %v, want its progress", a)
+	}
+	a = w.next()
+	var seen struct {
+		Name, Protocol, ArgName, Root, Worker string
+		Args                                  json.RawMessage
+		StdinRead                             int
+	}
+	if err := json.Unmarshal([]byte(str(a["output"])), &seen); err != nil || string(a["id"]) != "1" {
+		t.Fatalf("answer to call 1 = %v (%v)", a, err)
+	}
+	want := `echo 2025-06-18 Ann /the/root 1 {"name":"Ann"} 0`
+	if got := fmt.Sprint(seen.Name, " ", seen.Protocol, " ", seen.ArgName, " ", seen.Root, " ", seen.Worker, " ", string(seen.Args), " ", seen.StdinRead); got != want {
+		t.Errorf("call 1 saw %s, want %s", got, want)
+	}
+
+	// The second call asks for no progress and has other arguments: it
+	// sees nothing of the first.
+	w.send(`{"id":"two","tool":"echo","arguments":{"other":1}}`)
+	a = w.next()
+	if string(a["id"]) != `"two"` || a["progress"] != nil {
+		t.Fatalf("call 2: %v, want its answer and no progress", a)
+	}
+	seen.ArgName, seen.Protocol = "unchanged", "unchanged"
+	json.Unmarshal([]byte(str(a["output"])), &seen)
+	if seen.ArgName != "" || seen.Protocol != "" || string(seen.Args) != `{"other":1}` {
+		t.Errorf("call 2 saw MCP_ARG_NAME %q, protocol %q, args %s; want \"\", \"\", {\"other\":1}", seen.ArgName, seen.Protocol, seen.Args)
+	}
+
+	// Errors, each answered with the id and the next request still served.
+	w.send(`this is not JSON`)
+	w.send(`{"tool":"echo"}`)
+	for _, tc := range []struct{ req, err string }{
+		{`{"id":3,"tool":"fail","arguments":{}}`, "fail: it failed"},
+		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves binary, boom, echo, fail, slow)`},
+		{`{"id":41,"tool":"binary"}`, "binary: output is not valid UTF-8 (byte 2); use result mode json or mcp with base64 content for binary data"},
+		{`{"id":5,"tool":"echo","arguments":[1]}`, "echo: the arguments are not a JSON object"},
+	} {
+		w.send(tc.req)
+		a = w.next()
+		var req struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(tc.req), &req)
+		if string(a["id"]) != string(req.ID) || str(a["error"]) != tc.err || a["output"] != nil {
+			t.Errorf("%s: answer %v, want error %q", tc.req, a, tc.err)
+		}
+	}
+
+	// A call in flight does not hold up the next; a cancel ends it.
+	w.send(`{"id":6,"tool":"slow"}`)
+	w.send(`{"id":7,"tool":"fail"}`)
+	if a = w.next(); string(a["id"]) != "7" {
+		t.Fatalf("answer %v, want call 7's while 6 runs", a)
+	}
+	w.send(`{"cancel": 6 }`)
+	if a = w.next(); string(a["id"]) != "6" || str(a["error"]) != "slow: context canceled" {
+		t.Errorf("cancelled call: %v", a)
+	}
+
+	if code := w.exit(); code != 0 {
+		t.Errorf("exit status %d after EOF, want 0; stderr:\n%s", code, w.stderr.String())
+	}
+	stderr := w.stderr.String()
+	for _, s := range []string{"stray line on os.Stdout", "stray bytes", "request skipped: not a JSON object", `request skipped: "id" is missing`} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+}
+
+// TestWorkerEOFFinishesCalls: EOF with a call in flight still answers it
+// before the worker exits 0.
+func TestWorkerEOFFinishesCalls(t *testing.T) {
+	w := startWorker(t)
+	w.send(`{"id":1,"tool":"echo","arguments":{"name":"Zed"}}`)
+	w.stdin.Close()
+	if a := w.next(); !strings.Contains(str(a["output"]), `"argName":"Zed"`) {
+		t.Errorf("answer %v", a)
+	}
+	if code := w.exit(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
+	}
+}
+
+// TestWorkerPanic: a handler panic is an error answer for that call, with
+// the stack on stderr, and then the worker exits 2 so that mcp-route starts
+// a fresh one; a call still running is cancelled and answered first.
+func TestWorkerPanic(t *testing.T) {
+	w := startWorker(t)
+	w.send(`{"id":1,"tool":"slow"}`)
+	w.send(`{"id":2,"tool":"boom"}`)
+	a := w.next()
+	if string(a["id"]) != "2" || str(a["error"]) != "boom: panic: kaboom" {
+		t.Fatalf("answer %v, want boom's panic", a)
+	}
+	if a = w.next(); string(a["id"]) != "1" || str(a["error"]) != "slow: context canceled" {
+		t.Errorf("answer %v, want the running call cancelled", a)
+	}
+	if code := w.exit(); code != 2 {
+		t.Errorf("exit status %d, want 2", code)
+	}
+	if !strings.Contains(w.stderr.String(), "goroutine") || !strings.Contains(w.stderr.String(), "panicked") {
+		t.Errorf("stderr lacks the stack and the reason:\n%s", w.stderr.String())
+	}
+}
+
+// TestWorkerFlagsStillWork: --mcp-describe works in a worker's environment,
+// and without MCP_WORKER=1 the same program is an exec'd call.
+func TestWorkerFlagsStillWork(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(self, "echo", "--mcp-describe")
+	cmd.Env = []string{"TOOL_TEST_AS_WORKER=1", "MCP_WORKER=1"}
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), `{"name":"echo"`) {
+		t.Errorf("--mcp-describe in a worker's environment: %v, %q", err, out)
+	}
+	cmd = exec.Command(self, "fail")
+	cmd.Env = []string{"TOOL_TEST_AS_WORKER=1"}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || errb.String() != "fail: it failed\n" {
+		t.Errorf("exec'd call: %v, stderr %q", err, errb.String())
+	}
+}

@@ -1,0 +1,399 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proc"
+)
+
+// Defaults for zero Limits fields and Options.
+const (
+	DefaultWorkers     = 2
+	DefaultConcurrency = 1
+	DefaultIdle        = 60 * time.Second
+	DefaultMaxCalls    = 10000
+	DefaultMaxRSS      = 512 << 20
+	// DefaultMaxLine bounds one line of a worker's stdout: a JSON string
+	// may take 6 bytes per byte of output (\u0000), plus the envelope.
+	DefaultMaxLine = 6*proc.DefaultMaxOutput + 64<<10
+
+	BackoffMin = 100 * time.Millisecond
+	BackoffMax = 10 * time.Second
+)
+
+// Limits are the settings of one pool (a tool's run object). Zero fields
+// take the defaults above.
+type Limits struct {
+	Workers     int           // workers taking calls, at most
+	Concurrency int           // calls one worker takes at once
+	Idle        time.Duration // an idle worker is stopped after this long
+	MaxCalls    int           // a worker is retired after this many calls
+	MaxRSS      int64         // a worker over this RSS after a call is retired
+}
+
+func (l *Limits) defaults() {
+	if l.Workers <= 0 {
+		l.Workers = DefaultWorkers
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = DefaultConcurrency
+	}
+	if l.Idle <= 0 {
+		l.Idle = DefaultIdle
+	}
+	if l.MaxCalls <= 0 {
+		l.MaxCalls = DefaultMaxCalls
+	}
+	if l.MaxRSS <= 0 {
+		l.MaxRSS = DefaultMaxRSS
+	}
+}
+
+// Spec says how to start a worker, and so which pool serves a call.
+type Spec struct {
+	// Cmd starts a worker (runner.Command of the tool, with the worker
+	// environment); proc.Start ignores its Run-only fields.
+	Cmd proc.Cmd
+	// Exec is the executable with every symlink resolved: tools linked to
+	// one executable share a pool when Cmd.Env, Cmd.Dir, Limits and
+	// MaxLine agree too.
+	Exec string
+	// Stamp is the executable's identity as last seen (size, mtime,
+	// inode, ...); a call with another Stamp retires the pool's workers.
+	Stamp   string
+	Limits  Limits
+	MaxLine int // longest stdout line of a worker; 0: DefaultMaxLine
+}
+
+func (s *Spec) key() string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%+v\x00%d", s.Exec, s.Cmd.Dir, strings.Join(s.Cmd.Env, "\x00"), s.Limits, s.MaxLine)
+}
+
+// Call is one tools/call for a worker.
+type Call struct {
+	Tool            string          // the tool's name
+	Arguments       json.RawMessage // a JSON object
+	ProtocolVersion string          // the revision of the request
+	// Progress gets the object of each progress line of the call; nil
+	// when the client asked for no progress.
+	Progress  func(line []byte)
+	Timeout   time.Duration // 0: none
+	MaxOutput int64         // longer output is an isError; 0: proc.DefaultMaxOutput
+}
+
+// Kind says how a call ended.
+type Kind int
+
+const (
+	Answered       Kind = iota // the worker answered output: Result.Output
+	ToolError                  // the worker answered an error: Result.Failure is its text
+	TimedOut                   // Call.Timeout passed
+	Canceled                   // the context was done
+	OutputExceeded             // the output was over Call.MaxOutput
+	Died                       // the worker died, or was killed for another reason
+	NotStarted                 // no worker could be started, or none is started now (backoff, shutdown)
+
+	// undelivered: the worker died before it read the request; the call
+	// goes to another worker (at most maxDelivery times).
+	undelivered Kind = -1
+)
+
+// maxDelivery bounds how often a call is handed to a worker: a request a
+// worker never read is safe to send again, but not forever.
+const maxDelivery = 3
+
+// Result is how a call ended. Failure is the isError text of every Kind
+// but Answered.
+type Result struct {
+	Kind    Kind
+	Output  []byte
+	Failure string
+	Pid     int // the worker that took the call, 0 when none did
+}
+
+// OK reports whether the worker answered output.
+func (r *Result) OK() bool { return r.Kind == Answered }
+
+// Options configure a Pools. All are optional.
+type Options struct {
+	Grace  time.Duration // SIGTERM → SIGKILL, and how long a cancelled call may still run; 0: proc.DefaultGrace
+	Warnf  func(format string, args ...any)
+	Debugf func(format string, args ...any)
+}
+
+// Pools are the worker pools of one server. Its methods are safe for
+// concurrent use.
+type Pools struct {
+	opts Options
+
+	mu     sync.Mutex
+	pools  map[string]*pool
+	all    map[*worker]bool // every worker not yet reaped, retired ones too
+	closed bool
+	reaped sync.WaitGroup
+}
+
+// New returns an empty set of pools.
+func New(opts Options) *Pools {
+	if opts.Grace <= 0 {
+		opts.Grace = proc.DefaultGrace
+	}
+	if opts.Warnf == nil {
+		opts.Warnf = func(string, ...any) {}
+	}
+	if opts.Debugf == nil {
+		opts.Debugf = func(string, ...any) {}
+	}
+	return &Pools{opts: opts, pools: map[string]*pool{}, all: map[*worker]bool{}}
+}
+
+// Call runs c on a worker of spec's pool, starting one when needed, and
+// returns when it is answered or has failed (see the package doc). It
+// never returns before a worker it killed for this call is reaped.
+func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
+	spec.Limits.defaults()
+	if spec.MaxLine <= 0 {
+		spec.MaxLine = DefaultMaxLine
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = proc.DefaultMaxOutput
+	}
+	ps.mu.Lock()
+	if ps.closed {
+		ps.mu.Unlock()
+		return &Result{Kind: NotStarted, Failure: "canceled: server shutting down"}
+	}
+	key := spec.key()
+	pl := ps.pools[key]
+	if pl == nil {
+		pl = &pool{ps: ps, limits: spec.Limits, changed: make(chan struct{}), stale: map[string]bool{}}
+		ps.pools[key] = pl
+	}
+	ps.mu.Unlock()
+
+	var deadline time.Time
+	var timeoutC <-chan time.Time
+	if c.Timeout > 0 {
+		deadline = time.Now().Add(c.Timeout)
+		t := time.NewTimer(c.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	timedOut := func() *Result {
+		return &Result{Kind: TimedOut, Failure: proc.Outcome{Ending: proc.TimedOut, Timeout: c.Timeout}.String()}
+	}
+	for delivery := 1; ; delivery++ {
+		w, p, res := pl.acquire(ctx, deadline, timeoutC, &spec, &c)
+		if res != nil {
+			if res.Kind == TimedOut {
+				return timedOut()
+			}
+			return res
+		}
+		w.send(p.request, p)
+		r := ps.await(ctx, w, p, &c, timeoutC, timedOut)
+		if r.Kind != undelivered {
+			return r
+		}
+		if delivery == maxDelivery || ctx.Err() != nil {
+			r.Kind = Died
+			return r
+		}
+		ps.opts.Debugf("call of %s: worker %d died before it read the request: sent again", c.Tool, r.Pid)
+	}
+}
+
+// await waits for p's answer on w, and handles the call's timeout and
+// cancellation.
+func (ps *Pools) await(ctx context.Context, w *worker, p *pending, c *Call, timeoutC <-chan time.Time, timedOut func() *Result) *Result {
+	select {
+	case r := <-p.done:
+		return r
+	case <-timeoutC:
+		w.kill(fmt.Sprintf("a call on it (%s) timed out after %v", c.Tool, c.Timeout), p, timedOut())
+		return <-p.done
+	case <-ctx.Done():
+	}
+	// Cancelled: ask in-band, and give the worker Grace to stop the call.
+	w.send(fmt.Appendf(nil, "{\"cancel\":%d}\n", p.id), nil)
+	canceled := &Result{Kind: Canceled, Failure: "canceled", Pid: w.pid}
+	grace := time.NewTimer(ps.opts.Grace)
+	defer grace.Stop()
+	select {
+	case <-p.done:
+		return canceled
+	case <-grace.C:
+		w.kill(fmt.Sprintf("a cancelled call on it (%s) was still running %v later", c.Tool, ps.opts.Grace), p, canceled)
+	case <-timeoutC:
+		w.kill(fmt.Sprintf("a call on it (%s) timed out after %v", c.Tool, c.Timeout), p, canceled)
+	}
+	<-p.done
+	return canceled
+}
+
+// Close stops every worker and waits until each is reaped. Calls after
+// Close are refused.
+func (ps *Pools) Close() {
+	ps.mu.Lock()
+	ps.closed = true
+	var all []*worker
+	for w := range ps.all {
+		all = append(all, w)
+	}
+	ps.mu.Unlock()
+	for _, w := range all {
+		go w.stop("server shutting down")
+	}
+	ps.reaped.Wait()
+}
+
+// Running returns the pids of the workers not yet reaped, for tests and
+// diagnostics.
+func (ps *Pools) Running() []int {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var pids []int
+	for w := range ps.all {
+		pids = append(pids, w.pid)
+	}
+	return pids
+}
+
+// pool is the workers of one Spec key.
+type pool struct {
+	ps     *Pools
+	limits Limits
+
+	mu        sync.Mutex
+	stamp     string
+	stale     map[string]bool // stamps replaced by a newer one
+	workers   []*worker       // taking calls: neither retired nor dead
+	changed   chan struct{}   // closed (and replaced) when a waiting call may go on
+	crashes   int             // in a row
+	notBefore time.Time       // no worker starts before (backoff)
+}
+
+// broadcast wakes the calls waiting for a worker. pl.mu is held.
+func (pl *pool) broadcast() {
+	close(pl.changed)
+	pl.changed = make(chan struct{})
+}
+
+// acquire finds or starts a worker with room for c and registers the call
+// on it; or returns why there is none.
+func (pl *pool) acquire(ctx context.Context, deadline time.Time, timeoutC <-chan time.Time, spec *Spec, c *Call) (*worker, *pending, *Result) {
+	ps := pl.ps
+	for {
+		pl.mu.Lock()
+		if pl.stale[spec.Stamp] {
+			// A call that looked its tool up before the registry saw the
+			// change: the executable on disk is the new one, and so are
+			// the workers it would start.
+			spec.Stamp = pl.stamp
+		}
+		if pl.stamp != spec.Stamp {
+			if len(pl.workers) > 0 {
+				ps.opts.Debugf("worker of %s: executable %s changed; new calls go to new workers", c.Tool, spec.Exec)
+			}
+			for _, w := range pl.workers {
+				w.retired()
+			}
+			pl.workers = nil
+			if pl.stamp != "" {
+				if len(pl.stale) >= 16 {
+					clear(pl.stale)
+				}
+				pl.stale[pl.stamp] = true
+			}
+			pl.stamp, pl.crashes, pl.notBefore = spec.Stamp, 0, time.Time{}
+		}
+		if w := pl.pick(); w != nil {
+			p := w.take(c)
+			pl.mu.Unlock()
+			return w, p, nil
+		}
+		wait := pl.changed
+		var backoff <-chan time.Time
+		stopBackoff := func() bool { return false }
+		if len(pl.workers) < pl.limits.Workers {
+			if until := time.Until(pl.notBefore); until > 0 {
+				if !deadline.IsZero() && pl.notBefore.After(deadline) {
+					n := pl.crashes
+					pl.mu.Unlock()
+					return nil, nil, &Result{Kind: NotStarted, Failure: fmt.Sprintf(
+						"worker restarting after %d crashes in a row (next start in %v, after this call's timeout); try again later",
+						n, until.Round(time.Millisecond))}
+				}
+				t := time.NewTimer(until)
+				stopBackoff = t.Stop
+				backoff = t.C
+			} else {
+				w, err := pl.start(spec, c.Tool)
+				if err != nil {
+					pl.crashed(c.Tool, spec.Exec)
+					pl.mu.Unlock()
+					return nil, nil, &Result{Kind: NotStarted, Failure: "cannot start tool: " + err.Error()}
+				}
+				p := w.take(c)
+				pl.mu.Unlock()
+				return w, p, nil
+			}
+		}
+		pl.mu.Unlock()
+		select {
+		case <-wait:
+		case <-backoff:
+		case <-timeoutC:
+			stopBackoff()
+			return nil, nil, &Result{Kind: TimedOut}
+		case <-ctx.Done():
+			stopBackoff()
+			return nil, nil, &Result{Kind: Canceled, Failure: "canceled"}
+		}
+		stopBackoff()
+	}
+}
+
+// pick returns the least busy worker with room for one more call, or nil.
+// pl.mu is held.
+func (pl *pool) pick() *worker {
+	var best *worker
+	bestLoad := pl.limits.Concurrency
+	for _, w := range pl.workers {
+		w.mu.Lock()
+		load := len(w.calls)
+		w.mu.Unlock()
+		if load < bestLoad {
+			best, bestLoad = w, load
+		}
+	}
+	return best
+}
+
+// crashed counts a worker that died unasked (or could not start) and
+// sets the backoff. pl.mu is held.
+func (pl *pool) crashed(tool, exec string) {
+	pl.crashes++
+	if pl.crashes < 2 {
+		return
+	}
+	d := BackoffMin << min(pl.crashes-2, 20)
+	d = min(d, BackoffMax)
+	pl.notBefore = time.Now().Add(d)
+	pl.ps.opts.Warnf("worker of %s (%s): %d crashes in a row: next start in %v", tool, exec, pl.crashes, d)
+}
+
+// remove takes w out of the workers taking calls. pl.mu is held.
+func (pl *pool) remove(w *worker) {
+	for i, x := range pl.workers {
+		if x == w {
+			pl.workers = append(pl.workers[:i], pl.workers[i+1:]...)
+			break
+		}
+	}
+}

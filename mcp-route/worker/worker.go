@@ -1,0 +1,599 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proc"
+)
+
+// pending is one call on a worker, from take until its Result is sent.
+type pending struct {
+	id        int64
+	tool      string
+	progress  func([]byte)
+	maxOutput int64
+	request   []byte       // the request line, newline included
+	written   atomic.Bool  // the request went into the worker's stdin
+	done      chan *Result // gets exactly one Result
+	fate      *Result      // the call's Result if the worker dies: why it was killed for this call
+}
+
+// worker is one worker process and the calls it has in flight.
+type worker struct {
+	pool    *pool
+	tool    string // the tool whose call started it, for the log
+	exec    string
+	pid     int
+	p       *proc.Process
+	maxLine int
+
+	mu        sync.Mutex // after pool.mu when both are held
+	calls     map[int64]*pending
+	nextID    int64
+	taken     int
+	retiring  bool   // takes no new call; stopped once it has none
+	asked     bool   // mcp-route stopped or killed it: its end is no crash
+	misbehave bool   // killed for junk or a closed stdin: its end counts as a crash
+	killedFor string // why mcp-route killed it, for its other calls
+	idleGen   int    // arms of the idle timer; a stale one does nothing
+	idle      *time.Timer
+
+	qmu         sync.Mutex
+	queue       []queued
+	lastWritten *pending // the call whose request was written last
+	writeFailed bool     // a write to stdin failed
+	qsig        chan struct{}
+	readerDone  chan struct{}
+}
+
+var errClosed = errors.New("server shutting down")
+
+// start starts a worker for pl. pl.mu is held.
+func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
+	ps := pl.ps
+	w := &worker{
+		pool: pl, tool: tool, exec: spec.Exec, maxLine: spec.MaxLine,
+		calls: map[int64]*pending{}, qsig: make(chan struct{}, 1), readerDone: make(chan struct{}),
+	}
+	log := &stderrLog{debugf: ps.opts.Debugf, prefix: "worker of " + tool + ": stderr: "}
+	cmd := spec.Cmd
+	cmd.StderrTo = log
+	p, err := proc.Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	w.p, w.pid = p, p.Pid()
+	log.setPrefix(fmt.Sprintf("worker of %s (pid %d): stderr: ", tool, w.pid))
+	ps.mu.Lock()
+	if ps.closed {
+		ps.mu.Unlock()
+		p.Terminate(ps.opts.Grace)
+		return nil, errClosed
+	}
+	ps.all[w] = true
+	ps.reaped.Add(1)
+	ps.mu.Unlock()
+	pl.workers = append(pl.workers, w)
+	go w.write()
+	go w.read()
+	go w.watch()
+	ps.opts.Debugf("worker of %s started: %s, pid %d", tool, spec.Exec, w.pid)
+	return w, nil
+}
+
+// request is a request line without its id, which take puts in front.
+type request struct {
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ProtocolVersion string          `json:"protocolVersion"`
+	Progress        bool            `json:"progress"`
+}
+
+// take registers c on w. pl.mu is held.
+func (w *worker) take(c *Call) *pending {
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	// json.Marshal compacts the arguments: one line, whatever the client sent.
+	body, err := json.Marshal(request{Tool: c.Tool, Arguments: args, ProtocolVersion: c.ProtocolVersion, Progress: c.Progress != nil})
+	if err != nil {
+		body, _ = json.Marshal(request{Tool: c.Tool, Arguments: json.RawMessage("{}"), ProtocolVersion: c.ProtocolVersion, Progress: c.Progress != nil})
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextID++
+	p := &pending{id: w.nextID, tool: c.Tool, progress: c.Progress, maxOutput: c.MaxOutput, done: make(chan *Result, 1)}
+	p.request = append(append(fmt.Appendf(nil, `{"id":%d,`, p.id), body[1:]...), '\n')
+	w.calls[p.id] = p
+	w.taken++
+	w.idleGen++
+	if w.idle != nil {
+		w.idle.Stop()
+		w.idle = nil
+	}
+	if w.taken >= w.pool.limits.MaxCalls && !w.retiring {
+		w.retiring = true
+		w.pool.remove(w)
+		w.pool.ps.opts.Debugf("worker of %s (pid %d): %d calls: retired", w.tool, w.pid, w.taken)
+	}
+	return p
+}
+
+// queued is a line for the worker's stdin: a request (p set) or a cancel.
+type queued struct {
+	line []byte
+	p    *pending
+}
+
+// send queues one line for the worker's stdin; it never blocks. p is the
+// call when the line is its request.
+func (w *worker) send(line []byte, p *pending) {
+	w.qmu.Lock()
+	w.queue = append(w.queue, queued{line, p})
+	w.qmu.Unlock()
+	select {
+	case w.qsig <- struct{}{}:
+	default:
+	}
+}
+
+// write writes the queued lines in order. A worker that stops reading
+// blocks only this goroutine; killing it closes the pipe.
+func (w *worker) write() {
+	stdin := w.p.Stdin()
+	for {
+		select {
+		case <-w.qsig:
+		case <-w.p.Done():
+			return
+		}
+		w.qmu.Lock()
+		q := w.queue
+		w.queue = nil
+		w.qmu.Unlock()
+		for _, q := range q {
+			// Marked before the write: a request that may have reached
+			// the worker is never sent again (see watch).
+			if q.p != nil {
+				q.p.written.Store(true)
+				w.qmu.Lock()
+				w.lastWritten = q.p
+				w.qmu.Unlock()
+			}
+			if _, err := stdin.Write(q.line); err != nil {
+				// At most part of the line went in: no request.
+				if q.p != nil {
+					q.p.written.Store(false)
+				}
+				w.qmu.Lock()
+				w.writeFailed = true
+				w.qmu.Unlock()
+				// Most often the worker has just died (its calls are
+				// then failed, or retried when it never read them); one
+				// that closed its stdin alive is ended here.
+				w.mu.Lock()
+				asked := w.asked
+				w.mu.Unlock()
+				if !asked {
+					go w.p.Terminate(w.pool.ps.opts.Grace)
+				}
+				return
+			}
+		}
+	}
+}
+
+// read reads the worker's stdout until EOF or junk.
+func (w *worker) read() {
+	defer close(w.readerDone)
+	br := bufio.NewReaderSize(w.p.Stdout(), 64<<10)
+	for {
+		line, err := readLine(br, w.maxLine)
+		if errors.Is(err, errLineTooLong) {
+			w.junk(line, fmt.Sprintf("a line longer than %d bytes", w.maxLine))
+			return
+		}
+		if err != nil {
+			if len(line) > 0 {
+				w.junk(line, "an unterminated line")
+				return
+			}
+			w.ended()
+			return
+		}
+		if why := w.handle(line); why != "" {
+			w.junk(line, why)
+			return
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns one line without its newline; past max bytes it
+// returns what it has and errLineTooLong.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			return append(line, chunk[:min(len(chunk), 200)]...), errLineTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			line = append(line, chunk...)
+			continue
+		}
+		if err != nil {
+			return append(line, chunk...), err
+		}
+		if line == nil {
+			return chunk[:len(chunk)-1], nil // valid until the next read: handle copies what it keeps
+		}
+		return append(line, chunk[:len(chunk)-1]...), nil
+	}
+}
+
+// answer is a line of the worker's stdout.
+type answer struct {
+	ID       int64           `json:"id"`
+	Output   *string         `json:"output"`
+	Error    *string         `json:"error"`
+	Progress json.RawMessage `json:"progress"`
+}
+
+// handle dispatches one stdout line; it returns why the line is junk, or "".
+func (w *worker) handle(line []byte) string {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) == 0 || line[0] != '{' {
+		return "not a JSON object"
+	}
+	var a answer
+	if err := json.Unmarshal(line, &a); err != nil {
+		return "not a JSON object: " + err.Error()
+	}
+	progress := len(a.Progress) > 0 && string(a.Progress) != "null"
+	n := 0
+	for _, set := range []bool{a.Output != nil, a.Error != nil, progress} {
+		if set {
+			n++
+		}
+	}
+	if a.ID <= 0 {
+		return "no positive id"
+	}
+	if n != 1 {
+		return "not exactly one of output, error and progress"
+	}
+	w.mu.Lock()
+	p := w.calls[a.ID]
+	if p != nil && !progress {
+		delete(w.calls, a.ID)
+	}
+	w.mu.Unlock()
+	if p == nil {
+		return fmt.Sprintf("id %d is not a call in flight", a.ID)
+	}
+	if progress {
+		if p.progress != nil {
+			p.progress(a.Progress)
+		}
+		return ""
+	}
+	var r *Result
+	switch {
+	case a.Error != nil:
+		msg := *a.Error
+		if strings.TrimSpace(msg) == "" {
+			msg = "the tool reported an error without a message"
+		}
+		r = &Result{Kind: ToolError, Failure: msg}
+	case int64(len(*a.Output)) > p.maxOutput:
+		r = &Result{Kind: OutputExceeded, Failure: proc.Outcome{Ending: proc.OutputExceeded, Limit: p.maxOutput}.String()}
+	default:
+		r = &Result{Kind: Answered, Output: []byte(*a.Output)}
+	}
+	w.answered(p, r)
+	return ""
+}
+
+// answered finishes p with r: the worker answered it. It retires a worker
+// over its RSS cap and arms the idle timer of one left without calls.
+func (w *worker) answered(p *pending, r *Result) {
+	r.Pid = w.pid
+	pl := w.pool
+	over := false
+	if rss, ok := residentBytes(w.pid); ok && rss > pl.limits.MaxRSS {
+		over = true
+		pl.ps.opts.Debugf("worker of %s (pid %d): RSS %d bytes over %d: retired", w.tool, w.pid, rss, pl.limits.MaxRSS)
+	}
+	stop := false
+	pl.mu.Lock()
+	pl.crashes, pl.notBefore = 0, time.Time{}
+	w.mu.Lock()
+	if over && !w.retiring {
+		w.retiring = true
+		pl.remove(w)
+	}
+	if len(w.calls) == 0 && !w.asked {
+		if w.retiring {
+			stop = true
+		} else {
+			w.idleGen++
+			gen := w.idleGen
+			w.idle = time.AfterFunc(pl.limits.Idle, func() { w.idleOut(gen) })
+		}
+	}
+	w.mu.Unlock()
+	pl.broadcast()
+	pl.mu.Unlock()
+	p.done <- r
+	if stop {
+		go w.stop("")
+	}
+}
+
+// idleOut stops a worker that had no call for Limits.Idle.
+func (w *worker) idleOut(gen int) {
+	pl := w.pool
+	pl.mu.Lock()
+	w.mu.Lock()
+	if gen != w.idleGen || len(w.calls) > 0 || w.retiring || w.asked {
+		w.mu.Unlock()
+		pl.mu.Unlock()
+		return
+	}
+	w.retiring = true
+	pl.remove(w)
+	w.mu.Unlock()
+	pl.broadcast()
+	pl.mu.Unlock()
+	pl.ps.opts.Debugf("worker of %s (pid %d): idle for %v: stopped", w.tool, w.pid, pl.limits.Idle)
+	w.stop("")
+}
+
+// retired takes w out of service: it is stopped now when it has no call,
+// else once its calls are answered. pl.mu is held; the caller takes w out
+// of pl.workers.
+func (w *worker) retired() {
+	w.mu.Lock()
+	w.retiring = true
+	idle := len(w.calls) == 0
+	w.mu.Unlock()
+	if idle {
+		go w.stop("")
+	}
+}
+
+// stop ends the worker gently (stdin closed, then the SIGTERM → SIGKILL
+// ladder); why is what its calls in flight, if any, are told.
+func (w *worker) stop(why string) {
+	w.mu.Lock()
+	w.asked = true
+	if w.killedFor == "" && why != "" {
+		w.killedFor = why
+	}
+	w.mu.Unlock()
+	w.p.Stop(w.pool.ps.opts.Grace)
+}
+
+// kill ends the worker now (SIGTERM to its group, SIGKILL Grace later),
+// for reason; p, when not nil, is the call it is killed for, which gets
+// fate instead.
+func (w *worker) kill(reason string, p *pending, fate *Result) {
+	pl := w.pool
+	pl.mu.Lock()
+	w.mu.Lock()
+	if p != nil {
+		p.fate = fate
+	}
+	if w.killedFor == "" {
+		w.killedFor = reason
+	}
+	w.asked = true
+	if !w.retiring {
+		w.retiring = true
+		pl.remove(w)
+	}
+	w.mu.Unlock()
+	pl.broadcast()
+	pl.mu.Unlock()
+	go w.p.Terminate(pl.ps.opts.Grace)
+}
+
+// misbehaved kills a worker that broke the protocol; its end counts as a
+// crash for the backoff.
+func (w *worker) misbehaved(reason string) {
+	w.mu.Lock()
+	w.misbehave = true
+	w.mu.Unlock()
+	w.kill(reason, nil, nil)
+}
+
+// junk kills a worker that wrote line, which is not a response, and logs
+// the tool and the line's first bytes.
+func (w *worker) junk(line []byte, why string) {
+	quoted := quoteCapped(line, 120)
+	w.mu.Lock()
+	var tools []string
+	for _, p := range w.calls {
+		tools = append(tools, p.tool)
+	}
+	w.mu.Unlock()
+	slices.Sort(tools)
+	w.pool.ps.opts.Warnf("worker of %s (%s, pid %d) wrote junk on stdout (%s): %s; killed, %d calls in flight fail (%s)",
+		w.tool, w.exec, w.pid, why, quoted, len(tools), strings.Join(slices.Compact(tools), ", "))
+	w.misbehaved("it wrote something other than a response on stdout: " + quoteCapped(line, 80))
+}
+
+// ended takes a worker whose stdout reached EOF (it is exiting) out of
+// service at once, before it is reaped.
+func (w *worker) ended() {
+	pl := w.pool
+	pl.mu.Lock()
+	w.mu.Lock()
+	if !w.retiring {
+		w.retiring = true
+		pl.remove(w)
+	}
+	w.mu.Unlock()
+	pl.broadcast()
+	pl.mu.Unlock()
+}
+
+// watch waits for the worker's end and fails its calls in flight; a call
+// whose request the worker never read is handed back for another worker.
+func (w *worker) watch() {
+	<-w.p.Done()
+	// Ask the pipe before anything closes it: bytes left unread mean the
+	// last request written never reached the worker.
+	consumed, known := w.p.StdinConsumed()
+	w.qmu.Lock()
+	unread := w.lastWritten
+	if !known || consumed || w.writeFailed {
+		// A failed write also reads as "not consumed": then nothing
+		// written before it can be told unread.
+		unread = nil
+	}
+	w.qmu.Unlock()
+	// Answers written just before the exit are still in the pipe.
+	select {
+	case <-w.readerDone:
+	case <-time.After(proc.DefaultDrain):
+	}
+	w.p.Stop(w.pool.ps.opts.Grace) // done already: this closes stdout, which ends the reader
+	<-w.readerDone
+	outcome := w.p.Wait()
+
+	pl, ps := w.pool, w.pool.ps
+	pl.mu.Lock()
+	pl.remove(w)
+	w.mu.Lock()
+	calls := w.calls
+	w.calls = map[int64]*pending{}
+	crash := !w.asked || w.misbehave
+	killedFor := w.killedFor
+	if w.idle != nil {
+		w.idle.Stop()
+	}
+	w.idleGen++
+	w.mu.Unlock()
+	if crash {
+		pl.crashed(w.tool, w.exec)
+	}
+	pl.broadcast()
+	pl.mu.Unlock()
+
+	died := "worker died: " + outcome.String()
+	if tail := proc.StderrTail(w.p.StderrTail(), 1000); tail != "" {
+		died += ": " + tail
+	}
+	switch {
+	case crash && killedFor == "":
+		ps.opts.Warnf("worker of %s (%s, pid %d) died: %s; %d calls in flight fail", w.tool, w.exec, w.pid, outcome, len(calls))
+	case len(calls) > 0:
+		ps.opts.Debugf("worker of %s (pid %d) ended (%s): %s; %d calls in flight fail", w.tool, w.pid, killedFor, outcome, len(calls))
+	default:
+		ps.opts.Debugf("worker of %s (pid %d) ended: %s", w.tool, w.pid, outcome)
+	}
+	ids := make([]int64, 0, len(calls))
+	for id := range calls {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		p := calls[id]
+		r := p.fate
+		switch {
+		case r != nil:
+		case !p.written.Load() || p == unread:
+			r = &Result{Kind: undelivered, Failure: died}
+		case killedFor != "":
+			r = &Result{Kind: Died, Failure: "worker killed: " + killedFor}
+		default:
+			r = &Result{Kind: Died, Failure: died}
+		}
+		r.Pid = w.pid
+		p.done <- r
+	}
+	ps.mu.Lock()
+	delete(ps.all, w)
+	ps.mu.Unlock()
+	ps.reaped.Done()
+}
+
+// residentBytes reads a process's resident set size from /proc/PID/statm.
+func residentBytes(pid int) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * int64(os.Getpagesize()), true
+}
+
+// quoteCapped quotes the first n bytes of b, escaped, "..." when cut.
+func quoteCapped(b []byte, n int) string {
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// stderrLog logs a worker's stderr, one debug line per line written.
+type stderrLog struct {
+	debugf func(string, ...any)
+	mu     sync.Mutex
+	prefix string
+	buf    []byte
+}
+
+func (l *stderrLog) setPrefix(p string) {
+	l.mu.Lock()
+	l.prefix = p
+	l.mu.Unlock()
+}
+
+func (l *stderrLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, b...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		l.debugf("%s%s", l.prefix, clip(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 4096 {
+		l.debugf("%s%s", l.prefix, clip(l.buf))
+		l.buf = l.buf[:0]
+	}
+	return len(b), nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 500 {
+		return string(b[:500]) + "..."
+	}
+	return string(b)
+}

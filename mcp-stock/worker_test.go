@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+// stockWorker is mcp-stock running as a worker, over real pipes, the way
+// mcp-route starts one: through a tool's link, MCP_WORKER=1 and MCP_ROOT in
+// its environment, the root as its working directory.
+type stockWorker struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	mu      sync.Mutex
+	stderr  strings.Builder
+	answers chan workerAnswer
+}
+
+type workerAnswer struct {
+	ID       json.RawMessage `json:"id"`
+	Output   *string         `json:"output"`
+	Error    string          `json:"error"`
+	Progress json.RawMessage `json:"progress"`
+	junk     string          // a stdout line that is not an answer
+}
+
+func (w *stockWorker) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stderr.Write(p)
+}
+
+func (w *stockWorker) log() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stderr.String()
+}
+
+// startStock installs the stock tools in a new directory and starts a
+// worker through the link named link, in root, with env added.
+func startStock(t *testing.T, link, root string, env ...string) *stockWorker {
+	t.Helper()
+	bin := testbin.Path(t, "MCP_STOCK_BIN", "mcp-stock")
+	dir := filepath.Join(t.TempDir(), "tools")
+	if _, errs, code := runBin(t, bin, "", nil, "install", dir); code != 0 {
+		t.Fatalf("install: %s", errs)
+	}
+	w := &stockWorker{t: t, answers: make(chan workerAnswer, 1000)}
+	w.cmd = exec.Command(filepath.Join(dir, link))
+	w.cmd.Dir = root
+	w.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "MCP_WORKER=1", "MCP_ROOT=" + root}, env...)
+	w.cmd.Stderr = w
+	var err error
+	if w.stdin, err = w.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(w.answers)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var a workerAnswer
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil || a.ID == nil {
+				a = workerAnswer{junk: sc.Text()}
+			}
+			w.answers <- a
+		}
+	}()
+	t.Cleanup(func() { w.cmd.Process.Kill(); w.cmd.Wait() })
+	return w
+}
+
+func (w *stockWorker) send(format string, args ...any) {
+	w.t.Helper()
+	if _, err := fmt.Fprintf(w.stdin, format+"\n", args...); err != nil {
+		w.t.Fatalf("writing a request: %v", err)
+	}
+}
+
+func (w *stockWorker) next() workerAnswer {
+	w.t.Helper()
+	a, ok := <-w.answers
+	switch {
+	case !ok:
+		w.t.Fatalf("the worker closed stdout; stderr:\n%s", w.log())
+	case a.junk != "":
+		w.t.Fatalf("stdout line that is not an answer: %q", a.junk)
+	}
+	return a
+}
+
+// call sends one request and returns its answer, skipping progress.
+func (w *stockWorker) call(id int, tool, args string) workerAnswer {
+	w.t.Helper()
+	w.send(`{"id":%d,"tool":%q,"arguments":%s,"protocolVersion":"2025-06-18"}`, id, tool, args)
+	for {
+		a := w.next()
+		if string(a.ID) != strconv.Itoa(id) {
+			w.t.Fatalf("answer to %s while waiting for %d", a.ID, id)
+		}
+		if a.Progress == nil {
+			return a
+		}
+	}
+}
+
+// wait closes stdin and returns the exit status.
+func (w *stockWorker) wait() int {
+	w.t.Helper()
+	w.stdin.Close()
+	for a := range w.answers {
+		w.t.Errorf("unexpected line after the last answer: %+v", a)
+	}
+	err := w.cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return 0
+}
+
+func stockRoot(t *testing.T) string {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestWorkerServesEveryTool: one worker process, started through the
+// fs_read link, answers calls of read, mutating and system tools in turn
+// with what the exec'd tools print, errors included, and exits 0 at EOF.
+func TestWorkerServesEveryTool(t *testing.T) {
+	root := stockRoot(t)
+	w := startStock(t, "fs_read", root, "MCP_SH_ALLOW=echo", "MCP_ENV_ALLOW=MCP_ROOT")
+	steps := []struct {
+		tool, args string
+		output     string // a prefix of the output; "" for an error
+		err        string
+	}{
+		{"fs_read", `{"path":"a.txt"}`, "alpha\nbeta\n", ""},
+		{"fs_write", `{"path":"b.txt","content":"written by a worker\n"}`, "", ""},
+		{"fs_read", `{"path":"b.txt"}`, "written by a worker\n", ""},
+		{"fs_tail", `{"path":"a.txt","lines":1}`, "beta\n", ""},
+		{"fs_exists", `{"path":"b.txt"}`, `{"path":"b.txt","exists":true`, ""},
+		{"fs_read", `{"path":"/etc/passwd"}`, "", "fs_read: /etc/passwd: path escapes root"},
+		{"fs_read", `{"path":"nope.txt"}`, "", "fs_read: nope.txt: "},
+		{"fs_read", `{"path":"a.txt","bogus":1}`, "", `fs_read: invalid arguments: unknown field "bogus"`},
+		{"env_get", `{}`, `{"variables":{"MCP_ROOT":` + strconv.Quote(root), ""},
+		{"sh_exec", `{"command":"echo from sh_exec"}`, `{"content":[{"type":"text","text":"from sh_exec\n"}]`, ""},
+		// A name that is not a stock tool goes to the link's tool, as
+		// MCP_TOOL does in exec mode (a sidecar may rename a link).
+		{"read_file", `{"path":"a.txt"}`, "alpha\n", ""},
+		{"read_file", `{}`, "", "read_file: invalid path: empty"},
+	}
+	for i, s := range steps {
+		a := w.call(i+1, s.tool, s.args)
+		switch {
+		case s.err != "" && (a.Output != nil || !strings.HasPrefix(a.Error, s.err)):
+			t.Errorf("%s %s: output %v error %q, want error %q...", s.tool, s.args, a.Output, a.Error, s.err)
+		case s.err == "" && s.output == "" && (a.Output == nil || a.Error != ""):
+			t.Errorf("%s %s: error %q, want success", s.tool, s.args, a.Error)
+		case s.err == "" && s.output != "" && (a.Output == nil || !strings.HasPrefix(*a.Output, s.output)):
+			t.Errorf("%s %s: output %v error %q, want %q...", s.tool, s.args, a.Output, a.Error, s.output)
+		}
+	}
+	// Many calls over the same process, several in flight: each answered
+	// once.
+	const n = 200
+	go func() {
+		for i := range n {
+			tl := []string{"fs_read", "fs_stat", "fs_list", "fs_head"}[i%4]
+			w.send(`{"id":%d,"tool":%q,"arguments":{"path":%q}}`, 1000+i, tl, map[bool]string{true: ".", false: "a.txt"}[tl == "fs_list"])
+		}
+	}()
+	seen := map[string]bool{}
+	for range n {
+		a := w.next()
+		if seen[string(a.ID)] || a.Output == nil {
+			t.Fatalf("answer %s twice or failed: %+v", a.ID, a)
+		}
+		seen[string(a.ID)] = true
+	}
+	if code := w.wait(); code != 0 {
+		t.Errorf("exit status %d after EOF, want 0; stderr:\n%s", code, w.log())
+	}
+}
+
+// TestWorkerStdio: in the running worker, fd 1 is no longer the answer
+// pipe but a copy of stderr, and fd 0 is /dev/null, so a stray write or
+// read by a handler or library cannot touch the protocol; the harmless
+// counterpart, answers, still flow.
+func TestWorkerStdio(t *testing.T) {
+	w := startStock(t, "fs_read", stockRoot(t))
+	if a := w.call(1, "fs_read", `{"path":"a.txt"}`); a.Output == nil {
+		t.Fatalf("fs_read: %+v", a)
+	}
+	fd := func(n int) string {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", w.cmd.Process.Pid, n))
+		if err != nil {
+			t.Skipf("no /proc: %v", err)
+		}
+		return l
+	}
+	if fd(1) != fd(2) || fd(0) != os.DevNull {
+		t.Errorf("worker fds: 0 -> %s, 1 -> %s, 2 -> %s; want /dev/null and stderr twice", fd(0), fd(1), fd(2))
+	}
+	if code := w.wait(); code != 0 {
+		t.Errorf("exit status %d", code)
+	}
+}
+
+// TestWorkerShExecChildren: a program sh_exec runs in a worker ends with
+// its call: cancelled, and when the worker gets SIGTERM.
+func TestWorkerShExecChildren(t *testing.T) {
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep")
+	}
+	for _, how := range []string{"cancel", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			w := startStock(t, "sh_exec", stockRoot(t), "MCP_SH_ALLOW=sleep")
+			w.send(`{"id":1,"tool":"sh_exec","arguments":{"command":"sleep 300"}}`)
+			sleeper := waitChild(t, w.cmd.Process.Pid, "sleep")
+			if how == "cancel" {
+				w.send(`{"cancel":1}`)
+			} else {
+				w.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			a := w.next()
+			var res codec.CallToolResult
+			if a.Output == nil || json.Unmarshal([]byte(*a.Output), &res) != nil || !res.IsError {
+				t.Errorf("answer to the stopped call: %+v", a)
+			}
+			if err := syscall.Kill(sleeper, 0); err != syscall.ESRCH {
+				t.Errorf("sleep (pid %d) outlived its call: kill 0 = %v", sleeper, err)
+			}
+			want := 0
+			if how == "SIGTERM" {
+				want = 1
+			}
+			if code := w.wait(); code != want {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, want, w.log())
+			}
+		})
+	}
+}
+
+// waitChild returns the pid of the child of parent whose command is comm,
+// once there is one.
+func waitChild(t *testing.T, parent int, comm string) int {
+	t.Helper()
+	for {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			t.Skipf("no /proc: %v", err)
+		}
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...
+			s := string(stat)
+			i := strings.LastIndexByte(s, ')')
+			if i < 0 || !strings.HasSuffix(s[:i], "("+comm) {
+				continue
+			}
+			f := strings.Fields(s[i+1:])
+			if len(f) > 1 && f[1] == strconv.Itoa(parent) {
+				return pid
+			}
+		}
+		syscall.Nanosleep(&syscall.Timespec{Nsec: 10e6}, nil)
+	}
+}
