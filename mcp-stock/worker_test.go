@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -154,7 +155,8 @@ func stockRoot(t *testing.T) string {
 // with what the exec'd tools print, errors included, and exits 0 at EOF.
 func TestWorkerServesEveryTool(t *testing.T) {
 	root := stockRoot(t)
-	w := startStock(t, "fs_read", root, "MCP_SH_ALLOW=echo", "MCP_ENV_ALLOW=MCP_ROOT")
+	// Not under mcp-route, so not confined: sh_exec needs the opt-in.
+	w := startStock(t, "fs_read", root, "MCP_SH_ALLOW=echo", "MCP_ENV_ALLOW=MCP_ROOT", "MCP_SH_UNCONFINED=1")
 	steps := []struct {
 		tool, args string
 		output     string // a prefix of the output; "" for an error
@@ -240,7 +242,7 @@ func TestWorkerShExecChildren(t *testing.T) {
 	}
 	for _, how := range []string{"cancel", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) {
-			w := startStock(t, "sh_exec", stockRoot(t), "MCP_SH_ALLOW=sleep")
+			w := startStock(t, "sh_exec", stockRoot(t), "MCP_SH_ALLOW=sleep", "MCP_SH_UNCONFINED=1")
 			w.send(`{"id":1,"tool":"sh_exec","arguments":{"command":"sleep 300"}}`)
 			sleeper := waitChild(t, w.cmd.Process.Pid, "sleep")
 			if how == "cancel" {
@@ -268,34 +270,18 @@ func TestWorkerShExecChildren(t *testing.T) {
 }
 
 // waitChild returns the pid of the child of parent whose command is comm,
-// once there is one.
+// once there is one (bounded by proctest.Patience).
 func waitChild(t *testing.T, parent int, comm string) int {
 	t.Helper()
-	for {
-		ents, err := os.ReadDir("/proc")
-		if err != nil {
-			t.Skipf("no /proc: %v", err)
-		}
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			if err != nil {
-				continue
-			}
-			// pid (comm) state ppid ...
-			s := string(stat)
-			i := strings.LastIndexByte(s, ')')
-			if i < 0 || !strings.HasSuffix(s[:i], "("+comm) {
-				continue
-			}
-			f := strings.Fields(s[i+1:])
-			if len(f) > 1 && f[1] == strconv.Itoa(parent) {
-				return pid
+	pid := 0
+	proctest.Eventually(t, func() string {
+		for _, p := range proctest.Children(t, parent) {
+			if p.Comm == comm {
+				pid = p.PID
+				return ""
 			}
 		}
-		syscall.Nanosleep(&syscall.Timespec{Nsec: 10e6}, nil)
-	}
+		return fmt.Sprintf("no %s child of pid %d", comm, parent)
+	})
+	return pid
 }

@@ -21,6 +21,7 @@ BINARIES = {
     "MCP_STOCK_BIN": "//mcp-stock",
     "MCP_GOSDK_SERVER_BIN": "//e2e/interop/gosdk-server",
     "EXAMPLE_PRIMES_BIN": "//examples/tools/src/primes",
+    "MCP_TESTWORKER_BIN": "//internal/testbin/testworker",
 }
 # The official MCP schemas, for every test package using internal/spectest.
 SPEC_IMPORT = '"github.com/mcpipe/mcpipe/internal/spectest"'
