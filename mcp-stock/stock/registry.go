@@ -131,14 +131,37 @@ func mutatingHints(title string, destructive, idempotent bool) *codec.ToolAnnota
 func jsonResult() *tool.Run { return &tool.Run{Result: tool.ResultJSON} }
 
 // schema compacts a JSON Schema literal written for people (indented, in
-// a raw string) and panics when it is not JSON: a broken literal is a
-// programming error caught at init by any test.
+// a raw string): the bytes json.Compact would give, in one allocation and
+// without a JSON scanner, because every call of a tool builds its
+// definition. It does not check the literal; TestRegistry compiles every
+// tool's schemas, so a broken one fails the tests.
 func schema(s string) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		panic(fmt.Sprintf("stock: schema literal: %v\n%s", err, s))
+	return appendCompact(make([]byte, 0, len(s)), s)
+}
+
+// appendCompact appends s without the whitespace outside its strings.
+func appendCompact(b []byte, s string) []byte {
+	inString, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		b = append(b, c)
 	}
-	return json.RawMessage(b.Bytes())
+	return b
 }
 
 // Property snippets shared by the input schemas, so that every tool
@@ -161,11 +184,34 @@ const (
 // (additionalProperties: false): an input schema refuses an argument the
 // tool does not know, such as a misspelt one, instead of ignoring it.
 func objectSchema(required []string, props ...string) json.RawMessage {
-	s := `{"type": "object", "properties": {` + strings.Join(props, ",") + `}`
-	if len(required) > 0 {
-		s += `, "required": ["` + strings.Join(required, `", "`) + `"]`
+	n := 64
+	for _, p := range props {
+		n += len(p) + 1
 	}
-	return schema(s + `, "additionalProperties": false}`)
+	for _, r := range required {
+		n += len(r) + 3
+	}
+	b := append(make([]byte, 0, n), `{"type":"object","properties":{`...)
+	for i, p := range props {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendCompact(b, p)
+	}
+	b = append(b, '}')
+	if len(required) > 0 {
+		b = append(b, `,"required":[`...)
+		for i, r := range required {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, r...)
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	return append(b, `,"additionalProperties":false}`...)
 }
 
 // propMaxBytes is the "maxBytes" argument of a tool whose text output is

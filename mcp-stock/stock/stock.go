@@ -70,9 +70,12 @@
 //
 // A tool reads its arguments object on stdin (mcp-route/tool), writes its
 // result on stdout and exits 0; a failure is exit 1 with "TOOL: message" on
-// stderr, which mcp-route turns into an isError result. A call stops early
-// when its context is cancelled (SIGTERM from mcp-route). fs_hash reports
-// progress on fd 3 when mcp-route asks for it.
+// stderr, which mcp-route turns into an isError result. On SIGTERM (from
+// mcp-route, at a timeout or a cancellation) or SIGINT a mutating tool's
+// context is cancelled: it stops at its next safe point with exit 1, and
+// sh_exec stops its command's process group first. A read or system tool
+// keeps the default disposition and dies at once, having changed nothing.
+// fs_hash reports progress on fd 3 when mcp-route asks for it.
 //
 // # Source layout
 //
@@ -95,6 +98,7 @@
 package stock
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -102,8 +106,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
@@ -164,7 +170,7 @@ func Main(p tool.Process, version string) int {
 	}
 	// Build only the tool that runs (see register).
 	if t, ok := Lookup(self); ok {
-		return tool.ExecMany(p, []tool.Tool{t.Exec()})
+		return t.run(p)
 	}
 	if len(p.Args) < 2 {
 		fmt.Fprint(p.Stderr, Usage)
@@ -172,7 +178,7 @@ func Main(p tool.Process, version string) int {
 	}
 	cmd, rest := p.Args[1], p.Args[2:]
 	if t, ok := Lookup(cmd); ok {
-		return tool.ExecMany(p, []tool.Tool{t.Exec()})
+		return t.run(p)
 	}
 	var err error
 	switch cmd {
@@ -208,6 +214,24 @@ func Main(p tool.Process, version string) int {
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
+
+// run runs p as t. A mutating tool gets SIGTERM and SIGINT as the
+// cancellation of its context, so that it stops at its next safe point (and
+// sh_exec stops its command's process group, which mcp-route's signal to the
+// tool's group does not reach). A read or system tool keeps the default
+// disposition and dies at once: it changes nothing, and catching the signals
+// would cost every call a goroutine and a thread.
+func (t *Tool) run(p tool.Process) int {
+	if t.Kind == KindMutating {
+		if p.Context == nil {
+			p.Context = context.Background()
+		}
+		ctx, stop := signal.NotifyContext(p.Context, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		p.Context = ctx
+	}
+	return tool.ExecMany(p, []tool.Tool{t.Exec()})
+}
 
 // Exec returns t as mcp-route/tool runs it.
 func (t *Tool) Exec() tool.Tool { return tool.Tool{Definition: t.Def, Handler: t.Handler} }
