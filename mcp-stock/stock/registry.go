@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -218,23 +219,28 @@ func objectSchema(required []string, props ...string) json.RawMessage {
 // capped by DefaultMaxBytes and MaxBytesLimit; description says what it
 // counts.
 func propMaxBytes(description string) string {
-	return fmt.Sprintf(`"maxBytes": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
-		MaxBytesLimit, DefaultMaxBytes, description)
+	return propLimit("maxBytes", MaxBytesLimit, DefaultMaxBytes, description)
 }
 
 // propMaxResults is the "maxResults" argument of a tool whose list is
 // capped by MaxResultsLimit, by default def; description says what it
 // counts.
 func propMaxResults(def int, description string) string {
-	return fmt.Sprintf(`"maxResults": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
-		MaxResultsLimit, def, description)
+	return propLimit("maxResults", MaxResultsLimit, def, description)
 }
 
 // propLines is the "lines" argument of fs_head and fs_tail, as capped by
 // endLinesArgs.want.
 func propLines(description string) string {
-	return fmt.Sprintf(`"lines": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
-		MaxLinesLimit, defaultEndLines, description)
+	return propLimit("lines", MaxLinesLimit, defaultEndLines, description)
+}
+
+// propLimit is an integer argument name from 1 to max, by default def.
+// (Concatenated, not formatted: a call builds its tool's definition, and
+// fmt's first use costs the process more than the string.)
+func propLimit(name string, max, def int, description string) string {
+	return `"` + name + `": {"type": "integer", "minimum": 1, "maximum": ` + strconv.Itoa(max) +
+		`, "default": ` + strconv.Itoa(def) + `, "description": ` + strconv.Quote(description) + `}`
 }
 
 // pathOnlySchema is the input schema of a tool whose one argument is path.
