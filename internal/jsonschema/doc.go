@@ -2,8 +2,9 @@
 // (Apache License 2.0, see LICENSE), copied here with two modifications:
 //
 //   - the draft metaschemas are compiled the first time a schema is compiled
-//     or validated against its draft (Draft.meta, a sync.Once per draft), not
-//     in the package's init;
+//     or validated against its draft (Draft.meta, a sync.Once per draft), and
+//     a draft's subschema locations are parsed on first use
+//     (Draft.subschemaList), not in the package's init;
 //   - messages are printed with fmt, not localized through
 //     golang.org/x/text/message: ErrorKind has String() where upstream has
 //     LocalizedString(*message.Printer), the Localized* methods of
@@ -23,7 +24,8 @@
 // that links codec, and its number formatting was wrong for a limit.
 //
 // Nothing else differs from upstream: the embedded metaschemas are unchanged,
-// and the only files edited are draft.go (the lazy compile), kind/kind.go,
+// and the only files edited are draft.go and roots.go (the lazy compile and
+// subschema list), kind/kind.go,
 // output.go, util.go and validator.go (the messages) and the import path of
 // kind. To update, copy the new release's non-test .go files, kind/ and
 // metaschemas/ over these and re-apply both changes; codec's tests
