@@ -52,12 +52,35 @@ func (t *Tool) ReadOnly() bool { return t.Kind != KindMutating }
 // built on first lookup: a process runs one tool, and building all 32
 // definitions (their schemas, their annotations) at init cost every call a
 // quarter of a millisecond.
-var registry = map[string]func() *Tool{}
+var registry = make(map[string]*entry, 32)
+
+// entry is one registered tool, built once by get.
+type entry struct {
+	name  string
+	build func() Tool
+	once  sync.Once
+	tool  *Tool
+}
+
+// get builds the tool on the first call. It panics on a definition named
+// otherwise or a missing handler: these are programming errors, caught by
+// any test that lists the tools.
+func (e *entry) get() *Tool {
+	e.once.Do(func() {
+		t := e.build()
+		switch {
+		case t.Def.Name != e.name:
+			panic("stock: register " + e.name + ": its definition is named " + t.Def.Name)
+		case t.Handler == nil:
+			panic("stock: register " + e.name + ": no handler")
+		}
+		e.tool = &t
+	})
+	return e.tool
+}
 
 // register adds the tool that build makes under name. It panics on a
-// nameless or duplicate name, and (when the tool is built) on a definition
-// named otherwise or a missing handler: these are programming errors, caught
-// by any test that lists the tools.
+// nameless or duplicate name.
 func register(name string, build func() Tool) {
 	switch {
 	case name == "":
@@ -65,24 +88,15 @@ func register(name string, build func() Tool) {
 	case registry[name] != nil:
 		panic("stock: register " + name + ": registered twice")
 	}
-	registry[name] = sync.OnceValue(func() *Tool {
-		t := build()
-		switch {
-		case t.Def.Name != name:
-			panic("stock: register " + name + ": its definition is named " + t.Def.Name)
-		case t.Handler == nil:
-			panic("stock: register " + name + ": no handler")
-		}
-		return &t
-	})
+	registry[name] = &entry{name: name, build: build}
 }
 
 // Tools returns every tool sorted by name; with readOnly, only the
 // read-only ones.
 func Tools(readOnly bool) []*Tool {
 	out := make([]*Tool, 0, len(registry))
-	for _, build := range registry {
-		if t := build(); !readOnly || t.ReadOnly() {
+	for _, e := range registry {
+		if t := e.get(); !readOnly || t.ReadOnly() {
 			out = append(out, t)
 		}
 	}
@@ -92,11 +106,11 @@ func Tools(readOnly bool) []*Tool {
 
 // Lookup returns the tool called name.
 func Lookup(name string) (*Tool, bool) {
-	build, ok := registry[name]
+	e, ok := registry[name]
 	if !ok {
 		return nil, false
 	}
-	return build(), true
+	return e.get(), true
 }
 
 // Annotation helpers. Every tool states all four hints: a missing hint
