@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file holds the MCP checks on single messages: who may send a method,
@@ -120,90 +121,15 @@ func (f field) until(rev string) field {
 	return f
 }
 
-// Shared shapes (the schemas' Implementation, Icon, capabilities, Tool,
-// Resource, ResourceTemplate, Prompt).
-var (
-	iconFields = []field{req("src", kString), opt("mimeType", kString), opt("sizes", kArray), opt("theme", kString)}
-	implFields = []field{
-		req("name", kString), req("version", kString),
-		opt("title", kString).from(Rev20250618),
-		opt("description", kString).from(Rev20251125),
-		opt("websiteUrl", kString).from(Rev20251125),
-		opt("icons", kArray, iconFields...).from(Rev20251125),
-	}
-	serverCapFields = []field{
-		opt("tools", kObject), opt("resources", kObject), opt("prompts", kObject),
-		opt("logging", kObject), opt("experimental", kObject),
-		opt("completions", kObject).from(Rev20250326),
-		opt("extensions", kObject).from(Rev20260728),
-	}
-	clientCapFields = []field{
-		opt("roots", kObject), opt("sampling", kObject), opt("experimental", kObject),
-		opt("elicitation", kObject).from(Rev20250618),
-		opt("extensions", kObject).from(Rev20260728),
-	}
-	toolFields = []field{
-		req("name", kString),
-		req("inputSchema", kObject).with(ruleObjectSchema),
-		opt("outputSchema", kObject).with(ruleOutputSchema).from(Rev20250618),
-		opt("title", kString).from(Rev20250618),
-		opt("description", kString),
-		opt("annotations", kObject).from(Rev20250326),
-		opt("icons", kArray, iconFields...).from(Rev20251125),
-		opt("_meta", kObject).from(Rev20250618),
-	}
-	resourceFields = []field{
-		req("uri", kString), req("name", kString),
-		opt("title", kString).from(Rev20250618),
-		opt("description", kString), opt("mimeType", kString), opt("size", kInt),
-		opt("annotations", kObject),
-		opt("icons", kArray, iconFields...).from(Rev20251125),
-	}
-	templateFields = []field{
-		req("uriTemplate", kString), req("name", kString),
-		opt("title", kString).from(Rev20250618),
-		opt("description", kString), opt("mimeType", kString),
-		opt("annotations", kObject),
-		opt("icons", kArray, iconFields...).from(Rev20251125),
-	}
-	promptFields = []field{
-		req("name", kString),
-		opt("title", kString).from(Rev20250618),
-		opt("description", kString),
-		opt("arguments", kArray, req("name", kString), opt("description", kString), opt("required", kBool),
-			opt("title", kString).from(Rev20250618)),
-		opt("icons", kArray, iconFields...).from(Rev20251125),
-	}
-)
-
 func req(name string, k jtype, sub ...field) field {
 	return field{name: name, kind: k, required: true, sub: sub}
 }
 func opt(name string, k jtype, sub ...field) field { return field{name: name, kind: k, sub: sub} }
 
-// requestMeta, notificationMeta and resultMeta are the _meta every known method's params and
-// every result may carry: an object, whose reserved keys have their types.
-var (
-	// Before 2025-11-25 the method definitions leave params._meta free, but
-	// every request on the wire is a JSONRPCRequest, whose params._meta is
-	// an object with a ProgressToken; from 2025-11-25 RequestParams says
-	// the same. A server echoes the token in notifications/progress.
-	requestMeta      = []field{opt("_meta", kObject, opt(MetaProgressToken, kID))}
-	notificationMeta = []field{opt("_meta", kObject).from(Rev20251125)}
-	resultMeta       = []field{opt("_meta", kObject, opt(MetaServerInfo, kObject, implFields...).from(Rev20260728))}
-)
-
 // cacheable are the members 2026-07-28 requires on results a client may cache.
 var cacheable = []field{
 	{name: "ttlMs", kind: kInt, required: true, modern: true},
 	{name: "cacheScope", kind: kString, required: true, modern: true},
-}
-
-// toolOutputFields are the members of a tools/call result that
-// CheckToolResult holds a tool's own output to.
-var toolOutputFields = []field{
-	req("content", kArray).with(ruleEach(ruleContentBlock)),
-	opt("isError", kBool),
 }
 
 // CheckToolResult checks a CallToolResult that a tool wrote (not a peer: a
@@ -222,10 +148,10 @@ func CheckToolResult(raw json.RawMessage) error {
 	if e != "" {
 		return fmt.Errorf("tools/call result %s", e)
 	}
-	if e := checkFields(LatestLegacyRevision, "", members, resultMeta); e != "" {
+	if e := checkFields(LatestLegacyRevision, "", members, rules().resultMeta); e != "" {
 		return fmt.Errorf("tools/call result: %s", e)
 	}
-	if e := checkFields(LatestLegacyRevision, "", members, toolOutputFields); e != "" {
+	if e := checkFields(LatestLegacyRevision, "", members, rules().toolOutputFields); e != "" {
 		return fmt.Errorf("tools/call result: %s", e)
 	}
 	return nil
@@ -267,139 +193,11 @@ type methodRule struct {
 	result         []field // members of a complete result (requests only)
 }
 
-var methodRules = map[string]methodRule{
-	// Lifecycle and utilities.
-	MethodInitialize: {from: FromClient, revs: legacyOnly, paramsRequired: true,
-		params: []field{
-			req("protocolVersion", kString),
-			req("capabilities", kObject, clientCapFields...),
-			req("clientInfo", kObject, implFields...),
-		},
-		result: []field{
-			req("protocolVersion", kString),
-			req("capabilities", kObject, serverCapFields...),
-			req("serverInfo", kObject, implFields...),
-			opt("instructions", kString),
-		}},
-	MethodInitialized: {notification: true, from: FromClient, revs: legacyOnly},
-	MethodPing:        {from: FromAny, revs: legacyOnly},
-	MethodDiscover: {from: FromClient, revs: modernOnly,
-		result: append([]field{
-			req("supportedVersions", kArray).with(ruleStrings),
-			req("capabilities", kObject, serverCapFields...),
-			opt("instructions", kString),
-		}, cacheable...)},
-	"logging/setLevel": {from: FromClient, revs: legacyOnly, paramsRequired: true,
-		params: []field{req("level", kString).with(ruleLogLevel)}},
-	"completion/complete": {from: FromClient, revs: allRevs, paramsRequired: true,
-		params: []field{
-			req("ref", kObject).with(ruleCompleteRef),
-			req("argument", kObject, req("name", kString), req("value", kString)),
-		},
-		result: []field{req("completion", kObject, req("values", kArray))}},
-	"subscriptions/listen": {from: FromClient, revs: modernOnly, paramsRequired: true,
-		params: []field{req("notifications", kObject)}},
-
-	// Tools.
-	MethodToolsList: {from: FromClient, revs: allRevs,
-		params: []field{opt("cursor", kString)},
-		result: append([]field{
-			req("tools", kArray, toolFields...),
-			opt("nextCursor", kString),
-		}, cacheable...)},
-	MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
-		params: []field{req("name", kString), opt("arguments", kObject)},
-		result: slices.Concat(toolOutputFields, []field{
-			// An object until 2025-11-25; 2026-07-28 allows any JSON value.
-			opt("structuredContent", kObject).from(Rev20250618).until(FirstModernRevision),
-		})},
-
-	// Resources and prompts.
-	"resources/list": {from: FromClient, revs: allRevs,
-		params: []field{opt("cursor", kString)},
-		result: append([]field{
-			req("resources", kArray, resourceFields...),
-			opt("nextCursor", kString),
-		}, cacheable...)},
-	"resources/templates/list": {from: FromClient, revs: allRevs,
-		params: []field{opt("cursor", kString)},
-		result: append([]field{
-			req("resourceTemplates", kArray, templateFields...),
-			opt("nextCursor", kString),
-		}, cacheable...)},
-	"resources/read": {from: FromClient, revs: allRevs, paramsRequired: true,
-		params: []field{req("uri", kString)},
-		result: append([]field{req("contents", kArray, req("uri", kString), opt("mimeType", kString)).with(ruleEach(ruleResourceContents))}, cacheable...)},
-	"resources/subscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
-		params: []field{req("uri", kString)}},
-	"resources/unsubscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
-		params: []field{req("uri", kString)}},
-	"prompts/list": {from: FromClient, revs: allRevs,
-		params: []field{opt("cursor", kString)},
-		result: append([]field{
-			req("prompts", kArray, promptFields...),
-			opt("nextCursor", kString),
-		}, cacheable...)},
-	"prompts/get": {from: FromClient, revs: allRevs, paramsRequired: true,
-		params: []field{req("name", kString), opt("arguments", kObject).with(ruleStringValues)},
-		result: []field{
-			opt("description", kString),
-			req("messages", kArray, req("role", kString).with(ruleRole), req("content", kObject).with(ruleContentBlock)),
-		}},
-
-	// Tasks (2025-11-25 only): either side may ask the other.
-	"tasks/get":    {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
-	"tasks/result": {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
-	"tasks/cancel": {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
-	"tasks/list": {from: FromAny, revs: tasksRevs, params: []field{opt("cursor", kString)},
-		result: []field{req("tasks", kArray)}},
-
-	// Requests a server sends (legacy revisions; 2026-07-28 servers send none).
-	"sampling/createMessage": {from: FromServer, revs: legacyOnly, paramsRequired: true,
-		params: []field{
-			req("messages", kArray, req("role", kString).with(ruleRole), req("content", kObject|kArray)),
-			req("maxTokens", kInt),
-			opt("systemPrompt", kString), opt("temperature", kNumber), opt("stopSequences", kArray),
-		},
-		result: []field{req("role", kString), req("content", kObject|kArray), req("model", kString)}},
-	"roots/list": {from: FromServer, revs: legacyOnly,
-		result: []field{req("roots", kArray, req("uri", kString))}},
-	"elicitation/create": {from: FromServer, revs: elicitRevs, paramsRequired: true,
-		params: []field{req("message", kString)},
-		result: []field{req("action", kString)}},
-
-	// Notifications.
-	MethodCancelled: {notification: true, from: FromAny, revs: allRevs, paramsRequired: true,
-		// requestId is optional in 2025-11-25 only (a task cancels by taskId).
-		params: []field{opt("requestId", kID), opt("reason", kString)}},
-	MethodProgress: {notification: true, from: FromAny, revs: allRevs, paramsRequired: true,
-		params: []field{
-			req("progressToken", kID),
-			req("progress", kNumber),
-			opt("total", kNumber),
-			opt("message", kString),
-		}},
-	"notifications/roots/list_changed": {notification: true, from: FromClient, revs: legacyOnly},
-	"notifications/message": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
-		params: []field{req("level", kString).with(ruleLogLevel), req("data", kAny), opt("logger", kString)}},
-	"notifications/resources/list_changed": {notification: true, from: FromServer, revs: allRevs},
-	"notifications/resources/updated": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
-		params: []field{req("uri", kString)}},
-	"notifications/prompts/list_changed": {notification: true, from: FromServer, revs: allRevs},
-	MethodToolsListChanged:               {notification: true, from: FromServer, revs: allRevs},
-	"notifications/elicitation/complete": {notification: true, from: FromServer, revs: tasksRevs, paramsRequired: true,
-		params: []field{req("elicitationId", kString)}},
-	"notifications/tasks/status": {notification: true, from: FromAny, revs: tasksRevs, paramsRequired: true,
-		params: []field{req("taskId", kString), req("status", kString)}},
-	"notifications/subscriptions/acknowledged": {notification: true, from: FromServer, revs: modernOnly, paramsRequired: true,
-		params: []field{req("notifications", kObject)}},
-}
-
 // IsKnownMethod reports whether method is an MCP method of some supported
 // revision. Other methods are extensions: CheckMessage lets them through with
 // the rules every message follows.
 func IsKnownMethod(method string) bool {
-	_, ok := methodRules[method]
+	_, ok := rules().methodRules[method]
 	return ok
 }
 
@@ -459,7 +257,7 @@ func checkMessage(rev string, from Direction, m *Message, method string) *Error 
 		}
 		return checkResult(rev, m.Result, method)
 	}
-	rule, known := methodRules[m.Method]
+	rule, known := rules().methodRules[m.Method]
 	if known {
 		if !rule.revs.has(rev) {
 			return Errorf(CodeInvalidRequest, "%s is not a method of revision %s (only of %s)", m.Method, rev, rule.revs)
@@ -495,9 +293,9 @@ func checkMessage(rev string, from Direction, m *Message, method string) *Error 
 		}
 		return nil
 	}
-	pm := requestMeta
+	pm := rules().requestMeta
 	if m.IsNotification() {
-		pm = notificationMeta
+		pm = rules().notificationMeta
 	}
 	if e := checkFields(rev, "params.", params, pm); e != "" {
 		return Errorf(CodeInvalidParams, "%s: %s", m.Method, e)
@@ -611,19 +409,6 @@ func ruleOutputSchema(rev, path string, v *value) string {
 	return ruleObjectSchema(rev, path, v)
 }
 
-// contentTypeRules are the content block types and the members each requires,
-// with the first revision that has them.
-var contentTypeRules = map[string]struct {
-	since  string
-	fields []field
-}{
-	ContentText:         {"", []field{req("text", kString)}},
-	ContentImage:        {"", []field{req("data", kString), req("mimeType", kString)}},
-	ContentAudio:        {Rev20250326, []field{req("data", kString), req("mimeType", kString)}},
-	ContentResourceLink: {Rev20250618, []field{req("uri", kString), req("name", kString)}},
-	ContentResource:     {"", []field{req("resource", kObject, req("uri", kString)).with(ruleResourceContents)}},
-}
-
 // ruleContentBlock checks one content block by its type.
 func ruleContentBlock(rev, path string, v *value) string {
 	m := v.obj
@@ -638,7 +423,7 @@ func ruleContentBlock(rev, path string, v *value) string {
 	if !ok {
 		return fmt.Sprintf("%s.type must be a string, not %s", path, jsonKind(t))
 	}
-	ct, known := contentTypeRules[name]
+	ct, known := rules().contentTypeRules[name]
 	if !known || rev < ct.since {
 		return fmt.Sprintf("%s.type %q is not a content type of revision %s", path, name, rev)
 	}
@@ -680,8 +465,8 @@ func checkModernMeta(method string, params map[string]json.RawMessage, known boo
 	if e != "" || meta == nil {
 		return "params._meta must be an object, not " + jsonKind(rawMeta)
 	}
-	fields := []field{req(MetaProtocolVersion, kString), opt(MetaClientCapabilities, kObject, clientCapFields...),
-		opt(MetaClientInfo, kObject, implFields...),
+	fields := []field{req(MetaProtocolVersion, kString), opt(MetaClientCapabilities, kObject, rules().clientCapFields...),
+		opt(MetaClientInfo, kObject, rules().implFields...),
 		opt(MetaLogLevel, kString).with(ruleLogLevel), opt(MetaProgressToken, kID)}
 	if known {
 		fields[1].required = true
@@ -693,7 +478,7 @@ func checkModernMeta(method string, params map[string]json.RawMessage, known boo
 }
 
 func checkResult(rev string, raw json.RawMessage, method string) *Error {
-	rule, known := methodRules[method]
+	rule, known := rules().methodRules[method]
 	var members map[string]json.RawMessage
 	var pre []splitMember
 	var e string
@@ -713,7 +498,7 @@ func checkResult(rev string, raw json.RawMessage, method string) *Error {
 	if method != "" {
 		what = method + " result"
 	}
-	if e := checkFields(rev, "", members, resultMeta); e != "" {
+	if e := checkFields(rev, "", members, rules().resultMeta); e != "" {
 		return Errorf(CodeInvalidRequest, "%s: %s", what, e)
 	}
 	if IsModernRevision(rev) {
@@ -1114,7 +899,7 @@ func GuessAnyResultMethod(rev string, m *Message) string {
 		}
 		for _, s := range clientResultShapes {
 			if _, ok := res[s.member]; ok {
-				if methodRules[s.method].revs.has(rev) {
+				if rules().methodRules[s.method].revs.has(rev) {
 					return s.method
 				}
 				return "" // a client's answer, to a request rev lacks
@@ -1167,4 +952,261 @@ func DeclaredRevision(m *Message, method string) (rev string, ok bool) {
 		return stringValue(meta[MetaProtocolVersion])
 	}
 	return "", false
+}
+
+// checkRules are the tables the checks read. They are built on first use, not
+// in the package's init: every process that links codec (every Go tool)
+// would otherwise build them before main, although only a peer checks messages.
+type checkRules struct {
+	iconFields, implFields, serverCapFields, clientCapFields    []field
+	toolFields, resourceFields, templateFields, promptFields    []field
+	requestMeta, notificationMeta, resultMeta, toolOutputFields []field
+	methodRules                                                 map[string]methodRule
+	contentTypeRules                                            map[string]struct {
+		since  string
+		fields []field
+	}
+}
+
+var (
+	checkRulesOnce  sync.Once
+	checkRulesTable *checkRules
+)
+
+// rules returns the tables, building them on the first call. (A function,
+// not a sync.OnceValue variable: the rules refer back to rules.)
+func rules() *checkRules {
+	checkRulesOnce.Do(func() { checkRulesTable = buildCheckRules() })
+	return checkRulesTable
+}
+
+func buildCheckRules() *checkRules {
+	// Shared shapes (the schemas' Implementation, Icon, capabilities, Tool,
+	// Resource, ResourceTemplate, Prompt).
+	iconFields := []field{req("src", kString), opt("mimeType", kString), opt("sizes", kArray), opt("theme", kString)}
+	implFields := []field{
+		req("name", kString), req("version", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString).from(Rev20251125),
+		opt("websiteUrl", kString).from(Rev20251125),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+	serverCapFields := []field{
+		opt("tools", kObject), opt("resources", kObject), opt("prompts", kObject),
+		opt("logging", kObject), opt("experimental", kObject),
+		opt("completions", kObject).from(Rev20250326),
+		opt("extensions", kObject).from(Rev20260728),
+	}
+	clientCapFields := []field{
+		opt("roots", kObject), opt("sampling", kObject), opt("experimental", kObject),
+		opt("elicitation", kObject).from(Rev20250618),
+		opt("extensions", kObject).from(Rev20260728),
+	}
+	toolFields := []field{
+		req("name", kString),
+		req("inputSchema", kObject).with(ruleObjectSchema),
+		opt("outputSchema", kObject).with(ruleOutputSchema).from(Rev20250618),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString),
+		opt("annotations", kObject).from(Rev20250326),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+		opt("_meta", kObject).from(Rev20250618),
+	}
+	resourceFields := []field{
+		req("uri", kString), req("name", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString), opt("mimeType", kString), opt("size", kInt),
+		opt("annotations", kObject),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+	templateFields := []field{
+		req("uriTemplate", kString), req("name", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString), opt("mimeType", kString),
+		opt("annotations", kObject),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+	promptFields := []field{
+		req("name", kString),
+		opt("title", kString).from(Rev20250618),
+		opt("description", kString),
+		opt("arguments", kArray, req("name", kString), opt("description", kString), opt("required", kBool),
+			opt("title", kString).from(Rev20250618)),
+		opt("icons", kArray, iconFields...).from(Rev20251125),
+	}
+
+	// requestMeta, notificationMeta and resultMeta are the _meta every known method's params and
+	// every result may carry: an object, whose reserved keys have their types.
+	// Before 2025-11-25 the method definitions leave params._meta free, but
+	// every request on the wire is a JSONRPCRequest, whose params._meta is
+	// an object with a ProgressToken; from 2025-11-25 RequestParams says
+	// the same. A server echoes the token in notifications/progress.
+	requestMeta := []field{opt("_meta", kObject, opt(MetaProgressToken, kID))}
+	notificationMeta := []field{opt("_meta", kObject).from(Rev20251125)}
+	resultMeta := []field{opt("_meta", kObject, opt(MetaServerInfo, kObject, implFields...).from(Rev20260728))}
+
+	// toolOutputFields are the members of a tools/call result that
+	// CheckToolResult holds a tool's own output to.
+	toolOutputFields := []field{
+		req("content", kArray).with(ruleEach(ruleContentBlock)),
+		opt("isError", kBool),
+	}
+
+	methodRules := map[string]methodRule{
+		// Lifecycle and utilities.
+		MethodInitialize: {from: FromClient, revs: legacyOnly, paramsRequired: true,
+			params: []field{
+				req("protocolVersion", kString),
+				req("capabilities", kObject, clientCapFields...),
+				req("clientInfo", kObject, implFields...),
+			},
+			result: []field{
+				req("protocolVersion", kString),
+				req("capabilities", kObject, serverCapFields...),
+				req("serverInfo", kObject, implFields...),
+				opt("instructions", kString),
+			}},
+		MethodInitialized: {notification: true, from: FromClient, revs: legacyOnly},
+		MethodPing:        {from: FromAny, revs: legacyOnly},
+		MethodDiscover: {from: FromClient, revs: modernOnly,
+			result: append([]field{
+				req("supportedVersions", kArray).with(ruleStrings),
+				req("capabilities", kObject, serverCapFields...),
+				opt("instructions", kString),
+			}, cacheable...)},
+		"logging/setLevel": {from: FromClient, revs: legacyOnly, paramsRequired: true,
+			params: []field{req("level", kString).with(ruleLogLevel)}},
+		"completion/complete": {from: FromClient, revs: allRevs, paramsRequired: true,
+			params: []field{
+				req("ref", kObject).with(ruleCompleteRef),
+				req("argument", kObject, req("name", kString), req("value", kString)),
+			},
+			result: []field{req("completion", kObject, req("values", kArray))}},
+		"subscriptions/listen": {from: FromClient, revs: modernOnly, paramsRequired: true,
+			params: []field{req("notifications", kObject)}},
+
+		// Tools.
+		MethodToolsList: {from: FromClient, revs: allRevs,
+			params: []field{opt("cursor", kString)},
+			result: append([]field{
+				req("tools", kArray, toolFields...),
+				opt("nextCursor", kString),
+			}, cacheable...)},
+		MethodToolsCall: {from: FromClient, revs: allRevs, paramsRequired: true,
+			params: []field{req("name", kString), opt("arguments", kObject)},
+			result: slices.Concat(toolOutputFields, []field{
+				// An object until 2025-11-25; 2026-07-28 allows any JSON value.
+				opt("structuredContent", kObject).from(Rev20250618).until(FirstModernRevision),
+			})},
+
+		// Resources and prompts.
+		"resources/list": {from: FromClient, revs: allRevs,
+			params: []field{opt("cursor", kString)},
+			result: append([]field{
+				req("resources", kArray, resourceFields...),
+				opt("nextCursor", kString),
+			}, cacheable...)},
+		"resources/templates/list": {from: FromClient, revs: allRevs,
+			params: []field{opt("cursor", kString)},
+			result: append([]field{
+				req("resourceTemplates", kArray, templateFields...),
+				opt("nextCursor", kString),
+			}, cacheable...)},
+		"resources/read": {from: FromClient, revs: allRevs, paramsRequired: true,
+			params: []field{req("uri", kString)},
+			result: append([]field{req("contents", kArray, req("uri", kString), opt("mimeType", kString)).with(ruleEach(ruleResourceContents))}, cacheable...)},
+		"resources/subscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
+			params: []field{req("uri", kString)}},
+		"resources/unsubscribe": {from: FromClient, revs: legacyOnly, paramsRequired: true,
+			params: []field{req("uri", kString)}},
+		"prompts/list": {from: FromClient, revs: allRevs,
+			params: []field{opt("cursor", kString)},
+			result: append([]field{
+				req("prompts", kArray, promptFields...),
+				opt("nextCursor", kString),
+			}, cacheable...)},
+		"prompts/get": {from: FromClient, revs: allRevs, paramsRequired: true,
+			params: []field{req("name", kString), opt("arguments", kObject).with(ruleStringValues)},
+			result: []field{
+				opt("description", kString),
+				req("messages", kArray, req("role", kString).with(ruleRole), req("content", kObject).with(ruleContentBlock)),
+			}},
+
+		// Tasks (2025-11-25 only): either side may ask the other.
+		"tasks/get":    {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
+		"tasks/result": {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
+		"tasks/cancel": {from: FromAny, revs: tasksRevs, paramsRequired: true, params: []field{req("taskId", kString)}},
+		"tasks/list": {from: FromAny, revs: tasksRevs, params: []field{opt("cursor", kString)},
+			result: []field{req("tasks", kArray)}},
+
+		// Requests a server sends (legacy revisions; 2026-07-28 servers send none).
+		"sampling/createMessage": {from: FromServer, revs: legacyOnly, paramsRequired: true,
+			params: []field{
+				req("messages", kArray, req("role", kString).with(ruleRole), req("content", kObject|kArray)),
+				req("maxTokens", kInt),
+				opt("systemPrompt", kString), opt("temperature", kNumber), opt("stopSequences", kArray),
+			},
+			result: []field{req("role", kString), req("content", kObject|kArray), req("model", kString)}},
+		"roots/list": {from: FromServer, revs: legacyOnly,
+			result: []field{req("roots", kArray, req("uri", kString))}},
+		"elicitation/create": {from: FromServer, revs: elicitRevs, paramsRequired: true,
+			params: []field{req("message", kString)},
+			result: []field{req("action", kString)}},
+
+		// Notifications.
+		MethodCancelled: {notification: true, from: FromAny, revs: allRevs, paramsRequired: true,
+			// requestId is optional in 2025-11-25 only (a task cancels by taskId).
+			params: []field{opt("requestId", kID), opt("reason", kString)}},
+		MethodProgress: {notification: true, from: FromAny, revs: allRevs, paramsRequired: true,
+			params: []field{
+				req("progressToken", kID),
+				req("progress", kNumber),
+				opt("total", kNumber),
+				opt("message", kString),
+			}},
+		"notifications/roots/list_changed": {notification: true, from: FromClient, revs: legacyOnly},
+		"notifications/message": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
+			params: []field{req("level", kString).with(ruleLogLevel), req("data", kAny), opt("logger", kString)}},
+		"notifications/resources/list_changed": {notification: true, from: FromServer, revs: allRevs},
+		"notifications/resources/updated": {notification: true, from: FromServer, revs: allRevs, paramsRequired: true,
+			params: []field{req("uri", kString)}},
+		"notifications/prompts/list_changed": {notification: true, from: FromServer, revs: allRevs},
+		MethodToolsListChanged:               {notification: true, from: FromServer, revs: allRevs},
+		"notifications/elicitation/complete": {notification: true, from: FromServer, revs: tasksRevs, paramsRequired: true,
+			params: []field{req("elicitationId", kString)}},
+		"notifications/tasks/status": {notification: true, from: FromAny, revs: tasksRevs, paramsRequired: true,
+			params: []field{req("taskId", kString), req("status", kString)}},
+		"notifications/subscriptions/acknowledged": {notification: true, from: FromServer, revs: modernOnly, paramsRequired: true,
+			params: []field{req("notifications", kObject)}},
+	}
+
+	// contentTypeRules are the content block types and the members each requires,
+	// with the first revision that has them.
+	contentTypeRules := map[string]struct {
+		since  string
+		fields []field
+	}{
+		ContentText:         {"", []field{req("text", kString)}},
+		ContentImage:        {"", []field{req("data", kString), req("mimeType", kString)}},
+		ContentAudio:        {Rev20250326, []field{req("data", kString), req("mimeType", kString)}},
+		ContentResourceLink: {Rev20250618, []field{req("uri", kString), req("name", kString)}},
+		ContentResource:     {"", []field{req("resource", kObject, req("uri", kString)).with(ruleResourceContents)}},
+	}
+
+	return &checkRules{
+		iconFields:       iconFields,
+		implFields:       implFields,
+		serverCapFields:  serverCapFields,
+		clientCapFields:  clientCapFields,
+		toolFields:       toolFields,
+		resourceFields:   resourceFields,
+		templateFields:   templateFields,
+		promptFields:     promptFields,
+		requestMeta:      requestMeta,
+		notificationMeta: notificationMeta,
+		resultMeta:       resultMeta,
+		toolOutputFields: toolOutputFields,
+		methodRules:      methodRules,
+		contentTypeRules: contentTypeRules,
+	}
 }

@@ -89,7 +89,7 @@ func FuzzScanMembersSplit(f *testing.F) {
 		`{"\ud800":[1]}`, `{"content":[{"\ud800":1}]}`, `[1]`, `{"a":`} {
 		f.Add([]byte(s))
 	}
-	fields := []field{req("content", kArray).with(ruleEach(ruleContentBlock)), req("tools", kArray, toolFields...), req("\ufffd", kAny, opt("a", kInt)), opt("isError", kBool)}
+	fields := []field{req("content", kArray).with(ruleEach(ruleContentBlock)), req("tools", kArray, rules().toolFields...), req("\ufffd", kAny, opt("a", kInt)), opt("isError", kBool)}
 	split := func(name string) bool { return lookIn(fields, name) }
 	eq := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -12,8 +12,6 @@ import (
 
 	"github.com/mcpipe/mcpipe/internal/jsonschema"
 	"github.com/mcpipe/mcpipe/internal/jsonschema/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // MaxToolNameLen is the longest tool name 2025-11-25 allows.
@@ -196,8 +194,6 @@ func (s *Schema) ValidateAs(noun string, instance json.RawMessage) error {
 
 const maxProblems = 8
 
-var printer = message.NewPrinter(language.English)
-
 func collectProblems(ve *jsonschema.ValidationError, root any, noun string, out *[]Problem) {
 	if len(*out) >= maxProblems {
 		return
@@ -229,7 +225,7 @@ func collectProblems(ve *jsonschema.ValidationError, root any, noun string, out 
 	case *kind.FalseSchema:
 		msg = "not allowed"
 	default:
-		msg = ve.ErrorKind.LocalizedString(printer)
+		msg = ve.ErrorKind.String()
 	}
 	if field == "" {
 		*out = append(*out, Problem{Path: path, Message: fmt.Sprintf("%ss: %s", noun, msg)})

@@ -157,3 +157,37 @@ func TestCompileSchemaRefusesNonObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaLimitsPrintAsJSONNumbers: a limit in a message reads as the
+// schema wrote it, not in a locale's notation ("1.024 × 10⁰⁶", "4,095").
+func TestSchemaLimitsPrintAsJSONNumbers(t *testing.T) {
+	s, err := CompileSchema(json.RawMessage(`{
+		"type": "object",
+		"properties": {
+			"size": {"type": "integer", "minimum": 0.5, "maximum": 1024000},
+			"ratio": {"multipleOf": 0.1, "exclusiveMaximum": 1e300},
+			"name": {"type": "string", "maxLength": 4095},
+			"tags": {"type": "array", "minItems": 1200}
+		}
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ args, want string }{
+		{`{"size":2000000}`, `argument "size": maximum: got 2000000, want 1024000`},
+		{`{"size":0}`, `argument "size": minimum: got 0, want 0.5`},
+		{`{"ratio":0.15}`, `argument "ratio": multipleOf: got 0.15, want 0.1`},
+		{`{"ratio":2e300}`, `argument "ratio": exclusiveMaximum: got 2e+300, want 1e+300`},
+		{`{"name":"` + strings.Repeat("a", 5000) + `"}`, `argument "name": maxLength: got 5000, want 4095`},
+		{`{"tags":[]}`, `argument "tags": minItems: got 0, want 1200`},
+	}
+	for _, tt := range tests {
+		err := s.Validate(json.RawMessage(tt.args))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%.40s: got %v, want %s", tt.args, err, tt.want)
+		}
+	}
+	if err := s.Validate(json.RawMessage(`{"size":1024000,"ratio":0.3,"name":"ok","tags":[]}`)); err == nil || strings.Contains(err.Error(), "size") || strings.Contains(err.Error(), "ratio") {
+		t.Errorf("values within the limits: %v", err)
+	}
+}

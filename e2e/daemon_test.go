@@ -27,8 +27,8 @@ func TestDaemonKilledAfterCall(t *testing.T) {
 	s := f.start()
 	s.initialize(codec.LatestLegacyRevision)
 	wantOK(t, s.callTool("daemonize", nil), "started")
-	daemon := readPID(t, filepath.Join(f.root, "daemon.pid"))
-	sleeper := readPID(t, filepath.Join(f.root, "sleep.pid"))
+	daemon := proctest.WaitPIDFile(t, filepath.Join(f.root, "daemon.pid"))
+	sleeper := proctest.WaitPIDFile(t, filepath.Join(f.root, "sleep.pid"))
 	// No polling: mcp-route kills and reaps them before it answers.
 	for _, pid := range []int{daemon, sleeper} {
 		if proctest.Alive(pid) {
@@ -53,8 +53,8 @@ func TestDaemonKilledAtShutdown(t *testing.T) {
 	s := f.start("--grace", "200ms")
 	s.initialize(codec.LatestLegacyRevision)
 	s.startCall("daemonize", map[string]any{"hold": "1"}, nil)
-	daemon := readPID(t, filepath.Join(f.root, "daemon.pid"))
-	sleeper := readPID(t, filepath.Join(f.root, "sleep.pid"))
+	daemon := proctest.WaitPIDFile(t, filepath.Join(f.root, "daemon.pid"))
+	sleeper := proctest.WaitPIDFile(t, filepath.Join(f.root, "sleep.pid"))
 	if !proctest.Alive(daemon) || !proctest.Alive(sleeper) {
 		t.Fatal("the daemon is not running while its call is")
 	}

@@ -56,7 +56,7 @@ func TestCancelQueuedCall(t *testing.T) {
 	s := f.start("--max-procs", "1")
 	s.initialize(codec.LatestLegacyRevision)
 	first := s.startCall("wait", map[string]any{"n": 1}, nil)
-	readPID(t, filepath.Join(f.root, "wait-1.pid"))
+	proctest.WaitPIDFile(t, filepath.Join(f.root, "wait-1.pid"))
 	queued := s.startCall("mark", nil, nil)
 	s.notify(codec.MethodCancelled, map[string]any{"requestId": queued, "reason": "changed my mind"})
 	// An unknown id is ignored.
@@ -85,7 +85,7 @@ func TestCancelModern(t *testing.T) {
 	s.rev = modern
 	id := s.request(modern, codec.MethodToolsCall, map[string]any{"name": "slow",
 		"_meta": map[string]any{codec.MetaProgressToken: "p"}})
-	pid := readPID(t, filepath.Join(f.root, "slow.pid"))
+	pid := proctest.WaitPIDFile(t, filepath.Join(f.root, "slow.pid"))
 	s.notify(codec.MethodCancelled, map[string]any{"requestId": id, "reason": "test",
 		"_meta": meta(modern)})
 	proctest.WaitGroupGone(t, pid)

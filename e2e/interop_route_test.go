@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/spectest"
 )
 
@@ -375,12 +376,12 @@ func checkCancelled(t *testing.T, msgs []wireMsg, tool string) {
 // root. It returns the session, the wire log (the SDK's LoggingTransport,
 // which logs each message as the SDK encodes it) and mcp-route's stderr.
 // Cleanup ends mcp-route if the test did not close the session.
-func goSDKRoute(t *testing.T, ctx context.Context, tools, root string, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, args ...string) (*mcp.ClientSession, *syncBuffer, *syncBuffer, error) {
+func goSDKRoute(t *testing.T, ctx context.Context, tools, root string, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, args ...string) (*mcp.ClientSession, *proctest.Buffer, *proctest.Buffer, error) {
 	t.Helper()
 	cmd := exec.Command(routeBin(t), append([]string{"--tools", tools, "--root", root, "--poll", "100ms"}, args...)...)
 	cmd.Dir = root
 	cmd.Env = baseEnv()
-	stderr, wire := &syncBuffer{}, &syncBuffer{}
+	stderr, wire := &proctest.Buffer{}, &proctest.Buffer{}
 	cmd.Stderr = stderr
 	transport := &mcp.LoggingTransport{
 		// Close waits this long for mcp-route to exit on EOF before it

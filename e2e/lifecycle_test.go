@@ -97,7 +97,7 @@ func TestResponsesInCompletionOrder(t *testing.T) {
 	s := f.start()
 	s.initialize(codec.LatestLegacyRevision)
 	slow := s.startCall("slow", map[string]any{"n": 1}, nil)
-	readPID(t, filepath.Join(f.root, "slow-1.pid"))
+	proctest.WaitPIDFile(t, filepath.Join(f.root, "slow-1.pid"))
 	fast := s.startCall("fast", nil, nil)
 	m := s.next()
 	for m != nil && m.IsNotification() {
@@ -121,7 +121,7 @@ func TestCancellation(t *testing.T) {
 	var cancelled []codec.ID
 	for _, name := range []string{"slow", "stubborn"} {
 		id := s.startCall(name, nil, nil)
-		pid := readPID(t, filepath.Join(f.root, name+".pid"))
+		pid := proctest.WaitPIDFile(t, filepath.Join(f.root, name+".pid"))
 		s.notify(codec.MethodCancelled, map[string]any{"requestId": id, "reason": "test"})
 		// SIGTERM to the group, and for the stubborn one SIGKILL after --grace.
 		proctest.WaitGroupGone(t, pid)
@@ -226,7 +226,7 @@ func TestShutdownOnEOFAnswersInFlight(t *testing.T) {
 		ids = append(ids, s.startCall("wait", map[string]any{"n": i}, nil))
 	}
 	for i := range 4 {
-		readPID(t, filepath.Join(f.root, fmt.Sprintf("wait-%d.pid", i)))
+		proctest.WaitPIDFile(t, filepath.Join(f.root, fmt.Sprintf("wait-%d.pid", i)))
 	}
 	s.closeStdin()
 	release(t, f.root)
@@ -253,7 +253,7 @@ func TestShutdownOnEOFKillsAfterGrace(t *testing.T) {
 	s := f.start("--grace", "200ms")
 	s.initialize(codec.LatestLegacyRevision)
 	s.startCall("hang", nil, nil)
-	pid := readPID(t, filepath.Join(f.root, "hang.pid"))
+	pid := proctest.WaitPIDFile(t, filepath.Join(f.root, "hang.pid"))
 	s.closeStdin()
 	s.drain()
 	if code := s.wait(); code != 0 {
@@ -268,7 +268,7 @@ func TestSIGTERM(t *testing.T) {
 	s := f.start("--grace", "15s")
 	s.initialize(codec.LatestLegacyRevision)
 	id := s.startCall("wait", map[string]any{"n": 1}, nil)
-	readPID(t, filepath.Join(f.root, "wait-1.pid"))
+	proctest.WaitPIDFile(t, filepath.Join(f.root, "wait-1.pid"))
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

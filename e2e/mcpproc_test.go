@@ -8,9 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +36,7 @@ type server struct {
 	cmd    *exec.Cmd
 	w      *codec.Writer
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *proctest.Buffer
 	frames chan frame
 	exited chan struct{}
 	status int // exit status, valid after exited is closed
@@ -57,23 +54,6 @@ type sentAt struct{ method, rev string }
 type frame struct {
 	line []byte
 	err  error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // routeBin is the mcp-route binary under test.
@@ -110,7 +90,7 @@ func startServer(t *testing.T, dir string, env []string, args ...string) *server
 	cmd.Stdout = stdoutW
 	s := &server{
 		t: t, cmd: cmd, stdin: stdin, w: codec.NewWriter(stdin),
-		stderr: &syncBuffer{}, frames: make(chan frame, 4096), exited: make(chan struct{}),
+		stderr: &proctest.Buffer{}, frames: make(chan frame, 4096), exited: make(chan struct{}),
 		sent: map[string]sentAt{},
 	}
 	cmd.Stderr = s.stderr
@@ -547,22 +527,4 @@ func noChildren(t *testing.T, s *server) {
 		}
 		return ""
 	})
-}
-
-// readPID waits for a tool to write a pid into file and returns it.
-func readPID(t *testing.T, file string) int {
-	t.Helper()
-	var pid int
-	proctest.Eventually(t, func() string {
-		b, err := os.ReadFile(file)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return "no pid in " + file
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			return err.Error()
-		}
-		return ""
-	})
-	return pid
 }

@@ -599,12 +599,12 @@ func TestFailureModes(t *testing.T) {
 	wantErr(t, s.callTool("segv", nil), "SIGSEGV")
 
 	wantErr(t, s.callTool("hang", nil), "timed out")
-	proctest.WaitGroupGone(t, readPID(t, filepath.Join(f.root, "hang.pid")))
+	proctest.WaitGroupGone(t, proctest.WaitPIDFile(t, filepath.Join(f.root, "hang.pid")))
 	wantErr(t, s.callTool("hang_fast", nil), "timed out")
-	proctest.WaitGroupGone(t, readPID(t, filepath.Join(f.root, "hang_fast.pid")))
+	proctest.WaitGroupGone(t, proctest.WaitPIDFile(t, filepath.Join(f.root, "hang_fast.pid")))
 
 	wantErr(t, s.callTool("flood", nil), "4096")
-	proctest.WaitGroupGone(t, readPID(t, filepath.Join(f.root, "flood.pid")))
+	proctest.WaitGroupGone(t, proctest.WaitPIDFile(t, filepath.Join(f.root, "flood.pid")))
 
 	wantOK(t, s.callTool("flood_err", nil), "quiet")
 
@@ -616,7 +616,7 @@ func TestFailureModes(t *testing.T) {
 	}
 
 	wantOK(t, s.callTool("bg", nil), "started")
-	bg := readPID(t, filepath.Join(f.root, "bg.pid"))
+	bg := proctest.WaitPIDFile(t, filepath.Join(f.root, "bg.pid"))
 	proctest.Eventually(t, func() string {
 		if proctest.Alive(bg) {
 			return fmt.Sprintf("background child %d of a finished call is alive", bg)

@@ -103,7 +103,7 @@ func (s *server) workerCall(name string, args any) workerOut {
 }
 
 // pidIn waits for a pid written to file.
-func pidIn(t *testing.T, file string) int { return readPID(t, file) }
+func pidIn(t *testing.T, file string) int { return proctest.WaitPIDFile(t, file) }
 
 func TestWorkerServesManyCallsAndTools(t *testing.T) {
 	f := newFixture(t)

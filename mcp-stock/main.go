@@ -19,10 +19,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
@@ -30,10 +27,5 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	p := tool.OS()
-	p.Context = ctx
-	code := stock.Main(p, version.Number)
-	stop()
-	os.Exit(code)
+	os.Exit(stock.Main(tool.OS(), version.Number))
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,5 +80,56 @@ func TestBinary(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "fs_write")); err == nil {
 		t.Errorf("install --readonly linked fs_write")
+	}
+}
+
+// TestSignals: a read tool keeps SIGTERM's default and dies of it (it
+// changed nothing); sh_exec, a mutating tool, catches it, stops its
+// command's process group, which a signal to sh_exec's own group would not
+// reach, and exits reporting the call.
+func TestSignals(t *testing.T) {
+	bin := testbin.Path(t, "MCP_STOCK_BIN", "mcp-stock")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep in PATH")
+	}
+	root := t.TempDir()
+
+	// fs_read waits for its arguments on stdin: a SIGTERM then, whether
+	// it lands before or after the runtime starts, ends it.
+	read := exec.Command(bin, "fs_read")
+	read.Env = []string{"MCP_ROOT=" + root}
+	stdin, err := read.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := read.Start(); err != nil {
+		t.Fatal(err)
+	}
+	read.Process.Signal(syscall.SIGTERM)
+	err = read.Wait()
+	stdin.Close()
+	if ws, ok := read.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("fs_read at SIGTERM: %v, want killed by SIGTERM", err)
+	}
+
+	// sh_exec runs sleep in a group of its own; once sleep runs, sh_exec
+	// has its handler, so the SIGTERM is caught.
+	sh := exec.Command(bin, "sh_exec")
+	sh.Env = []string{"MCP_ROOT=" + root, "MCP_SH_ALLOW=sleep", "MCP_SH_UNCONFINED=1", "PATH=" + filepath.Dir(sleep)}
+	sh.Stdin = strings.NewReader(`{"command":"sleep 120","timeoutSeconds":300}`)
+	var errb strings.Builder
+	sh.Stderr = &errb
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := waitChild(t, sh.Process.Pid, "sleep")
+	sh.Process.Signal(syscall.SIGTERM)
+	err = sh.Wait()
+	if ws, ok := sh.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Exited() {
+		t.Errorf("sh_exec at SIGTERM: %v, want an exit (it caught the signal); stderr %q", err, errb.String())
+	}
+	if syscall.Kill(child, 0) == nil {
+		t.Errorf("sleep (pid %d) outlived sh_exec's SIGTERM", child)
 	}
 }

@@ -6,103 +6,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/servertest"
 )
 
 // wait bounds every wait for the server: a hung server fails the test.
-const wait = 15 * time.Second
+const wait = servertest.Wait
 
+// conv is one conversation with a Server over in-memory pipes.
 type conv struct {
-	t     *testing.T
-	srv   *Server
-	in    *io.PipeWriter
-	lines chan []byte
-	done  chan error
-	logMu sync.Mutex
-	log   []string
+	*servertest.Pipe
+	t   *testing.T
+	srv *Server
 }
 
 // start serves srv (built by setup) over in-memory pipes.
 func start(t *testing.T, opts Options, setup func(*Server)) *conv {
 	t.Helper()
-	c := &conv{t: t, lines: make(chan []byte, 100), done: make(chan error, 1)}
-	logf := func(format string, args ...any) {
-		c.logMu.Lock()
-		c.log = append(c.log, fmt.Sprintf(format, args...))
-		c.logMu.Unlock()
-	}
+	log := &servertest.Log{}
 	opts.ServerInfo = codec.Implementation{Name: "core-test", Version: "1"}
-	opts.Logger = slog.New(captureHandler{logf})
-	c.srv = New(opts)
+	opts.Logger = log.Logger()
+	c := &conv{t: t, srv: New(opts)}
 	if setup != nil {
 		setup(c.srv)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	c.in = inW
-	go func() {
-		c.done <- c.srv.Serve(context.Background(), NewStreamConn(inR, outW, 0))
-		outW.Close()
-	}()
-	go func() {
-		r := codec.NewReader(outR, 0)
-		for {
-			l, err := r.ReadFrame()
-			if err != nil {
-				close(c.lines)
-				return
-			}
-			c.lines <- l
-		}
-	}()
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case <-c.done:
-		case <-time.After(wait):
-			t.Error("Serve did not return after the input closed")
-		}
-		if t.Failed() {
-			c.logMu.Lock()
-			t.Logf("log:\n%s", strings.Join(c.log, "\n"))
-			c.logMu.Unlock()
-		}
+	c.Pipe = servertest.Start(t, log, func(in io.Reader, out io.Writer) error {
+		return c.srv.Serve(context.Background(), NewStreamConn(in, out, 0))
 	})
 	return c
-}
-
-// captureHandler hands every record's message to logf, "debug: " before
-// the routine ones.
-type captureHandler struct {
-	logf func(format string, args ...any)
-}
-
-func (h captureHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h captureHandler) WithGroup(string) slog.Handler            { return h }
-func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Level < slog.LevelInfo {
-		h.logf("debug: %s", r.Message)
-	} else {
-		h.logf("%s", r.Message)
-	}
-	return nil
-}
-
-func (c *conv) send(lines ...string) {
-	c.t.Helper()
-	for _, l := range lines {
-		if _, err := io.WriteString(c.in, l+"\n"); err != nil {
-			c.t.Fatalf("send: %v", err)
-		}
-	}
 }
 
 type msg struct {
@@ -115,40 +51,24 @@ type msg struct {
 
 func (c *conv) recv() msg {
 	c.t.Helper()
-	select {
-	case l, ok := <-c.lines:
-		if !ok {
-			c.t.Fatal("output ended")
-		}
-		var m msg
-		if err := json.Unmarshal(l, &m); err != nil {
-			c.t.Fatalf("bad line %s: %v", l, err)
-		}
-		return m
-	case <-time.After(wait):
-		c.t.Fatal("no line from the server")
-		return msg{}
+	l := c.Recv()
+	var m msg
+	if err := json.Unmarshal(l, &m); err != nil {
+		c.t.Fatalf("bad line %s: %v", l, err)
 	}
+	return m
 }
 
 // drain closes the input and returns every remaining line.
 func (c *conv) drain() []msg {
 	c.t.Helper()
-	c.in.Close()
 	var out []msg
-	for {
-		select {
-		case l, ok := <-c.lines:
-			if !ok {
-				return out
-			}
-			var m msg
-			json.Unmarshal(l, &m)
-			out = append(out, m)
-		case <-time.After(wait):
-			c.t.Fatal("output did not end")
-		}
+	for _, l := range c.CloseAndDrain() {
+		var m msg
+		json.Unmarshal(l, &m)
+		out = append(out, m)
 	}
+	return out
 }
 
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
@@ -178,7 +98,7 @@ func blocking(release chan struct{}, causes chan error) func(*Server) {
 func TestPingWhileAHandlerWaits(t *testing.T) {
 	release := make(chan struct{})
 	c := start(t, Options{}, blocking(release, make(chan error, 1)))
-	c.send(req("1", "block"), req("2", "ping"), req("3", "server/discover"))
+	c.Send(req("1", "block"), req("2", "ping"), req("3", "server/discover"))
 	for _, want := range []string{"2", "3"} {
 		if m := c.recv(); string(m.ID) != want || m.Error != nil {
 			t.Fatalf("want the answer to %s first, got %+v", want, m)
@@ -195,11 +115,11 @@ func TestPingWhileAHandlerWaits(t *testing.T) {
 func TestCancel(t *testing.T) {
 	causes := make(chan error, 2)
 	c := start(t, Options{}, blocking(make(chan struct{}), causes))
-	c.send(req(`"a"`, "block"), req(`"a"`, "block"))
+	c.Send(req(`"a"`, "block"), req(`"a"`, "block"))
 	if m := c.recv(); m.Error == nil || m.Error.Code != codec.CodeInvalidRequest || string(m.ID) != `"a"` {
 		t.Fatalf("an id in flight: want -32600, got %+v", m)
 	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"enough"}}`)
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"enough"}}`)
 	select {
 	case err := <-causes:
 		if !errors.Is(err, ErrCancelled) {
@@ -208,11 +128,11 @@ func TestCancel(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the handler's ctx was not cancelled")
 	}
-	c.send(req("2", "ping"))
+	c.Send(req("2", "ping"))
 	if m := c.recv(); string(m.ID) != "2" {
 		t.Fatalf("want the ping answer (nothing for the cancelled request), got %+v", m)
 	}
-	c.send(req(`"a"`, "block"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`)
+	c.Send(req(`"a"`, "block"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`)
 	<-causes
 	if rest := c.drain(); len(rest) != 0 {
 		t.Errorf("lines after cancelled requests: %+v", rest)
@@ -234,7 +154,7 @@ func TestLimit(t *testing.T) {
 		}
 		s.Handle("block", m)
 	})
-	c.send(req("1", "block"), req("2", "block"), req("3", "block"))
+	c.Send(req("1", "block"), req("2", "block"), req("3", "block"))
 	for _, id := range []string{"2", "3"} {
 		if m := c.recv(); string(m.ID) != id || m.Error == nil || m.Error.Message != "busy: 1 in flight" {
 			t.Fatalf("want %s refused, got %+v", id, m)
@@ -262,7 +182,7 @@ func TestShutdownGrace(t *testing.T) {
 			return struct{}{}, nil
 		})
 	})
-	c.send(req("1", "block"), req("2", "quick"))
+	c.Send(req("1", "block"), req("2", "quick"))
 	got := map[string]string{}
 	for _, m := range c.drain() {
 		got[string(m.ID)] = string(m.Result)
@@ -319,17 +239,10 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("connecti
 // TestWriteFailureEndsTheConversation: an output that fails a write (not a
 // watched pipe) ends the conversation too; the log says why, once.
 func TestWriteFailureEndsTheConversation(t *testing.T) {
-	var logMu sync.Mutex
-	var log []string
+	log := &servertest.Log{}
 	s := New(Options{
 		ServerInfo: codec.Implementation{Name: "t", Version: "1"},
-		Logger: slog.New(captureHandler{func(f string, a ...any) {
-			if !strings.HasPrefix(f, "debug: ") {
-				logMu.Lock()
-				log = append(log, fmt.Sprintf(f, a...))
-				logMu.Unlock()
-			}
-		}}),
+		Logger:     log.Logger(),
 	})
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -344,10 +257,14 @@ func TestWriteFailureEndsTheConversation(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Serve did not return after a write failed")
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	if len(log) != 1 || !strings.Contains(log[0], "output closed: connection reset") {
-		t.Errorf("log %q", log)
+	var important []string
+	for _, l := range log.Lines() {
+		if !strings.HasPrefix(l, "debug: ") {
+			important = append(important, l)
+		}
+	}
+	if len(important) != 1 || !strings.Contains(important[0], "output closed: connection reset") {
+		t.Errorf("log %q", important)
 	}
 }
 
@@ -363,15 +280,15 @@ func TestCallTheClient(t *testing.T) {
 			return map[string]json.RawMessage{"client": ans.Result}, nil
 		})
 	})
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.recv()
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"ask"}`)
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"ask"}`)
 	q := c.recv()
 	if q.Method != "roots/list" || len(q.ID) == 0 {
 		t.Fatalf("want a roots/list request, got %+v", q)
 	}
-	c.send(`{"jsonrpc":"2.0","id":99,"result":{}}`) // answers nothing of ours
-	c.send(`{"jsonrpc":"2.0","id":` + string(q.ID) + `,"result":{"roots":[]}}`)
+	c.Send(`{"jsonrpc":"2.0","id":99,"result":{}}`) // answers nothing of ours
+	c.Send(`{"jsonrpc":"2.0","id":` + string(q.ID) + `,"result":{"roots":[]}}`)
 	if m := c.recv(); string(m.ID) != "2" || string(m.Result) != `{"client":{"roots":[]}}` {
 		t.Fatalf("want the answer carrying the client's, got %+v", m)
 	}
@@ -387,15 +304,9 @@ func TestAbort(t *testing.T) {
 			return nil, ErrNoResponse
 		})
 	})
-	c.send(req("1", "quit"))
-	select {
-	case err := <-c.done:
-		if !errors.Is(err, boom) {
-			t.Errorf("Serve: %v, want boom", err)
-		}
-		c.done <- nil // for the cleanup
-	case <-time.After(wait):
-		t.Fatal("Serve did not return after Abort")
+	c.Send(req("1", "quit"))
+	if err := c.Wait(); !errors.Is(err, boom) {
+		t.Errorf("Serve: %v, want boom", err)
 	}
 }
 
@@ -404,9 +315,9 @@ func TestAbort(t *testing.T) {
 // modern subscription hears of it stamped with its id.
 func TestListChangedBeforeInitialized(t *testing.T) {
 	c := start(t, Options{Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}}}, nil)
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.recv()
-	c.send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
 	if m := c.recv(); m.Method != codec.MethodSubscriptionsAcknowledged || strings.Contains(string(m.Params), "prompts") {
 		t.Fatalf("want an acknowledgement of tools only, got %+v %s", m, m.Params)
 	}
@@ -414,7 +325,7 @@ func TestListChangedBeforeInitialized(t *testing.T) {
 	if m := c.recv(); m.Method != codec.MethodToolsListChanged || !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"l"`) {
 		t.Fatalf("want the subscription's notification, got %+v", m)
 	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if m := c.recv(); m.Method != codec.MethodToolsListChanged || m.Params != nil {
 		t.Fatalf("want the legacy notification once initialized, got %+v", m)
 	}

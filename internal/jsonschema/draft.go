@@ -11,11 +11,11 @@ import (
 type Draft struct {
 	version       int
 	url           string
-	id            string             // property name used to represent id
-	subschemas    []SchemaPath       // locations of subschemas
-	vocabPrefix   string             // prefix used for vocabulary
-	allVocabs     map[string]*Schema // names of supported vocabs; the values stay nil (mcpipe: see meta)
-	defaultVocabs []string           // names of default vocabs
+	id            string              // property name used to represent id
+	subschemaSrc  func() []SchemaPath // locations of subschemas (mcpipe: see subschemaList)
+	vocabPrefix   string              // prefix used for vocabulary
+	allVocabs     map[string]*Schema  // names of supported vocabs; the values stay nil (mcpipe: see meta)
+	defaultVocabs []string            // names of default vocabs
 
 	// mcpipe modification: the metaschemas are compiled on first use, not in
 	// init, so a program that links this package but never compiles a schema
@@ -25,6 +25,11 @@ type Draft struct {
 	once     sync.Once
 	sch      *Schema
 	vocabSch map[string]*Schema
+
+	// mcpipe modification: the subschema locations are parsed on first use
+	// too (subschemaList), not by the package's init.
+	subschemaOnce sync.Once
+	subschemas    []SchemaPath
 }
 
 // meta compiles the draft's metaschema and vocabulary schemas the first time
@@ -43,6 +48,13 @@ func (d *Draft) meta() (*Schema, map[string]*Schema) {
 	return d.sch, d.vocabSch
 }
 
+// subschemaList returns the draft's subschema locations, parsed on the
+// first call.
+func (d *Draft) subschemaList() []SchemaPath {
+	d.subschemaOnce.Do(func() { d.subschemas = d.subschemaSrc() })
+	return d.subschemas
+}
+
 // String returns the specification url.
 func (d *Draft) String() string {
 	return d.url
@@ -53,22 +65,24 @@ var (
 		version: 4,
 		url:     "http://json-schema.org/draft-04/schema",
 		id:      "id",
-		subschemas: []SchemaPath{
-			// type agonistic
-			schemaPath("definitions/*"),
-			schemaPath("not"),
-			schemaPath("allOf/[]"),
-			schemaPath("anyOf/[]"),
-			schemaPath("oneOf/[]"),
-			// object
-			schemaPath("properties/*"),
-			schemaPath("additionalProperties"),
-			schemaPath("patternProperties/*"),
-			// array
-			schemaPath("items"),
-			schemaPath("items/[]"),
-			schemaPath("additionalItems"),
-			schemaPath("dependencies/*"),
+		subschemaSrc: func() []SchemaPath {
+			return []SchemaPath{
+				// type agonistic
+				schemaPath("definitions/*"),
+				schemaPath("not"),
+				schemaPath("allOf/[]"),
+				schemaPath("anyOf/[]"),
+				schemaPath("oneOf/[]"),
+				// object
+				schemaPath("properties/*"),
+				schemaPath("additionalProperties"),
+				schemaPath("patternProperties/*"),
+				// array
+				schemaPath("items"),
+				schemaPath("items/[]"),
+				schemaPath("additionalItems"),
+				schemaPath("dependencies/*"),
+			}
 		},
 		vocabPrefix:   "",
 		allVocabs:     map[string]*Schema{},
@@ -79,10 +93,12 @@ var (
 		version: 6,
 		url:     "http://json-schema.org/draft-06/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft4.subschemas,
-			schemaPath("propertyNames"),
-			schemaPath("contains"),
-		),
+		subschemaSrc: func() []SchemaPath {
+			return joinSubschemas(Draft4.subschemaList(),
+				schemaPath("propertyNames"),
+				schemaPath("contains"),
+			)
+		},
 		vocabPrefix:   "",
 		allVocabs:     map[string]*Schema{},
 		defaultVocabs: []string{},
@@ -92,11 +108,13 @@ var (
 		version: 7,
 		url:     "http://json-schema.org/draft-07/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft6.subschemas,
-			schemaPath("if"),
-			schemaPath("then"),
-			schemaPath("else"),
-		),
+		subschemaSrc: func() []SchemaPath {
+			return joinSubschemas(Draft6.subschemaList(),
+				schemaPath("if"),
+				schemaPath("then"),
+				schemaPath("else"),
+			)
+		},
 		vocabPrefix:   "",
 		allVocabs:     map[string]*Schema{},
 		defaultVocabs: []string{},
@@ -106,13 +124,15 @@ var (
 		version: 2019,
 		url:     "https://json-schema.org/draft/2019-09/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft7.subschemas,
-			schemaPath("$defs/*"),
-			schemaPath("dependentSchemas/*"),
-			schemaPath("unevaluatedProperties"),
-			schemaPath("unevaluatedItems"),
-			schemaPath("contentSchema"),
-		),
+		subschemaSrc: func() []SchemaPath {
+			return joinSubschemas(Draft7.subschemaList(),
+				schemaPath("$defs/*"),
+				schemaPath("dependentSchemas/*"),
+				schemaPath("unevaluatedProperties"),
+				schemaPath("unevaluatedItems"),
+				schemaPath("contentSchema"),
+			)
+		},
 		vocabPrefix: "https://json-schema.org/draft/2019-09/vocab/",
 		allVocabs: map[string]*Schema{
 			"core":       nil,
@@ -129,9 +149,11 @@ var (
 		version: 2020,
 		url:     "https://json-schema.org/draft/2020-12/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft2019.subschemas,
-			schemaPath("prefixItems/[]"),
-		),
+		subschemaSrc: func() []SchemaPath {
+			return joinSubschemas(Draft2019.subschemaList(),
+				schemaPath("prefixItems/[]"),
+			)
+		},
 		vocabPrefix: "https://json-schema.org/draft/2020-12/vocab/",
 		allVocabs: map[string]*Schema{
 			"core":              nil,

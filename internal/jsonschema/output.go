@@ -6,11 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpipe/mcpipe/internal/jsonschema/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
-
-var defaultPrinter = message.NewPrinter(language.English)
 
 // format ---
 
@@ -43,7 +39,7 @@ func (e *ValidationError) skip() bool {
 	return false
 }
 
-func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int, absKwLoc string, p *message.Printer) {
+func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int, absKwLoc string) {
 	if !e.skip() {
 		if indent > 0 {
 			sb.WriteByte('\n')
@@ -58,9 +54,9 @@ func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int,
 		absKwLoc = e.absoluteKeywordLocation()
 
 		if _, ok := e.ErrorKind.(*kind.Schema); ok {
-			sb.WriteString(e.ErrorKind.LocalizedString(p))
+			sb.WriteString(e.ErrorKind.String())
 		} else {
-			sb.WriteString(p.Sprintf("at %s", quote(jsonPtr(e.InstanceLocation))))
+			sb.WriteString(fmt.Sprintf("at %s", quote(jsonPtr(e.InstanceLocation))))
 			if verbose {
 				schLoc := absKwLoc
 				if prevAbsKwLoc != "" {
@@ -72,31 +68,23 @@ func (e *ValidationError) display(sb *strings.Builder, verbose bool, indent int,
 				}
 				fmt.Fprintf(sb, " [%s]", schLoc)
 			}
-			fmt.Fprintf(sb, ": %s", e.ErrorKind.LocalizedString(p))
+			fmt.Fprintf(sb, ": %s", e.ErrorKind.String())
 		}
 	}
 	for _, cause := range e.Causes {
-		cause.display(sb, verbose, indent, absKwLoc, p)
+		cause.display(sb, verbose, indent, absKwLoc)
 	}
 }
 
 func (e *ValidationError) Error() string {
-	return e.LocalizedError(defaultPrinter)
-}
-
-func (e *ValidationError) LocalizedError(p *message.Printer) string {
 	var sb strings.Builder
-	e.display(&sb, false, 0, "", p)
+	e.display(&sb, false, 0, "")
 	return sb.String()
 }
 
 func (e *ValidationError) GoString() string {
-	return e.LocalizedGoString(defaultPrinter)
-}
-
-func (e *ValidationError) LocalizedGoString(p *message.Printer) string {
 	var sb strings.Builder
-	e.display(&sb, true, 0, "", p)
+	e.display(&sb, true, 0, "")
 	return sb.String()
 }
 
@@ -134,38 +122,29 @@ type OutputUnit struct {
 
 type OutputError struct {
 	Kind ErrorKind
-	p    *message.Printer
 }
 
 func (k OutputError) String() string {
-	return k.Kind.LocalizedString(k.p)
+	return k.Kind.String()
 }
 
 func (k OutputError) MarshalJSON() ([]byte, error) {
-	return json.Marshal(k.Kind.LocalizedString(k.p))
+	return json.Marshal(k.Kind.String())
 }
 
 // The `Basic` structure, a flat list of output units.
 func (e *ValidationError) BasicOutput() *OutputUnit {
-	return e.LocalizedBasicOutput(defaultPrinter)
-}
-
-func (e *ValidationError) LocalizedBasicOutput(p *message.Printer) *OutputUnit {
-	out := e.output(true, false, "", "", p)
+	out := e.output(true, false, "", "")
 	return &out
 }
 
 // The `Detailed` structure, based on the schema.
 func (e *ValidationError) DetailedOutput() *OutputUnit {
-	return e.LocalizedDetailedOutput(defaultPrinter)
-}
-
-func (e *ValidationError) LocalizedDetailedOutput(p *message.Printer) *OutputUnit {
-	out := e.output(false, false, "", "", p)
+	out := e.output(false, false, "", "")
 	return &out
 }
 
-func (e *ValidationError) output(flatten, inRef bool, schemaURL, kwLoc string, p *message.Printer) OutputUnit {
+func (e *ValidationError) output(flatten, inRef bool, schemaURL, kwLoc string) OutputUnit {
 	if !inRef {
 		if _, ok := e.ErrorKind.(*kind.Reference); ok {
 			inRef = true
@@ -193,14 +172,14 @@ func (e *ValidationError) output(flatten, inRef bool, schemaURL, kwLoc string, p
 		out.AbsoluteKeywordLocation = e.absoluteKeywordLocation()
 	}
 	for _, cause := range e.Causes {
-		causeOut := cause.output(flatten, inRef, schemaURL, kwLoc, p)
+		causeOut := cause.output(flatten, inRef, schemaURL, kwLoc)
 		if cause.skip() {
 			causeOut = causeOut.Errors[0]
 		}
 		if flatten {
 			errors := causeOut.Errors
 			causeOut.Errors = nil
-			causeOut.Error = &OutputError{cause.ErrorKind, p}
+			causeOut.Error = &OutputError{cause.ErrorKind}
 			out.Errors = append(out.Errors, causeOut)
 			if len(errors) > 0 {
 				out.Errors = append(out.Errors, errors...)
@@ -210,7 +189,7 @@ func (e *ValidationError) output(flatten, inRef bool, schemaURL, kwLoc string, p
 		}
 	}
 	if len(out.Errors) == 0 {
-		out.Error = &OutputError{e.ErrorKind, p}
+		out.Error = &OutputError{e.ErrorKind}
 	}
 	return out
 }

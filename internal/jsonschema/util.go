@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/mcpipe/mcpipe/internal/jsonschema/kind"
-	"golang.org/x/text/message"
 )
 
 // --
@@ -445,7 +444,8 @@ func (e *SchemaValidationError) Error() string {
 
 // --
 
-// LocalizableError is an error whose message is localizable.
+// LocalizableError is an error with a formatted message. (Upstream also
+// prints it through golang.org/x/text/message; this copy does not.)
 func LocalizableError(format string, args ...any) error {
 	return &localizableError{format, args}
 }
@@ -457,8 +457,4 @@ type localizableError struct {
 
 func (e *localizableError) Error() string {
 	return fmt.Sprintf(e.msg, e.args...)
-}
-
-func (e *localizableError) LocalizedError(p *message.Printer) string {
-	return p.Sprintf(e.msg, e.args...)
 }

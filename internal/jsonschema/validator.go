@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/internal/jsonschema/kind"
-	"golang.org/x/text/message"
 )
 
 func (sch *Schema) Validate(v any) error {
@@ -971,5 +970,5 @@ type ValidationError struct {
 
 type ErrorKind interface {
 	KeywordPath() []string
-	LocalizedString(*message.Printer) string
+	String() string
 }

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,43 +13,16 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
-// script writes an executable /bin/sh script into a temp dir.
-func script(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "tool")
-	proctest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"))
-	return p
-}
-
 // runT runs c bounded, so a supervision bug fails the test instead of
 // hanging it.
 func runT(t *testing.T, c Cmd) *Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan *Result, 1)
-	go func() { done <- Run(ctx, c) }()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return")
-		return nil
-	}
-}
-
-func pidFrom(t *testing.T, out []byte) int {
-	t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("no pid in %q", out)
-	}
-	return pid
+	return proctest.Bounded(t, func(ctx context.Context) *Result { return Run(ctx, c) })
 }
 
 func TestRunExitStatusAndStreams(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: script(t, "cat; echo err >&2; exit 3"), Stdin: []byte("in")})
+	r := runT(t, Cmd{Path: proctest.Script(t, "cat; echo err >&2; exit 3"), Stdin: []byte("in")})
 	if r.Ending != Exited || r.ExitCode != 3 || r.String() != "exit status 3" {
 		t.Errorf("outcome %+v", r.Outcome)
 	}
@@ -62,7 +34,7 @@ func TestRunExitStatusAndStreams(t *testing.T) {
 // TestRunNilStdinIsDevNull: no Stdin means /dev/null, not our stdin.
 func TestRunNilStdinIsDevNull(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: script(t, "readlink /proc/self/fd/0 || echo none")})
+	r := runT(t, Cmd{Path: proctest.Script(t, "readlink /proc/self/fd/0 || echo none")})
 	if got := strings.TrimSpace(string(r.Stdout)); got != "/dev/null" && got != "none" {
 		t.Errorf("stdin is %q, want /dev/null", got)
 	}
@@ -70,7 +42,7 @@ func TestRunNilStdinIsDevNull(t *testing.T) {
 
 func TestRunSignaled(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: script(t, "kill -SEGV $$")})
+	r := runT(t, Cmd{Path: proctest.Script(t, "kill -SEGV $$")})
 	if r.Ending != Signaled || r.Signal != syscall.SIGSEGV || r.ExitCode != -1 || r.String() != "killed by SIGSEGV" {
 		t.Errorf("outcome %+v", r.Outcome)
 	}
@@ -82,21 +54,21 @@ func TestRunSignaled(t *testing.T) {
 func TestRunTimeoutLadder(t *testing.T) {
 	t.Parallel()
 	r := runT(t, Cmd{
-		Path:    script(t, "trap '' TERM; sleep 30 & echo $!; wait"),
+		Path:    proctest.Script(t, "trap '' TERM; sleep 30 & echo $!; wait"),
 		Timeout: 100 * time.Millisecond,
 		Grace:   100 * time.Millisecond,
 	})
 	if r.Ending != TimedOut || r.Signal != syscall.SIGKILL || r.String() != "timed out after 100ms" {
 		t.Errorf("outcome %+v %q", r.Outcome, r.String())
 	}
-	proctest.WaitGone(t, pidFrom(t, r.Stdout))
+	proctest.WaitGone(t, proctest.PID(t, r.Stdout))
 }
 
 func TestRunCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := Run(ctx, Cmd{Path: script(t, "exec sleep 30")})
+	r := Run(ctx, Cmd{Path: proctest.Script(t, "exec sleep 30")})
 	if r.Ending != Canceled || r.String() != "canceled" {
 		t.Errorf("outcome %+v", r.Outcome)
 	}
@@ -104,12 +76,12 @@ func TestRunCanceled(t *testing.T) {
 
 func TestRunOutputExceeded(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: script(t, "while :; do echo yyyyyyyyyyyyyyyyyyyy; done"), MaxOutput: 1000})
+	r := runT(t, Cmd{Path: proctest.Script(t, "while :; do echo yyyyyyyyyyyyyyyyyyyy; done"), MaxOutput: 1000})
 	if r.Ending != OutputExceeded || r.String() != "output exceeded 1000 bytes" || len(r.Stdout) != 1000 {
 		t.Errorf("outcome %q, kept %d", r.String(), len(r.Stdout))
 	}
 	// Exactly at the cap is fine.
-	r = runT(t, Cmd{Path: script(t, "printf 12345"), MaxOutput: 5})
+	r = runT(t, Cmd{Path: proctest.Script(t, "printf 12345"), MaxOutput: 5})
 	if !r.OK() || string(r.Stdout) != "12345" {
 		t.Errorf("at the cap: %q %q", r.String(), r.Stdout)
 	}
@@ -119,11 +91,11 @@ func TestRunOutputExceeded(t *testing.T) {
 // until ReadLimit, which kills.
 func TestRunReadLimit(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: script(t, "head -c 5000 /dev/zero; head -c 3000 /dev/zero >&2"), MaxOutput: 100, MaxStderr: 10, ReadLimit: 1 << 20})
+	r := runT(t, Cmd{Path: proctest.Script(t, "head -c 5000 /dev/zero; head -c 3000 /dev/zero >&2"), MaxOutput: 100, MaxStderr: 10, ReadLimit: 1 << 20})
 	if !r.OK() || len(r.Stdout) != 100 || r.StdoutTotal != 5000 || len(r.Stderr) != 10 || r.StderrTotal != 3000 || !r.StderrCut {
 		t.Errorf("%q: kept %d of %d, stderr %d of %d", r.String(), len(r.Stdout), r.StdoutTotal, len(r.Stderr), r.StderrTotal)
 	}
-	r = runT(t, Cmd{Path: script(t, "while :; do echo 0123456789 >&2; done"), MaxOutput: 100, ReadLimit: 1 << 16})
+	r = runT(t, Cmd{Path: proctest.Script(t, "while :; do echo 0123456789 >&2; done"), MaxOutput: 100, ReadLimit: 1 << 16})
 	if r.Ending != OutputExceeded || r.StderrTotal <= 1<<16 || r.Limit != 1<<16 {
 		t.Errorf("%q: stderr total %d", r.String(), r.StderrTotal)
 	}
@@ -133,11 +105,11 @@ func TestRunReadLimit(t *testing.T) {
 // holds the run open nor outlives it.
 func TestRunLeftoversKilled(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: script(t, "sleep 30 & echo $!"), Drain: 50 * time.Millisecond})
+	r := runT(t, Cmd{Path: proctest.Script(t, "sleep 30 & echo $!"), Drain: 50 * time.Millisecond})
 	if !r.OK() {
 		t.Fatal(r.String())
 	}
-	proctest.WaitGone(t, pidFrom(t, r.Stdout))
+	proctest.WaitGone(t, proctest.PID(t, r.Stdout))
 }
 
 // TestRunProgress: fd 3 exists only with Progress, and its lines arrive.
@@ -145,13 +117,13 @@ func TestRunProgress(t *testing.T) {
 	t.Parallel()
 	var got []string
 	r := runT(t, Cmd{
-		Path:     script(t, `echo one >&3; printf 'two\r\nlast' >&3`),
+		Path:     proctest.Script(t, `echo one >&3; printf 'two\r\nlast' >&3`),
 		Progress: func(l []byte) { got = append(got, string(l)) },
 	})
 	if !r.OK() || !slices.Equal(got, []string{"one", "two", "last"}) {
 		t.Errorf("%q: progress %q", r.String(), got)
 	}
-	r = runT(t, Cmd{Path: script(t, `echo x >&3`)})
+	r = runT(t, Cmd{Path: proctest.Script(t, `echo x >&3`)})
 	if r.OK() {
 		t.Error("fd 3 is open without Progress")
 	}
@@ -165,7 +137,7 @@ func TestRunLauncherAndPrepare(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	tool := script(t, `echo "tool $1"`)
+	tool := proctest.Script(t, `echo "tool $1"`)
 	var prepared []string
 	r := runT(t, Cmd{
 		Path:     tool,
@@ -198,7 +170,7 @@ func TestRunNotStarted(t *testing.T) {
 
 // TestRunNoDescriptorLeak is not parallel: it counts this process's fds.
 func TestRunNoDescriptorLeak(t *testing.T) {
-	p := script(t, "cat >/dev/null; sleep 30 & echo x")
+	p := proctest.Script(t, "cat >/dev/null; sleep 30 & echo x")
 	runT(t, Cmd{Path: p, Stdin: []byte("{}"), Drain: 10 * time.Millisecond}) // warm up
 	before := proctest.CountFDs(t)
 	for range 3 {

@@ -13,13 +13,14 @@ import (
 
 	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 // TestRunSpawnSeam: Spawn starts the process instead of cmd.Start, sees
 // the prepared command, and its refusals are NotStarted.
 func TestRunSpawnSeam(t *testing.T) {
 	t.Parallel()
-	tool := script(t, `echo "tool $1"`)
+	tool := proctest.Script(t, `echo "tool $1"`)
 	var spawned []string
 	r := runT(t, Cmd{Path: tool, Args: []string{"tool", "arg"}, Spawn: func(c *exec.Cmd) error {
 		spawned = c.Args
@@ -64,7 +65,7 @@ func confined(t *testing.T, tool string) (s *confine.Spawner, root, outside stri
 // reads both, so the refusal is the spawner's doing.
 func TestRunConfinedSpawner(t *testing.T) {
 	t.Parallel()
-	tool := script(t, `cat "$1/inside"; cat "$2" || echo refused`)
+	tool := proctest.Script(t, `cat "$1/inside"; cat "$2" || echo refused`)
 	s, root, outside := confined(t, tool)
 	c := Cmd{Path: tool, Args: []string{"tool", root, outside}, Env: []string{"PATH=/usr/bin:/bin"}}
 	if r := runT(t, c); string(r.Stdout) != "in\nsecret\n" {
@@ -81,7 +82,7 @@ func TestRunConfinedSpawner(t *testing.T) {
 // spawner is confined for its whole life, and Stop still ends it.
 func TestStartConfinedSpawner(t *testing.T) {
 	t.Parallel()
-	tool := script(t, `while read f; do if cat "$f" 2>/dev/null; then :; else echo "refused $f"; fi; done`)
+	tool := proctest.Script(t, `while read f; do if cat "$f" 2>/dev/null; then :; else echo "refused $f"; fi; done`)
 	s, root, outside := confined(t, tool)
 	p, err := Start(Cmd{Path: tool, Env: []string{"PATH=/usr/bin:/bin"}, Spawn: s.Start})
 	if err != nil {

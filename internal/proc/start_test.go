@@ -2,14 +2,9 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,52 +12,14 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
-// syncBuffer is a bytes.Buffer safe for StderrTo's writer goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFile waits (bounded) for a tool to write a line into file.
-func waitFile(t *testing.T, file string) int {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(file)
-		if err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing in %s", file)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestStartConversation: a line-echoing server answers over the pipes, its
 // stderr is both copied and kept, and it ends with "exit status 0" when its
 // stdin closes (Stop sends no signal).
 func TestStartConversation(t *testing.T) {
 	t.Parallel()
-	var errCopy syncBuffer
+	var errCopy proctest.Buffer
 	p, err := Start(Cmd{
-		Path:     script(t, `echo hello >&2; while read l; do echo "got $l"; done`),
+		Path:     proctest.Script(t, `echo hello >&2; while read l; do echo "got $l"; done`),
 		Env:      []string{"PATH=/usr/bin:/bin"},
 		StderrTo: &errCopy,
 	})
@@ -97,11 +54,11 @@ func TestStartConversation(t *testing.T) {
 func TestStartStopLadder(t *testing.T) {
 	t.Parallel()
 	child := filepath.Join(t.TempDir(), "child.pid")
-	p, err := Start(Cmd{Path: script(t, fmt.Sprintf(`trap '' TERM; sleep 60 & echo $! > %q; while :; do sleep 1; done`, child))})
+	p, err := Start(Cmd{Path: proctest.Script(t, fmt.Sprintf(`trap '' TERM; sleep 60 & echo $! > %q; while :; do sleep 1; done`, child))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := waitFile(t, child)
+	pid := proctest.WaitPIDFile(t, child)
 	p.Stop(100 * time.Millisecond)
 	if o := p.Wait(); o.Ending != Signaled || o.Signal != syscall.SIGKILL || o.String() != "killed by SIGKILL" {
 		t.Errorf("outcome %+v", o)
@@ -113,7 +70,7 @@ func TestStartStopLadder(t *testing.T) {
 // server to notice EOF first; a grace of a minute shows it did not wait.
 func TestStartTerminate(t *testing.T) {
 	t.Parallel()
-	p, err := Start(Cmd{Path: script(t, `trap '' HUP; while :; do sleep 1; done`)})
+	p, err := Start(Cmd{Path: proctest.Script(t, `trap '' HUP; while :; do sleep 1; done`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +91,7 @@ func TestStartTerminate(t *testing.T) {
 // wrote last.
 func TestStartLeftoversKilledOnExit(t *testing.T) {
 	t.Parallel()
-	p, err := Start(Cmd{Path: script(t, `sleep 60 >/dev/null & echo $!; exit 4`)})
+	p, err := Start(Cmd{Path: proctest.Script(t, `sleep 60 >/dev/null & echo $!; exit 4`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +100,7 @@ func TestStartLeftoversKilledOnExit(t *testing.T) {
 	if o.Ending != Exited || o.ExitCode != 4 {
 		t.Errorf("outcome %q", o)
 	}
-	proctest.WaitGone(t, pidFrom(t, out))
+	proctest.WaitGone(t, proctest.PID(t, out))
 	p.Stop(time.Second)
 }
 

@@ -15,6 +15,10 @@
 //     run.env and run.passEnv, MCP_ROOT and MCP_WORKER=1; none of the
 //     per-call variables, which a worker gets in each request instead.
 //
+// A third builder, Command, is for a tool that runs a program itself
+// (mcp-stock's sh_exec): from the tool's own environment it keeps less
+// still, and nothing the client could have planted under the root.
+//
 // A later layer wins over an earlier one for the same name. Base refuses a
 // --pass-env name or an --env entry that cannot be a variable (empty, holding
 // "=" or NUL; an --env entry without "="), with an error naming the flag and
@@ -27,6 +31,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -256,4 +261,66 @@ func (v *vars) list() []string {
 		env = append(env, k+"="+v.vals[k])
 	}
 	return env
+}
+
+// Command returns the minimal environment for a program a tool runs under
+// root, from the tool's environment getenv, in this order: PATH (the
+// tool's, or DefaultPath, without relative entries and entries inside root,
+// where the program could look further programs up), TERM=dumb, NO_COLOR=1
+// and PAGER=cat (no program waits for a terminal or pages), then HOME, LANG,
+// LC_ALL, TZ and TMPDIR when the tool has them set and non-empty. A HOME
+// inside root (or relative) becomes /nonexistent: programs read their
+// configuration from HOME (curl's .curlrc, wget's .wgetrc, .npmrc ...), and
+// a client with write tools could write it. An empty root checks nothing
+// against a root. Nothing else of the tool's environment gets in.
+func Command(getenv func(string) string, root string) []string {
+	path := getenv("PATH")
+	if path == "" {
+		path = DefaultPath
+	}
+	var dirs []string
+	for _, d := range filepath.SplitList(path) {
+		if filepath.IsAbs(d) && (root == "" || !inside(d, root)) {
+			dirs = append(dirs, d)
+		}
+	}
+	var v vars
+	v.set("PATH", strings.Join(dirs, string(filepath.ListSeparator)))
+	v.set("TERM", "dumb")
+	v.set("NO_COLOR", "1")
+	v.set("PAGER", "cat")
+	for _, k := range []string{"HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
+		val := getenv(k)
+		if k == "HOME" && val != "" && root != "" && inside(val, root) {
+			val = "/nonexistent"
+		}
+		if val != "" {
+			v.set(k, val)
+		}
+	}
+	return v.list()
+}
+
+// inside reports whether p (a HOME or a PATH entry) is root or lies below
+// it, as written or with symlinks resolved; a relative one counts as
+// inside.
+func inside(p, root string) bool {
+	if !filepath.IsAbs(p) {
+		return true
+	}
+	pc, rc := filepath.Clean(p), filepath.Clean(root)
+	if within(pc, rc) {
+		return true
+	}
+	pr, err1 := filepath.EvalSymlinks(pc)
+	rr, err2 := filepath.EvalSymlinks(rc)
+	return err1 == nil && err2 == nil && within(pr, rr)
+}
+
+// within reports whether p is dir or lies below it.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
 }

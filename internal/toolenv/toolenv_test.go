@@ -134,3 +134,38 @@ func TestBuiltEnvironmentExecs(t *testing.T) {
 		t.Errorf("tool saw %q, want %q", got, want)
 	}
 }
+
+// TestCommand: a program a tool runs gets PATH without entries under the
+// root (also through a symlink) or relative ones, the no-terminal settings,
+// the locale and temp variables the tool has, a HOME outside the root, and
+// nothing else.
+func TestCommand(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	tool := map[string]string{
+		"PATH":   "rel:/usr/bin:" + root + "/bin:" + link + "/bin::/bin",
+		"HOME":   link,
+		"LANG":   "de_DE.UTF-8",
+		"TZ":     "UTC",
+		"TMPDIR": "",
+		"SECRET": "s3cret",
+	}
+	got := Command(func(k string) string { return tool[k] }, root)
+	want := []string{"PATH=/usr/bin:/bin", "TERM=dumb", "NO_COLOR=1", "PAGER=cat", "HOME=/nonexistent", "LANG=de_DE.UTF-8", "TZ=UTC"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Command =\n%q\nwant\n%q", got, want)
+	}
+	// The harmless counterpart: a HOME outside the root is kept, and no
+	// PATH at all means DefaultPath.
+	got = Command(func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }, root)
+	want = []string{"PATH=" + DefaultPath, "TERM=dumb", "NO_COLOR=1", "PAGER=cat", "HOME=/home/u"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Command =\n%q\nwant\n%q", got, want)
+	}
+}

@@ -18,25 +18,6 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
-func readPID(t *testing.T, file string) int {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(file)
-		if err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s", file)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestStopLadder: a server that ignores stdin EOF and SIGTERM, with a child
 // in its process group, is killed, child included.
 func TestStopLadder(t *testing.T) {
@@ -47,7 +28,7 @@ func TestStopLadder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	childPID := readPID(t, child)
+	childPID := proctest.WaitPIDFile(t, child)
 	p.Stop()
 	if st := p.State(); st != "killed by SIGKILL" {
 		t.Errorf("State %q, want killed by SIGKILL", st)
@@ -66,7 +47,7 @@ func TestStopPolite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	childPID := readPID(t, child)
+	childPID := proctest.WaitPIDFile(t, child)
 	p.Stop()
 	if st := p.State(); st != "exit status 0" {
 		t.Errorf("State %q, want a clean exit", st)

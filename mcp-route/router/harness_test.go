@@ -5,22 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/servertest"
 	"github.com/mcpipe/mcpipe/internal/spectest"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 )
 
 // recvTimeout bounds every wait for a server line: a hung server fails the
 // test instead of hanging it.
-const recvTimeout = 15 * time.Second
+const recvTimeout = servertest.Wait
 
 // tool writes an executable sh script NAME with an optional sidecar
 // definition (def == "" writes none).
@@ -45,29 +43,20 @@ func simpleDef(run string) string {
 	return `{"description":"a test tool","run":` + run + `}`
 }
 
-// harness runs Serve over in-memory pipes.
+// harness runs Serve over in-memory pipes (internal/servertest).
 type harness struct {
-	t     *testing.T
-	dir   string // the tool directory
-	root  string
-	in    *io.PipeWriter
-	lines chan []byte
-	done  chan error
-	logMu sync.Mutex
-	log   []string
-	rev   string // revision for schema checks of what the server writes
+	t    *testing.T
+	p    *servertest.Pipe
+	dir  string // the tool directory
+	root string
+	log  *servertest.Log // every event; routine ones (Debug) marked "debug: "
+	rev  string          // revision for schema checks of what the server writes
 }
 
 func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: dir, root: t.TempDir(), lines: make(chan []byte, 100), done: make(chan error, 1)}
-	// h.log has every event; routine ones (Debug) are marked "debug: "
-	// so tests can tell what a quiet mcp-route would show.
-	logf := func(format string, args ...any) {
-		h.logMu.Lock()
-		h.log = append(h.log, fmt.Sprintf(format, args...))
-		h.logMu.Unlock()
-	}
+	h := &harness{t: t, dir: dir, root: t.TempDir(), log: &servertest.Log{}}
+	logf := h.log.Logf
 	debugf := func(format string, args ...any) { logf("debug: "+format, args...) }
 	opts := Options{
 		Registry:   registry.New(registry.Options{Dirs: []string{dir}, Logf: logf, Debugf: debugf, DescribeEnv: []string{"PATH=/usr/bin:/bin"}}),
@@ -77,85 +66,26 @@ func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 		Timeout:    10 * time.Second,
 		Grace:      200 * time.Millisecond,
 		Poll:       -1,
-		Logger:     slog.New(captureHandler{logf}),
+		Logger:     h.log.Logger(),
 	}
 	if edit != nil {
 		edit(&opts)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	h.in = inW
-	go func() {
-		h.done <- Serve(context.Background(), inR, outW, opts)
-		outW.Close()
-	}()
-	go func() {
-		r := codec.NewReader(outR, 0)
-		for {
-			l, err := r.ReadFrame()
-			if err != nil {
-				close(h.lines)
-				return
-			}
-			h.lines <- l
-		}
-	}()
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case <-h.done:
-		case <-time.After(recvTimeout):
-			t.Error("Serve did not return after input closed")
-		}
-		if t.Failed() {
-			h.logMu.Lock()
-			t.Logf("server log:\n%s", strings.Join(h.log, "\n"))
-			h.logMu.Unlock()
-		}
+	h.p = servertest.Start(t, h.log, func(in io.Reader, out io.Writer) error {
+		return Serve(context.Background(), in, out, opts)
 	})
 	return h
 }
 
-// captureHandler hands every record's message to logf, "debug: " before
-// the routine ones (below Info).
-type captureHandler struct {
-	logf func(format string, args ...any)
-}
-
-func (h captureHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h captureHandler) WithGroup(string) slog.Handler            { return h }
-func (h captureHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Level < slog.LevelInfo {
-		h.logf("debug: %s", r.Message)
-	} else {
-		h.logf("%s", r.Message)
-	}
-	return nil
-}
-
 func (h *harness) send(lines ...string) {
 	h.t.Helper()
-	for _, l := range lines {
-		if _, err := io.WriteString(h.in, l+"\n"); err != nil {
-			h.t.Fatalf("send: %v", err)
-		}
-	}
+	h.p.Send(lines...)
 }
 
 // recv returns the next line the server wrote.
 func (h *harness) recv() []byte {
 	h.t.Helper()
-	select {
-	case l, ok := <-h.lines:
-		if !ok {
-			h.t.Fatal("server output ended")
-		}
-		return l
-	case <-time.After(recvTimeout):
-		h.t.Fatal("no answer from the server")
-		return nil
-	}
+	return h.p.Recv()
 }
 
 // msg is a decoded server line.
@@ -186,19 +116,7 @@ func (h *harness) recvMsg(method string) msg {
 // closeAndDrain closes the input and returns every remaining line.
 func (h *harness) closeAndDrain() [][]byte {
 	h.t.Helper()
-	h.in.Close()
-	var out [][]byte
-	for {
-		select {
-		case l, ok := <-h.lines:
-			if !ok {
-				return out
-			}
-			out = append(out, l)
-		case <-time.After(recvTimeout):
-			h.t.Fatal("server output did not end")
-		}
-	}
+	return h.p.CloseAndDrain()
 }
 
 func (h *harness) initialize(rev string) {

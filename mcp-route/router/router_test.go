@@ -303,11 +303,9 @@ func TestCallFailures(t *testing.T) {
 	// fine are routine (Debug), and so are initialize and shutdown.
 	important := map[string]bool{"segv": true, "slow": true, "flood": true, "badutf8": true,
 		"badjson": true, "badmcp": true, "badoutput": true}
-	h.logMu.Lock()
-	defer h.logMu.Unlock()
 	for _, c := range cases {
 		var line string
-		for _, l := range h.log {
+		for _, l := range h.log.Lines() {
 			if strings.Contains(l, " "+c.tool+": ") {
 				line = l
 			}
@@ -316,7 +314,7 @@ func TestCallFailures(t *testing.T) {
 			t.Errorf("%s: log line %q; want it routine (Debug) = %v", c.tool, line, !important[c.tool])
 		}
 	}
-	for _, l := range h.log {
+	for _, l := range h.log.Lines() {
 		if (strings.Contains(l, "initialize") || strings.Contains(l, "shutting down")) && !strings.HasPrefix(l, "debug: ") {
 			t.Errorf("routine event logged as important: %q", l)
 		}
@@ -337,8 +335,7 @@ func TestNoDescriptorLeak(t *testing.T) {
 		h.recvMsg("tools/call")
 	}
 	h.closeAndDrain()
-	<-h.done
-	h.done <- nil // for the cleanup
+	h.p.Wait()
 	if after := proctest.CountFDs(t); after != before {
 		t.Errorf("open fds: %d before, %d after", before, after)
 	}
@@ -767,10 +764,8 @@ fi`, "")
 	for _, l := range h.closeAndDrain() {
 		t.Errorf("unexpected line %s", l)
 	}
-	h.logMu.Lock()
-	defer h.logMu.Unlock()
 	cancelled := 0
-	for _, l := range h.log {
+	for _, l := range h.log.Lines() {
 		if strings.Contains(l, "left out") {
 			t.Errorf("log line %q", l)
 		}
@@ -779,7 +774,7 @@ fi`, "")
 		}
 	}
 	if cancelled != 1 {
-		t.Errorf("%d lines say loading was cancelled, want 1:\n%s", cancelled, strings.Join(h.log, "\n"))
+		t.Errorf("%d lines say loading was cancelled, want 1:\n%s", cancelled, strings.Join(h.log.Lines(), "\n"))
 	}
 }
 
@@ -833,14 +828,12 @@ func TestQueueBounded(t *testing.T) {
 	if r := callResult(t, h.recvMsg("tools/call")); r.IsError {
 		t.Errorf("a call after the queue drained: %+v", r)
 	}
-	h.logMu.Lock()
 	busyLines := 0
-	for _, l := range h.log {
+	for _, l := range h.log.Lines() {
 		if strings.Contains(l, "server busy") {
 			busyLines++
 		}
 	}
-	h.logMu.Unlock()
 	if busyLines != 1 {
 		t.Errorf("%d log lines say the server is busy, want 1 per busy spell", busyLines)
 	}
@@ -918,9 +911,7 @@ fi`, "")
 	if changed > 1 {
 		t.Errorf("%d list_changed notifications, want at most 1", changed)
 	}
-	h.logMu.Lock()
-	defer h.logMu.Unlock()
-	for _, l := range h.log {
+	for _, l := range h.log.Lines() {
 		if strings.Contains(l, "loading cancelled") {
 			t.Errorf("the cancelled list cut the load short: %q", l)
 		}

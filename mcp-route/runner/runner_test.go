@@ -5,7 +5,6 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,33 +13,15 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
-// script writes an executable /bin/sh script into a temp dir.
-func script(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "tool")
-	proctest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"))
-	return p
-}
-
-// runT runs s with a test-wide bound so a supervision bug fails the test
-// instead of hanging it.
+// runT runs s bounded, so a supervision bug fails the test instead of
+// hanging it.
 func runT(t *testing.T, s Spec) *Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	done := make(chan *Result, 1)
-	go func() { done <- Run(ctx, s) }()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return")
-		return nil
-	}
+	return proctest.Bounded(t, func(ctx context.Context) *Result { return Run(ctx, s) })
 }
 
 func TestRunStdinToStdout(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "cat; echo; echo err >&2"), Stdin: []byte(`{"a":1}`)})
+	r := runT(t, Spec{Path: proctest.Script(t, "cat; echo; echo err >&2"), Stdin: []byte(`{"a":1}`)})
 	if !r.OK() {
 		t.Fatalf("not OK: %s", r.Failure())
 	}
@@ -55,7 +36,7 @@ func TestRunStdinToStdout(t *testing.T) {
 func TestRunExactEnvAndDir(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"A=1", "PATH=/usr/bin:/bin"}
-	r := runT(t, Spec{Path: script(t, `env | sort; pwd`), Env: env, Dir: dir})
+	r := runT(t, Spec{Path: proctest.Script(t, `env | sort; pwd`), Env: env, Dir: dir})
 	if !r.OK() {
 		t.Fatal(r.Failure())
 	}
@@ -77,7 +58,7 @@ func TestRunExactEnvAndDir(t *testing.T) {
 }
 
 func TestRunNonZeroExit(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "echo noise >&2; echo 'bad input: x' >&2; exit 3")})
+	r := runT(t, Spec{Path: proctest.Script(t, "echo noise >&2; echo 'bad input: x' >&2; exit 3")})
 	if r.OK() || r.ExitCode != 3 {
 		t.Fatalf("exit = %d OK=%v", r.ExitCode, r.OK())
 	}
@@ -87,7 +68,7 @@ func TestRunNonZeroExit(t *testing.T) {
 }
 
 func TestRunSignal(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "kill -SEGV $$")})
+	r := runT(t, Spec{Path: proctest.Script(t, "kill -SEGV $$")})
 	if r.Signal != syscall.SIGSEGV {
 		t.Fatalf("signal = %v, exit %d", r.Signal, r.ExitCode)
 	}
@@ -100,7 +81,7 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	// The tool ignores SIGTERM, and so does its child: only the SIGKILL after
 	// the grace ends them.
 	r := runT(t, Spec{
-		Path:    script(t, "trap '' TERM; sleep 30 & echo $!; wait"),
+		Path:    proctest.Script(t, "trap '' TERM; sleep 30 & echo $!; wait"),
 		Timeout: 100 * time.Millisecond,
 		Grace:   100 * time.Millisecond,
 	})
@@ -110,12 +91,12 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	if got := r.Failure(); got != "timed out after 100ms" {
 		t.Errorf("Failure = %q", got)
 	}
-	proctest.WaitGone(t, pidFrom(t, r.Stdout))
+	proctest.WaitGone(t, proctest.PID(t, r.Stdout))
 }
 
 func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := script(t, "echo started; exec sleep 30")
+	p := proctest.Script(t, "echo started; exec sleep 30")
 	done := make(chan *Result)
 	go func() { done <- Run(ctx, Spec{Path: p}) }()
 	// Cancel right away: whether the tool got to run or not, Run must end.
@@ -134,7 +115,7 @@ func TestRunCancel(t *testing.T) {
 }
 
 func TestRunOutputCap(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "while :; do echo yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done"), MaxOutput: 1000})
+	r := runT(t, Spec{Path: proctest.Script(t, "while :; do echo yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done"), MaxOutput: 1000})
 	if !r.OutputExceeded {
 		t.Fatalf("not OutputExceeded: %+v", r.Failure())
 	}
@@ -147,14 +128,14 @@ func TestRunOutputCap(t *testing.T) {
 }
 
 func TestRunOutputExactlyAtCap(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "printf 12345"), MaxOutput: 5})
+	r := runT(t, Spec{Path: proctest.Script(t, "printf 12345"), MaxOutput: 5})
 	if !r.OK() || string(r.Stdout) != "12345" {
 		t.Fatalf("OK=%v stdout=%q %s", r.OK(), r.Stdout, r.Failure())
 	}
 }
 
 func TestRunStderrBounded(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done; exit 1"), MaxStderr: 100})
+	r := runT(t, Spec{Path: proctest.Script(t, "i=0; while [ $i -lt 2000 ]; do echo line $i >&2; i=$((i+1)); done; exit 1"), MaxStderr: 100})
 	if len(r.Stderr) > 100 || !r.StderrCut {
 		t.Fatalf("stderr %d bytes cut=%v", len(r.Stderr), r.StderrCut)
 	}
@@ -165,25 +146,25 @@ func TestRunStderrBounded(t *testing.T) {
 
 func TestRunToolClosesStdinEarly(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 4<<20) // far more than a pipe buffer
-	r := runT(t, Spec{Path: script(t, "exec 0<&-; echo ok"), Stdin: big})
+	r := runT(t, Spec{Path: proctest.Script(t, "exec 0<&-; echo ok"), Stdin: big})
 	if !r.OK() || string(r.Stdout) != "ok\n" {
 		t.Fatalf("OK=%v stdout=%q %s", r.OK(), r.Stdout, r.Failure())
 	}
 }
 
 func TestRunBackgroundChildHoldingStdout(t *testing.T) {
-	r := runT(t, Spec{Path: script(t, "sleep 30 & echo $!"), Drain: 50 * time.Millisecond})
+	r := runT(t, Spec{Path: proctest.Script(t, "sleep 30 & echo $!"), Drain: 50 * time.Millisecond})
 	if !r.OK() {
 		t.Fatalf("not OK: %s", r.Failure())
 	}
-	proctest.WaitGone(t, pidFrom(t, r.Stdout))
+	proctest.WaitGone(t, proctest.PID(t, r.Stdout))
 }
 
 func TestRunProgressLines(t *testing.T) {
 	var got []string
 	long := strings.Repeat("z", MaxProgressLine+10)
 	r := runT(t, Spec{
-		Path:     script(t, `echo '{"progress":1}' >&3; echo `+long+` >&3; printf 'two\r\nlast' >&3; echo done`),
+		Path:     proctest.Script(t, `echo '{"progress":1}' >&3; echo `+long+` >&3; printf 'two\r\nlast' >&3; echo done`),
 		Progress: func(l []byte) { got = append(got, string(l)) },
 	})
 	if !r.OK() {
@@ -204,7 +185,7 @@ func TestRunNotExecutable(t *testing.T) {
 
 func TestRunNoDescriptorLeak(t *testing.T) {
 	before := proctest.CountFDs(t)
-	p := script(t, "cat >/dev/null; sleep 30 & echo x")
+	p := proctest.Script(t, "cat >/dev/null; sleep 30 & echo x")
 	for range 5 {
 		runT(t, Spec{Path: p, Stdin: []byte("{}"), Drain: 10 * time.Millisecond})
 	}
@@ -221,13 +202,4 @@ func TestSignalName(t *testing.T) {
 	if got := SignalName(syscall.Signal(63)); got != "signal 63" {
 		t.Errorf("got %q", got)
 	}
-}
-
-func pidFrom(t *testing.T, out []byte) int {
-	t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("tool did not print a pid: %q", out)
-	}
-	return pid
 }

@@ -3,7 +3,8 @@ package tool
 import (
 	"os"
 	"sync"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // fd3Open records, before any other package can open a file that might get
@@ -13,21 +14,21 @@ import (
 var fd3Open = inheritedProgressFD()
 
 func inheritedProgressFD() bool {
-	var st syscall.Stat_t
-	if syscall.Fstat(3, &st) != nil {
+	var st unix.Stat_t
+	if unix.Fstat(3, &st) != nil {
 		return false
 	}
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFIFO, syscall.S_IFSOCK, syscall.S_IFREG, syscall.S_IFCHR:
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFREG, unix.S_IFCHR:
 	default:
 		return false
 	}
-	fl, _, errno := syscall.Syscall(syscall.SYS_FCNTL, 3, syscall.F_GETFL, 0)
-	if errno != 0 {
+	fl, err := unix.FcntlInt(3, unix.F_GETFL, 0)
+	if err != nil {
 		return false
 	}
-	mode := fl & syscall.O_ACCMODE
-	return mode == syscall.O_WRONLY || mode == syscall.O_RDWR
+	mode := fl & unix.O_ACCMODE
+	return mode == unix.O_WRONLY || mode == unix.O_RDWR
 }
 
 // progressFile wraps fd 3 once; the file lives as long as the process, so

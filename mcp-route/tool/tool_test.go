@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -297,6 +298,38 @@ func TestProcess(t *testing.T) {
 		}
 		if withFD3 && len(lines) != 2 {
 			t.Errorf("progress lines = %q, want 2", lines)
+		}
+	}
+}
+
+// TestProcessProgressFile: fd 3 may be a regular file opened for writing
+// (the access mode is read from the descriptor); opened read-only, it is no
+// progress channel and the call still succeeds.
+func TestProcessProgressFile(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	path := filepath.Join(t.TempDir(), "progress")
+	for _, flag := range []int{os.O_WRONLY | os.O_CREATE, os.O_RDONLY} {
+		f, err := os.OpenFile(path, flag, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(self)
+		cmd.Env = []string{"TOOL_TEST_AS_TOOL=1"}
+		cmd.Stdin = strings.NewReader(`{"name":"P"}`)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.ExtraFiles = []*os.File{f}
+		err = cmd.Run()
+		f.Close()
+		if err != nil || out.String() != "Hello, P!" || errb.Len() > 0 {
+			t.Fatalf("flag %#x: %v, stdout %q, stderr %q", flag, err, out.String(), errb.String())
+		}
+		b, _ := os.ReadFile(path)
+		if lines := strings.Count(string(b), "\n"); lines != 2 {
+			t.Errorf("flag %#x: %d progress lines in the file, want 2 (written while it was open for writing): %q", flag, lines, b)
 		}
 	}
 }

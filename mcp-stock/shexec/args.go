@@ -3,7 +3,9 @@ package shexec
 import (
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // runOptions are long options that make a program run a command named in
@@ -59,13 +61,14 @@ var gitSubmoduleUpdaters = setOf("clone", "pull", "fetch", "checkout", "switch",
 // their value.
 var gitGlobalsWithValue = setOf("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--list-cmds", "--attr-source")
 
-func setOf(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
+func setOf(names ...string) set { return names }
+
+// set is a short list of names. A slice, not a map: the package's sets are
+// then built without allocating when a tool process starts, and each holds
+// a few dozen names at most.
+type set []string
+
+func (s set) has(name string) bool { return slices.Contains(s, name) }
 
 // checkArgs refuses arguments that turn prog into a runner of other
 // programs, or make it read or write outside the root in ways the path
@@ -133,7 +136,7 @@ func checkArgs(prog string, args []string) error {
 	// option or any abbreviation of it.
 	refuseShort := func(letters, why string) error {
 		for _, a := range args {
-			if cluster(a) && strings.ContainsAny(shortOptions(a, valueLetters[prog]), letters) {
+			if cluster(a) && strings.ContainsAny(shortOptions(a, valueLetters()[prog]), letters) {
 				return refusef("%s %s: %s", prog, a, why)
 			}
 		}
@@ -259,7 +262,7 @@ func checkArgs(prog string, args []string) error {
 	case "curl":
 		globoff := false
 		for _, a := range args {
-			globoff = globoff || longIs(a, "globoff") || cluster(a) && strings.Contains(shortOptions(a, valueLetters["curl"]), "g")
+			globoff = globoff || longIs(a, "globoff") || cluster(a) && strings.Contains(shortOptions(a, valueLetters()["curl"]), "g")
 		}
 		for _, a := range args {
 			if !globoff && strings.ContainsAny(a, "[]{}") {
@@ -349,17 +352,20 @@ func checkArgs(prog string, args []string) error {
 
 // valueLetters are, per program, the short options that take a value: in
 // a cluster, the rest of the word after one of them is its value, not more
-// options (tar -vCdir, grep -eR).
-var valueLetters = map[string]string{
-	"tar":   "bCfFgHIKLNTVX",
-	"rsync": "BefMT",
-	"grep":  "ABCdDefm", "egrep": "ABCdDefm", "fgrep": "ABCdDefm",
-	"cp":   "St",
-	"ls":   "ITw",
-	"du":   "BdtX",
-	"curl": "AbcCdDeEFHKmoOPQrtTuUwxXyYz",
-	"wget": "aABDeiIlOoPQRtTUwX",
-}
+// options (tar -vCdir, grep -eR). Built on first use: most calls never
+// look.
+var valueLetters = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"tar":   "bCfFgHIKLNTVX",
+		"rsync": "BefMT",
+		"grep":  "ABCdDefm", "egrep": "ABCdDefm", "fgrep": "ABCdDefm",
+		"cp":   "St",
+		"ls":   "ITw",
+		"du":   "BdtX",
+		"curl": "AbcCdDeEFHKmoOPQrtTuUwxXyYz",
+		"wget": "aABDeiIlOoPQRtTUwX",
+	}
+})
 
 // shortOptions returns the option letters of cluster a (-xvf): its
 // letters up to and including the first that takes a value (one of
@@ -448,7 +454,7 @@ var gitSafeConfig = setOf("user.name", "user.email", "init.defaultbranch", "core
 // gitSafeConfig.
 func checkGitConfig(opt, kv string) error {
 	key, _, _ := strings.Cut(kv, "=")
-	if !gitSafeConfig[strings.ToLower(key)] {
+	if !gitSafeConfig.has(strings.ToLower(key)) {
 		return refusef("git %s %s: configuration on the command line can name programs to run (alias.x=!cmd, core.pager ...); the keys sh_exec accepts are user.name, user.email, init.defaultBranch, core.quotePath, color.ui, advice.detachedHead, log.showSignature, commit.gpgSign and tag.gpgSign", opt, kv)
 	}
 	return nil
@@ -495,7 +501,7 @@ func ChangeDirs(argv []string) []string {
 		case strings.HasPrefix(a, "--directory="):
 			add(strings.TrimPrefix(a, "--directory="))
 		case argv[0] != "git" && cluster(a):
-			opts := shortOptions(a, valueLetters[argv[0]]+"C")
+			opts := shortOptions(a, valueLetters()[argv[0]]+"C")
 			if strings.HasSuffix(opts, "C") {
 				v := a[1+len(opts):]
 				if v == "" && i+1 < len(args) {
@@ -516,7 +522,7 @@ func GitSubcommand(args []string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case gitGlobalsWithValue[a]:
+		case gitGlobalsWithValue.has(a):
 			i++
 		case strings.HasPrefix(a, "-"):
 		default:
@@ -553,7 +559,7 @@ func checkGit(args []string) error {
 			return refusef("git %s: sh_exec runs git on the repository at the root only (it pins GIT_DIR and GIT_WORK_TREE there)", a)
 		case a == "--help":
 			return refusef("git --help runs man or a browser: use -h for a command's usage")
-		case gitGlobalsWithValue[a]:
+		case gitGlobalsWithValue.has(a):
 			i++ // its value is the next word
 			continue
 		case strings.HasPrefix(a, "-"):
@@ -565,7 +571,7 @@ func checkGit(args []string) error {
 	if sub == "" {
 		return nil // git --version, git -C dir: nothing runs
 	}
-	if !gitCommands[sub] {
+	if !gitCommands.has(sub) {
 		return refusef("git %s: not a git command sh_exec runs (aliases from a repository's configuration can run a shell)", sub)
 	}
 	rest := args[i+1:]
@@ -573,7 +579,7 @@ func checkGit(args []string) error {
 		if a == "--help" {
 			return refusef("git %s --help runs man or a browser: use -h for the usage", sub)
 		}
-		if gitSubmoduleUpdaters[sub] && (longIs(a, "recurse-submodules") || sub == "clone" && longIs(a, "recursive")) {
+		if gitSubmoduleUpdaters.has(sub) && (longIs(a, "recurse-submodules") || sub == "clone" && longIs(a, "recursive")) {
 			return refusef("git %s %s: submodules are cloned from the URLs .gitmodules names, which sh_exec cannot check", sub, a)
 		}
 	}

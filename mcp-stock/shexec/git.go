@@ -282,7 +282,7 @@ func gitCloneSource(args []string) string {
 		a := args[i]
 		switch {
 		case !seen:
-			if gitGlobalsWithValue[a] {
+			if gitGlobalsWithValue.has(a) {
 				i++
 			} else if a == "clone" {
 				seen = true
@@ -292,7 +292,7 @@ func gitCloneSource(args []string) string {
 				return args[i+1]
 			}
 			return ""
-		case withValue[a]:
+		case withValue.has(a):
 			i++
 		case strings.HasPrefix(a, "-"):
 		default:
@@ -365,9 +365,9 @@ func gitKeyRisk(key string) string {
 	section, _, _ := strings.Cut(k, ".")
 	variable := k[strings.LastIndex(k, ".")+1:]
 	switch {
-	case gitRiskySections[section]:
+	case gitRiskySections.has(section):
 		return "is in a section whose settings run programs or read other files"
-	case gitRiskyVariables[variable]:
+	case gitRiskyVariables.has(variable):
 		return "names a program to run or a file to read"
 	}
 	return ""

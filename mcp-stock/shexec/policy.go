@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // never maps the programs sh_exec never runs, even when the allowlist names
@@ -15,17 +16,17 @@ import (
 // in every form [nameForms] gives, so Debian's alternative and versioned
 // names (bash5.2, ksh93, sh.distrib, busybox.static, guile-3.0, vim.basic)
 // are the same program.
-var never = map[string]string{}
+var never = sync.OnceValue(neverTable)
 
 // neverPrefixes are families refused by name prefix: every program whose
 // name (in one of its forms) starts with one of them.
-var neverPrefixes = map[string]string{
-	"python": whyInterpreter, "pypy": whyInterpreter, "perl": whyInterpreter, "ruby": whyInterpreter,
-	"php": whyInterpreter, "lua": whyInterpreter, "node": whyInterpreter, "tclsh": whyInterpreter,
-	"wish": whyInterpreter, "guile": whyInterpreter, "busybox": whyShell, "toybox": whyShell,
-	"vim": whyEditor, "nvim": whyEditor, "gvim": whyEditor, "rvim": whyEditor, "evim": whyEditor,
-	"emacs": whyEditor, "sensible-": "a program that runs the user's editor, pager or browser",
-	"git-": "a git helper program (git-shell, git-upload-pack ...); allow git itself",
+var neverPrefixes = []struct{ prefix, why string }{
+	{"python", whyInterpreter}, {"pypy", whyInterpreter}, {"perl", whyInterpreter}, {"ruby", whyInterpreter},
+	{"php", whyInterpreter}, {"lua", whyInterpreter}, {"node", whyInterpreter}, {"tclsh", whyInterpreter},
+	{"wish", whyInterpreter}, {"guile", whyInterpreter}, {"busybox", whyShell}, {"toybox", whyShell},
+	{"vim", whyEditor}, {"nvim", whyEditor}, {"gvim", whyEditor}, {"rvim", whyEditor}, {"evim", whyEditor},
+	{"emacs", whyEditor}, {"sensible-", "a program that runs the user's editor, pager or browser"},
+	{"git-", "a git helper program (git-shell, git-upload-pack ...); allow git itself"},
 }
 
 const (
@@ -36,7 +37,10 @@ const (
 	whyEditor      = "an editor or pager with a shell escape"
 )
 
-func init() {
+// neverTable builds never, on the first check of a program rather than
+// when any tool process starts.
+func neverTable() map[string]string {
+	never := map[string]string{}
 	add := func(why string, names ...string) {
 		for _, n := range names {
 			never[strings.ToLower(n)] = why
@@ -65,6 +69,7 @@ func init() {
 	add(whyEditor, "vi", "vim", "nvim", "view", "rview", "gview", "vimdiff", "ex", "rex", "ed", "red", "editor", "emacs",
 		"emacsclient", "nano", "rnano", "pico", "jed", "joe", "mcedit", "less", "more", "most", "pg",
 		"pager", "man", "info", "mc", "tmux", "screen", "lesspipe", "lessfile")
+	return never
 }
 
 // multiCall are the programs that are many: they run the applet their
@@ -119,12 +124,12 @@ func nameForms(name string) []string {
 // neverReason returns why name is never run, or "".
 func neverReason(name string) string {
 	for _, f := range nameForms(name) {
-		if why, ok := never[f]; ok {
+		if why, ok := never()[f]; ok {
 			return why
 		}
-		for p, why := range neverPrefixes {
-			if strings.HasPrefix(f, p) {
-				return why
+		for _, p := range neverPrefixes {
+			if strings.HasPrefix(f, p.prefix) {
+				return p.why
 			}
 		}
 	}
@@ -135,7 +140,7 @@ func neverReason(name string) string {
 // toybox.
 func isMultiCall(name string) bool {
 	for _, f := range nameForms(name) {
-		if multiCall[f] {
+		if multiCall.has(f) {
 			return true
 		}
 	}
@@ -145,7 +150,7 @@ func isMultiCall(name string) bool {
 // isRunner reports whether name, in one of its forms, is a runner.
 func isRunner(name string) bool {
 	for _, f := range nameForms(name) {
-		if runners[f] {
+		if runners.has(f) {
 			return true
 		}
 	}

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/proc"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
 )
 
 // DefaultPath is the PATH programs are looked up in when the call's
 // environment has none.
-const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+const DefaultPath = toolenv.DefaultPath
 
 // LookPath finds the allowlisted program name in the directories of
 // pathList (a PATH value), as exec.LookPath would, with two differences
@@ -58,59 +59,20 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// Env returns the minimal environment argv runs with in root: PATH (the
-// call's, or DefaultPath, without relative entries and entries inside the
-// root, since the program could look further programs up there), HOME,
-// LANG, LC_ALL, TZ and TMPDIR when the call has them, and settings that
-// keep programs from waiting for a terminal or paging (TERM=dumb,
-// NO_COLOR=1, PAGER=cat). A HOME inside the root becomes /nonexistent:
-// programs read their configuration from HOME (curl's .curlrc, wget's
-// .wgetrc, .npmrc ...), and a client with the write tools could write it.
-// For git it adds gitEnv: no system or global configuration, overrides for
-// the settings that name programs, and GIT_DIR and GIT_WORK_TREE pinned to
-// the root (see CheckGitRepo for what the repository's own configuration
-// may not hold).
+// Env returns the minimal environment argv runs with in root:
+// toolenv.Command (PATH without relative entries or entries inside the
+// root, TERM=dumb, NO_COLOR=1, PAGER=cat, and HOME, LANG, LC_ALL, TZ and
+// TMPDIR when the call has them, HOME inside the root becoming
+// /nonexistent). For git it adds gitEnv: no system or global configuration,
+// overrides for the settings that name programs, and GIT_DIR and
+// GIT_WORK_TREE pinned to the root (see CheckGitRepo for what the
+// repository's own configuration may not hold).
 func Env(getenv func(string) string, argv []string, root string) []string {
-	path := getenv("PATH")
-	if path == "" {
-		path = DefaultPath
-	}
-	var dirs []string
-	for _, d := range filepath.SplitList(path) {
-		if filepath.IsAbs(d) && (root == "" || !homeInside(d, root)) {
-			dirs = append(dirs, d)
-		}
-	}
-	env := []string{"PATH=" + strings.Join(dirs, string(filepath.ListSeparator)), "TERM=dumb", "NO_COLOR=1", "PAGER=cat"}
-	for _, k := range []string{"HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
-		v := getenv(k)
-		if k == "HOME" && v != "" && root != "" && homeInside(v, root) {
-			v = "/nonexistent"
-		}
-		if v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
+	env := toolenv.Command(getenv, root)
 	if len(argv) > 0 && argv[0] == "git" {
 		env = append(env, gitEnv(root, GitSubcommand(argv[1:]))...)
 	}
 	return env
-}
-
-// homeInside reports whether home (HOME, or a PATH entry) is root or lies
-// below it, as written or with symlinks resolved; a relative one counts as
-// inside.
-func homeInside(home, root string) bool {
-	if !filepath.IsAbs(home) {
-		return true
-	}
-	h, r := filepath.Clean(home), filepath.Clean(root)
-	if within(h, r) {
-		return true
-	}
-	hr, err1 := filepath.EvalSymlinks(h)
-	rr, err2 := filepath.EvalSymlinks(r)
-	return err1 == nil && err2 == nil && within(hr, rr)
 }
 
 // Command is one program to run.

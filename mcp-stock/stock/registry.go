@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -58,26 +59,27 @@ const WorkerConcurrency = 8
 // built on first lookup: a process runs one tool, and building all 32
 // definitions (their schemas, their annotations) at init cost every call a
 // quarter of a millisecond.
-var registry = map[string]func() *Tool{}
+var registry = make(map[string]*entry, 32)
 
-// register adds the tool that build makes under name. It panics on a
-// nameless or duplicate name, and (when the tool is built) on a definition
-// named otherwise or a missing handler: these are programming errors, caught
-// by any test that lists the tools.
-func register(name string, build func() Tool) {
-	switch {
-	case name == "":
-		panic("stock: register: tool without a name")
-	case registry[name] != nil:
-		panic("stock: register " + name + ": registered twice")
-	}
-	registry[name] = sync.OnceValue(func() *Tool {
-		t := build()
+// entry is one registered tool, built once by get.
+type entry struct {
+	name  string
+	build func() Tool
+	once  sync.Once
+	tool  *Tool
+}
+
+// get builds the tool on the first call. It panics on a definition named
+// otherwise or a missing handler: these are programming errors, caught by
+// any test that lists the tools.
+func (e *entry) get() *Tool {
+	e.once.Do(func() {
+		t := e.build()
 		switch {
-		case t.Def.Name != name:
-			panic("stock: register " + name + ": its definition is named " + t.Def.Name)
+		case t.Def.Name != e.name:
+			panic("stock: register " + e.name + ": its definition is named " + t.Def.Name)
 		case t.Handler == nil:
-			panic("stock: register " + name + ": no handler")
+			panic("stock: register " + e.name + ": no handler")
 		}
 		// Every stock tool runs as a worker (see the package doc): its
 		// handler keeps no state outside the call, honours the context
@@ -91,16 +93,29 @@ func register(name string, build func() Tool) {
 		if t.Def.Run.Concurrency == 0 {
 			t.Def.Run.Concurrency = WorkerConcurrency
 		}
-		return &t
+		e.tool = &t
 	})
+	return e.tool
+}
+
+// register adds the tool that build makes under name. It panics on a
+// nameless or duplicate name.
+func register(name string, build func() Tool) {
+	switch {
+	case name == "":
+		panic("stock: register: tool without a name")
+	case registry[name] != nil:
+		panic("stock: register " + name + ": registered twice")
+	}
+	registry[name] = &entry{name: name, build: build}
 }
 
 // Tools returns every tool sorted by name; with readOnly, only the
 // read-only ones.
 func Tools(readOnly bool) []*Tool {
 	out := make([]*Tool, 0, len(registry))
-	for _, build := range registry {
-		if t := build(); !readOnly || t.ReadOnly() {
+	for _, e := range registry {
+		if t := e.get(); !readOnly || t.ReadOnly() {
 			out = append(out, t)
 		}
 	}
@@ -110,11 +125,11 @@ func Tools(readOnly bool) []*Tool {
 
 // Lookup returns the tool called name.
 func Lookup(name string) (*Tool, bool) {
-	build, ok := registry[name]
+	e, ok := registry[name]
 	if !ok {
 		return nil, false
 	}
-	return build(), true
+	return e.get(), true
 }
 
 // Annotation helpers. Every tool states all four hints: a missing hint
@@ -150,14 +165,37 @@ func mutatingHints(title string, destructive, idempotent bool) *codec.ToolAnnota
 func jsonResult() *tool.Run { return &tool.Run{Result: tool.ResultJSON} }
 
 // schema compacts a JSON Schema literal written for people (indented, in
-// a raw string) and panics when it is not JSON: a broken literal is a
-// programming error caught at init by any test.
+// a raw string): the bytes json.Compact would give, in one allocation and
+// without a JSON scanner, because every call of a tool builds its
+// definition. It does not check the literal; TestRegistry compiles every
+// tool's schemas, so a broken one fails the tests.
 func schema(s string) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		panic(fmt.Sprintf("stock: schema literal: %v\n%s", err, s))
+	return appendCompact(make([]byte, 0, len(s)), s)
+}
+
+// appendCompact appends s without the whitespace outside its strings.
+func appendCompact(b []byte, s string) []byte {
+	inString, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		b = append(b, c)
 	}
-	return json.RawMessage(b.Bytes())
+	return b
 }
 
 // Property snippets shared by the input schemas, so that every tool
@@ -180,34 +218,62 @@ const (
 // (additionalProperties: false): an input schema refuses an argument the
 // tool does not know, such as a misspelt one, instead of ignoring it.
 func objectSchema(required []string, props ...string) json.RawMessage {
-	s := `{"type": "object", "properties": {` + strings.Join(props, ",") + `}`
-	if len(required) > 0 {
-		s += `, "required": ["` + strings.Join(required, `", "`) + `"]`
+	n := 64
+	for _, p := range props {
+		n += len(p) + 1
 	}
-	return schema(s + `, "additionalProperties": false}`)
+	for _, r := range required {
+		n += len(r) + 3
+	}
+	b := append(make([]byte, 0, n), `{"type":"object","properties":{`...)
+	for i, p := range props {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendCompact(b, p)
+	}
+	b = append(b, '}')
+	if len(required) > 0 {
+		b = append(b, `,"required":[`...)
+		for i, r := range required {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, r...)
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	return append(b, `,"additionalProperties":false}`...)
 }
 
 // propMaxBytes is the "maxBytes" argument of a tool whose text output is
 // capped by DefaultMaxBytes and MaxBytesLimit; description says what it
 // counts.
 func propMaxBytes(description string) string {
-	return fmt.Sprintf(`"maxBytes": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
-		MaxBytesLimit, DefaultMaxBytes, description)
+	return propLimit("maxBytes", MaxBytesLimit, DefaultMaxBytes, description)
 }
 
 // propMaxResults is the "maxResults" argument of a tool whose list is
 // capped by MaxResultsLimit, by default def; description says what it
 // counts.
 func propMaxResults(def int, description string) string {
-	return fmt.Sprintf(`"maxResults": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
-		MaxResultsLimit, def, description)
+	return propLimit("maxResults", MaxResultsLimit, def, description)
 }
 
 // propLines is the "lines" argument of fs_head and fs_tail, as capped by
 // endLinesArgs.want.
 func propLines(description string) string {
-	return fmt.Sprintf(`"lines": {"type": "integer", "minimum": 1, "maximum": %d, "default": %d, "description": %q}`,
-		MaxLinesLimit, defaultEndLines, description)
+	return propLimit("lines", MaxLinesLimit, defaultEndLines, description)
+}
+
+// propLimit is an integer argument name from 1 to max, by default def.
+// (Concatenated, not formatted: a call builds its tool's definition, and
+// fmt's first use costs the process more than the string.)
+func propLimit(name string, max, def int, description string) string {
+	return `"` + name + `": {"type": "integer", "minimum": 1, "maximum": ` + strconv.Itoa(max) +
+		`, "default": ` + strconv.Itoa(def) + `, "description": ` + strconv.Quote(description) + `}`
 }
 
 // pathOnlySchema is the input schema of a tool whose one argument is path.

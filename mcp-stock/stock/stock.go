@@ -68,14 +68,17 @@
 //
 // # Calls
 //
-// Run once per call, a tool reads its arguments object on stdin
-// (mcp-route/tool), writes its result on stdout and exits 0; a failure is
-// exit 1 with "TOOL: message" on stderr, which mcp-route turns into an
-// isError result. A worker (below) answers each request with the same
-// output or message. A call stops early when its context is cancelled
-// (SIGTERM from mcp-route to an exec'd call, a cancel request in a worker).
-// fs_hash reports progress when mcp-route asks for it (on fd 3, or in-band
-// in a worker).
+// A tool reads its arguments object on stdin (mcp-route/tool), writes its
+// result on stdout and exits 0; a failure is exit 1 with "TOOL: message" on
+// stderr, which mcp-route turns into an isError result. A worker (below)
+// answers each request with the same output or message. On SIGTERM (from
+// mcp-route, at a timeout or a cancellation) or SIGINT a mutating tool's
+// context is cancelled: it stops at its next safe point with exit 1, and
+// sh_exec stops its command's process group first. A read or system tool
+// keeps the default disposition and dies at once, having changed nothing.
+// In a worker a cancel request cancels the call's context instead. fs_hash
+// reports progress when mcp-route asks for it (on fd 3, or in-band in a
+// worker).
 //
 // # Workers
 //
@@ -115,6 +118,7 @@
 package stock
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -122,8 +126,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
@@ -190,11 +196,19 @@ func Main(p tool.Process, version string) int {
 		self = filepath.Base(p.Args[0])
 	}
 	if p.Getenv != nil && p.Getenv(tool.EnvWorker) == "1" && worker(self, p.Args) {
+		// SIGTERM cancels every call; the worker exits once they have
+		// answered.
+		if p.Context == nil {
+			p.Context = context.Background()
+		}
+		ctx, stop := signal.NotifyContext(p.Context, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		p.Context = ctx
 		return tool.ExecMany(p, execAll())
 	}
 	// Build only the tool that runs (see register).
 	if t, ok := Lookup(self); ok {
-		return tool.ExecMany(p, []tool.Tool{t.Exec()})
+		return t.run(p)
 	}
 	if len(p.Args) < 2 {
 		fmt.Fprint(p.Stderr, Usage)
@@ -202,7 +216,7 @@ func Main(p tool.Process, version string) int {
 	}
 	cmd, rest := p.Args[1], p.Args[2:]
 	if t, ok := Lookup(cmd); ok {
-		return tool.ExecMany(p, []tool.Tool{t.Exec()})
+		return t.run(p)
 	}
 	var err error
 	switch cmd {
@@ -265,6 +279,24 @@ func execAll() []tool.Tool {
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
+
+// run runs p as t. A mutating tool gets SIGTERM and SIGINT as the
+// cancellation of its context, so that it stops at its next safe point (and
+// sh_exec stops its command's process group, which mcp-route's signal to the
+// tool's group does not reach). A read or system tool keeps the default
+// disposition and dies at once: it changes nothing, and catching the signals
+// would cost every call a goroutine and a thread.
+func (t *Tool) run(p tool.Process) int {
+	if t.Kind == KindMutating {
+		if p.Context == nil {
+			p.Context = context.Background()
+		}
+		ctx, stop := signal.NotifyContext(p.Context, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		p.Context = ctx
+	}
+	return tool.ExecMany(p, []tool.Tool{t.Exec()})
+}
 
 // Exec returns t as mcp-route/tool runs it.
 func (t *Tool) Exec() tool.Tool { return tool.Tool{Definition: t.Def, Handler: t.Handler} }
