@@ -164,8 +164,13 @@ type server struct {
 
 // Serve serves one MCP stream: requests from in, messages to out. See the
 // package doc. It returns nil after an orderly shutdown (input ended, output
-// closed or ctx done), or an error when Options are unusable.
+// closed or ctx done), or an error when Options are unusable. When in is a
+// pipe (an *os.File), it is read through a non-blocking description of
+// the same pipe opened for Serve alone, closed when Serve returns; the
+// caller's descriptor and its flags are left as they are.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	in, closeIn := pollableInput(in)
+	defer closeIn()
 	return ServeConn(ctx, core.NewStreamConn(in, out, opts.MaxFrame), opts)
 }
 
