@@ -160,6 +160,9 @@ type server struct {
 	// workers are the pools of the tools in worker mode, stopped when
 	// Serve returns.
 	workers *worker.Pools
+
+	specMu sync.Mutex
+	specs  map[*registry.Tool]worker.Spec // see workerSpec
 }
 
 // Serve serves one MCP stream: requests from in, messages to out. See the
@@ -186,6 +189,7 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		opts:   opts,
 		sem:    make(chan struct{}, opts.MaxProcs),
 		loaded: make(chan struct{}),
+		specs:  map[*registry.Tool]worker.Spec{},
 	}
 	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
 	s.conv = core.New(core.Options{
