@@ -127,26 +127,7 @@ func (s *server) spec(t *registry.Tool, env []string) runner.Spec {
 // returns the output, or the isError text and whether that failure is
 // routine (the tool's own error, a cancellation).
 func (s *server) runWorker(ctx context.Context, rev string, t *registry.Tool, args []byte, progress func([]byte), timeout time.Duration, maxOut int64) (out []byte, failure string, routine bool) {
-	env := toolenv.Call{
-		Root:    s.opts.Root,
-		Env:     t.Run.Env,
-		PassEnv: t.Run.PassEnv,
-		Lookup:  s.opts.LookupEnv,
-	}.Worker(s.opts.Env)
-	res := s.workers.Call(ctx, worker.Spec{
-		Cmd:   runner.Command(s.spec(t, env)),
-		Exec:  t.Exec,
-		Stamp: t.Stamp,
-		Limits: worker.Limits{
-			Workers:     t.Run.Workers,
-			Concurrency: t.Run.Concurrency,
-			Idle:        t.Run.Idle,
-			MaxCalls:    t.Run.MaxCalls,
-			MaxRSS:      t.Run.MaxRSS,
-		},
-		// An output of maxOut bytes fits however it is escaped.
-		MaxLine: int(6*maxOut) + 64<<10,
-	}, worker.Call{
+	res := s.workers.Call(ctx, s.workerSpec(t, maxOut), worker.Call{
 		Tool:            t.Def.Name,
 		Arguments:       args,
 		ProtocolVersion: rev,
@@ -167,6 +148,49 @@ func (s *server) runWorker(ctx context.Context, rev string, t *registry.Tool, ar
 	}
 	return nil, res.Failure, false
 }
+
+// workerSpec is how t's workers start. It is the same for every call of
+// one registry.Tool (a reload makes new ones), so it is built once per
+// tool: the worker environment is most of the router's own work per call.
+func (s *server) workerSpec(t *registry.Tool, maxOut int64) worker.Spec {
+	s.specMu.Lock()
+	spec, ok := s.specs[t]
+	s.specMu.Unlock()
+	if ok {
+		return spec
+	}
+	env := toolenv.Call{
+		Root:    s.opts.Root,
+		Env:     t.Run.Env,
+		PassEnv: t.Run.PassEnv,
+		Lookup:  s.opts.LookupEnv,
+	}.Worker(s.opts.Env)
+	spec = worker.Spec{
+		Cmd:   runner.Command(s.spec(t, env)),
+		Exec:  t.Exec,
+		Stamp: t.Stamp,
+		Limits: worker.Limits{
+			Workers:     t.Run.Workers,
+			Concurrency: t.Run.Concurrency,
+			Idle:        t.Run.Idle,
+			MaxCalls:    t.Run.MaxCalls,
+			MaxRSS:      t.Run.MaxRSS,
+		},
+		// An output of maxOut bytes fits however it is escaped.
+		MaxLine: int(6*maxOut) + 64<<10,
+	}
+	s.specMu.Lock()
+	if len(s.specs) >= maxCachedSpecs {
+		clear(s.specs) // tools of past reloads
+	}
+	s.specs[t] = spec
+	s.specMu.Unlock()
+	return spec
+}
+
+// maxCachedSpecs bounds the worker specs kept: past it, the specs of
+// tools that reloads replaced are dropped with the rest.
+const maxCachedSpecs = 1024
 
 // progress turns one fd-3 line into notifications/progress.
 func (s *server) progress(req *core.Request, t *registry.Tool, line []byte) {

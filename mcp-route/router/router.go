@@ -160,12 +160,20 @@ type server struct {
 	// workers are the pools of the tools in worker mode, stopped when
 	// Serve returns.
 	workers *worker.Pools
+
+	specMu sync.Mutex
+	specs  map[*registry.Tool]worker.Spec // see workerSpec
 }
 
 // Serve serves one MCP stream: requests from in, messages to out. See the
 // package doc. It returns nil after an orderly shutdown (input ended, output
-// closed or ctx done), or an error when Options are unusable.
+// closed or ctx done), or an error when Options are unusable. When in is a
+// pipe (an *os.File), it is read through a non-blocking description of
+// the same pipe opened for Serve alone, closed when Serve returns; the
+// caller's descriptor and its flags are left as they are.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	in, closeIn := pollableInput(in)
+	defer closeIn()
 	return ServeConn(ctx, core.NewStreamConn(in, out, opts.MaxFrame), opts)
 }
 
@@ -181,6 +189,7 @@ func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
 		opts:   opts,
 		sem:    make(chan struct{}, opts.MaxProcs),
 		loaded: make(chan struct{}),
+		specs:  map[*registry.Tool]worker.Spec{},
 	}
 	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
 	s.conv = core.New(core.Options{

@@ -74,7 +74,7 @@
 //	{"id":7,"error":"greet: ..."}  the "NAME: message" an exec'd call ends its stderr with
 //	{"id":7,"progress":{"progress":1,"total":4,"message":"..."}}
 //
-// Each request runs in a goroutine of its own with a Call of its own: its
+// Each request runs with a Call of its own: its
 // arguments, its context (cancelled by {"cancel":ID}), its output buffer,
 // progress lines only when the request asked for them, and an environment
 // in which MCP_TOOL, MCP_PROTOCOL_VERSION and MCP_ARG_* are the request's
@@ -82,7 +82,10 @@
 // included, is the worker's, set once when mcp-route started it. Nothing of
 // one call is visible to the next. An id must be a number or a string;
 // concurrent calls are run as they come (mcp-route sends at most
-// run.concurrency at once). A line that is not a request, has no id or
+// run.concurrency at once). A call starts on the goroutine that read its
+// request, which hands the reading on to another goroutine once the call
+// has run for 250µs: so a quick call pays no hand-off, and the line after
+// a call waits at most that long to be read. A line that is not a request, has no id or
 // repeats one in flight is skipped with a message on stderr (it cannot be
 // answered); a request for an unknown tool, or whose arguments are not an
 // object, is answered with an error. A call's output is held in memory up

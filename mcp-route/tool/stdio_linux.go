@@ -36,5 +36,14 @@ func privateStdio() (in, out *os.File, err error) {
 		// fds 0 and 1 may be half moved; the copies still work.
 		err = fmt.Errorf("pointing stdin at %s and stdout at stderr: %w", os.DevNull, err)
 	}
+	// Non-blocking, the copies go through Go's poller: the goroutine that
+	// reads requests parks in it between lines instead of holding a thread
+	// and its P in read(2), where the call it has just started would wait
+	// for the scheduler to take the P back (tens of µs per call). The
+	// pipes' file descriptions are this worker's alone once fds 0 and 1
+	// point elsewhere, so the flag reaches no other process. A copy left
+	// blocking still works, only slower.
+	unix.SetNonblock(inFD, true)
+	unix.SetNonblock(outFD, true)
 	return os.NewFile(uintptr(inFD), "worker-requests"), os.NewFile(uintptr(outFD), "worker-answers"), err
 }

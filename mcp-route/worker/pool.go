@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -70,8 +70,24 @@ type Spec struct {
 	MaxLine int // longest stdout line of a worker; 0: DefaultMaxLine
 }
 
+// key is the pool of s. It is built on every call: appends, not
+// fmt's reflection.
 func (s *Spec) key() string {
-	return fmt.Sprintf("%s\x00%s\x00%s\x00%+v\x00%d", s.Exec, s.Cmd.Dir, strings.Join(s.Cmd.Env, "\x00"), s.Limits, s.MaxLine)
+	n := len(s.Exec) + len(s.Cmd.Dir) + 128
+	for _, e := range s.Cmd.Env {
+		n += len(e) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(append(b, s.Exec...), 0)
+	b = append(append(b, s.Cmd.Dir...), 0)
+	for _, e := range s.Cmd.Env {
+		b = append(append(b, e...), 0)
+	}
+	l := s.Limits
+	for _, v := range []int64{int64(l.Workers), int64(l.Concurrency), int64(l.Idle), int64(l.MaxCalls), l.MaxRSS, int64(s.MaxLine)} {
+		b = append(strconv.AppendInt(b, v, 10), ' ')
+	}
+	return string(b)
 }
 
 // Call is one tools/call for a worker.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -37,6 +38,7 @@ type worker struct {
 	pid     int
 	p       *proc.Process
 	maxLine int
+	statm   *os.File // its /proc/PID/statm, read by the reader goroutine only; nil when it could not be opened
 
 	mu        sync.Mutex // after pool.mu when both are held
 	calls     map[int64]*pending
@@ -74,6 +76,11 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 		return nil, err
 	}
 	w.p, w.pid = p, p.Pid()
+	// Opened once: a read per answered call then costs one pread, not a
+	// path walk, and can never read another process that reused the pid.
+	if f, err := os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm"); err == nil {
+		w.statm = f
+	}
 	log.setPrefix(fmt.Sprintf("worker of %s (pid %d): stderr: ", tool, w.pid))
 	ps.mu.Lock()
 	if ps.closed {
@@ -314,7 +321,7 @@ func (w *worker) answered(p *pending, r *Result) {
 	r.Pid = w.pid
 	pl := w.pool
 	over := false
-	if rss, ok := residentBytes(w.pid); ok && rss > pl.limits.MaxRSS {
+	if rss, ok := residentBytes(w.statm); ok && rss > pl.limits.MaxRSS {
 		over = true
 		pl.ps.opts.Debugf("worker of %s (pid %d): RSS %d bytes over %d: retired", w.tool, w.pid, rss, pl.limits.MaxRSS)
 	}
@@ -474,6 +481,9 @@ func (w *worker) watch() {
 	}
 	w.p.Stop(w.pool.ps.opts.Grace) // done already: this closes stdout, which ends the reader
 	<-w.readerDone
+	if w.statm != nil {
+		w.statm.Close()
+	}
 	outcome := w.p.Wait()
 
 	pl, ps := w.pool, w.pool.ps
@@ -533,13 +543,18 @@ func (w *worker) watch() {
 	ps.reaped.Done()
 }
 
-// residentBytes reads a process's resident set size from /proc/PID/statm.
-func residentBytes(pid int) (int64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
-	if err != nil {
+// residentBytes reads a process's resident set size from its open
+// /proc/PID/statm.
+func residentBytes(statm *os.File) (int64, bool) {
+	if statm == nil {
 		return 0, false
 	}
-	f := strings.Fields(string(b))
+	var buf [128]byte
+	n, err := statm.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, false
+	}
+	f := strings.Fields(string(buf[:n]))
 	if len(f) < 2 {
 		return 0, false
 	}
@@ -547,8 +562,10 @@ func residentBytes(pid int) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return pages * int64(os.Getpagesize()), true
+	return pages * int64(pageSize), true
 }
+
+var pageSize = os.Getpagesize()
 
 // quoteCapped quotes the first n bytes of b, escaped, "..." when cut.
 func quoteCapped(b []byte, n int) string {
