@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -292,7 +293,7 @@ func (s *benchServer) runParallel(b *testing.B, inFlight, n int) (int, time.Dura
 type benchConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *proctest.Buffer
 	wmu    sync.Mutex
 	next   atomic.Int64
 
@@ -312,7 +313,7 @@ func startBenchConn(argv []string, dir string) (*benchConn, error) {
 	cmd.Dir = dir
 	cmd.Env = baseEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c := &benchConn{cmd: cmd, stderr: &syncBuffer{}, waiting: map[int64]chan benchReply{}, done: make(chan struct{})}
+	c := &benchConn{cmd: cmd, stderr: &proctest.Buffer{}, waiting: map[int64]chan benchReply{}, done: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
