@@ -472,3 +472,34 @@ func TestPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestSpawnerDeviceNodesRefused: a confined root process could make a
+// device node in the root (for the disk, /dev/kmsg) and open it there, as
+// Landlock checks the node's path, not the device. Making one is refused
+// in every writable place; the other special files (a FIFO) are still
+// made, and unconfined the same mknod works (so the refusal is the
+// domain's, not a missing CAP_MKNOD).
+func TestSpawnerDeviceNodesRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tmp, w := t.TempDir(), t.TempDir()
+	s := spawner(t, confine.Policy{Root: f.root, TempDir: tmp, AllowWrite: []string{w}})
+	for _, dir := range []string{f.root, tmp, w} {
+		for _, kind := range []string{"c 1 11", "b 7 0"} {
+			node := filepath.Join(dir, "node")
+			out, code := sh(t, s, dir, "mknod node "+kind+" && head -c 16 node")
+			if code == 0 || exists(node) || !strings.Contains(out, "Permission denied") {
+				t.Errorf("mknod %s in %s: status %d, %q, made: %v", kind, dir, code, out, exists(node))
+			}
+		}
+		if out, code := sh(t, s, dir, "mkfifo fifo && test -p fifo"); code != 0 {
+			t.Errorf("mkfifo in %s: status %d, %q", dir, code, out)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return // unconfined mknod of a device needs CAP_MKNOD
+	}
+	if out, code := sh(t, nil, f.root, "mknod node c 1 3 && test -c node"); code != 0 {
+		t.Errorf("unconfined mknod: status %d, %q", code, out)
+	}
+}

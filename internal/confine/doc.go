@@ -10,13 +10,16 @@
 // write: Policy.Root (read only with ReadOnlyRoot), Policy.TempDir and
 // Policy.AllowWrite. Read only: Policy.AllowRead. Devices (read, write
 // and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random
-// /dev/tty. Everything else is denied: the home directory, /tmp, /run,
-// and on purpose /proc and /sys, which is how a confined tool, even one
-// running as root, cannot read /proc/<pid>/environ or mem of the process
-// that started it. Landlock itself refuses ptrace of processes outside
-// the domain. From ABI 6 the domain is also scoped: no signals to
-// processes outside it, no connect to abstract Unix sockets made outside
-// it. With NoNetwork (ABI 4) TCP bind and connect are denied; UDP and
+// /dev/tty. Read-write places allow everything but making device nodes
+// (mknod of a character or block device): root could otherwise make one
+// for the disk or /dev/kmsg in the root and open it there, since Landlock
+// checks a device's path, not the device. Everything else is denied: the
+// home directory, /tmp, /run, and on purpose /proc and /sys, which is how
+// a confined tool, even one running as root, cannot read
+// /proc/<pid>/environ or mem of the process that started it. Landlock
+// itself refuses ptrace of processes outside the domain. From ABI 6 the
+// domain is also scoped: no signals to processes outside it, no connect
+// to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP bind and connect are denied; UDP and
 // pathname Unix sockets are not covered.
 //
 // Each path is resolved (symlinks followed) when the rules are built and
