@@ -360,6 +360,51 @@ func NewSpawner(p Policy) (*Spawner, error) {
 	return s, nil
 }
 
+// NewNestedSpawner makes a Spawner whose thread enters a new domain nested
+// in the caller's, adding no rule: its children keep the caller's file and
+// network access (less the making of device nodes), but from a deeper
+// domain, so they cannot ptrace the caller nor its other children and,
+// from ABI 6, cannot signal them nor connect to their abstract sockets.
+// It is for a confined process that runs programs it does not trust
+// (sh_exec): the programs cannot read its memory, which holds its whole
+// environment and every call it serves. The caller need not be confined.
+// Unlike NewSpawner's, the effect is not checked on the thread (a thread
+// may always signal its own process); the report is not Verified.
+func NewNestedSpawner() (*Spawner, error) {
+	abi := ABI()
+	if abi <= 0 {
+		return nil, ErrUnsupported
+	}
+	pl := &plan{handledFS: fsMakeDevice}
+	pl.report.ABI = abi
+	if abi >= 6 && errata()&errScopeFix != 0 {
+		pl.scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
+		pl.report.ScopedSignals, pl.report.ScopedAbstractSockets = true, true
+	}
+	s := &Spawner{reqs: make(chan spawnReq), quit: make(chan struct{})}
+	ready := make(chan error, 1)
+	goOffLeader(func() {
+		if err := restrictThread(pl); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		for {
+			select {
+			case req := <-s.reqs:
+				req.done <- req.cmd.Start()
+			case <-s.quit:
+				return
+			}
+		}
+	})
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	s.report = pl.report
+	return s, nil
+}
+
 // Start calls cmd.Start on the confined thread, so the process (and all
 // it starts) is in the domain. It returns cmd.Start's error, or ErrClosed.
 func (s *Spawner) Start(cmd *exec.Cmd) error {

@@ -80,7 +80,9 @@
 //
 // All processes of one Spawner share one domain: they may signal and,
 // with the privilege, ptrace each other, though not the process that made
-// the Spawner. Landlock does not restrict what is already open: file
+// the Spawner. NewNestedSpawner gives a process that runs untrusted
+// programs a domain nested in its own for them: they cannot ptrace nor
+// (ABI 6) signal it or anything else outside the nest. Landlock does not restrict what is already open: file
 // descriptors passed to a child (stdin, stdout) stay usable. chdir, stat
 // and access(2) are not restricted, so a confined process can see that a
 // path exists.
