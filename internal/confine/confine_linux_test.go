@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -501,5 +502,60 @@ func TestSpawnerDeviceNodesRefused(t *testing.T) {
 	}
 	if out, code := sh(t, nil, f.root, "mknod node c 1 3 && test -c node"); code != 0 {
 		t.Errorf("unconfined mknod: status %d, %q", code, out)
+	}
+}
+
+// TestSpawnerNoTerminal: a confined process whose session has a terminal
+// (mcp-call run from a shell) cannot open /dev/tty, through which TIOCSTI
+// would type a command into that shell, to run unconfined. Its own
+// descriptors stay usable, and unconfined the same open works.
+func TestSpawnerNoTerminal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := spawner(t, confine.Policy{Root: f.root})
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, ptmx) // the terminal's output, unread otherwise
+	for _, confined := range []bool{false, true} {
+		pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := exec.Command("/bin/sh", "-c", `echo >&3 fd-ok; if (: >/dev/tty) 2>/dev/null; then echo >&3 tty-opened; else echo >&3 tty-refused; fi`)
+		c.Dir, c.Env, c.Stdin, c.Stdout, c.Stderr = f.root, []string{"PATH=/usr/bin:/bin"}, pts, pts, pts
+		var out bytes.Buffer
+		r, w, _ := os.Pipe()
+		c.ExtraFiles = []*os.File{w}
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if confined {
+			err = s.Start(c)
+		} else {
+			err = c.Start()
+		}
+		w.Close()
+		pts.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(&out, r)
+		r.Close()
+		c.Wait()
+		want := "fd-ok\ntty-opened\n"
+		if confined {
+			want = "fd-ok\ntty-refused\n"
+		}
+		if out.String() != want {
+			t.Errorf("confined=%v, with a controlling terminal: %q, want %q", confined, out.String(), want)
+		}
 	}
 }

@@ -9,8 +9,9 @@
 // /sbin /lib* /etc /opt where present) and Policy.ReadExec. Read and
 // write: Policy.Root (read only with ReadOnlyRoot), Policy.TempDir and
 // Policy.AllowWrite. Read only: Policy.AllowRead. Devices (read, write
-// and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random
-// /dev/tty. Read-write places allow everything but making device nodes
+// and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random;
+// not /dev/tty, through which a process could type commands (TIOCSTI)
+// into the terminal of whoever started it. Read-write places allow everything but making device nodes
 // (mknod of a character or block device): root could otherwise make one
 // for the disk or /dev/kmsg in the root and open it there, since Landlock
 // checks a device's path, not the device. Everything else is denied: the

@@ -36,8 +36,12 @@ type Policy struct {
 // execute from, where they exist.
 var SystemReadExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
-// Devices are the device files every policy can read and write.
-var Devices = []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/tty"}
+// Devices are the device files every policy can read and write. Not
+// /dev/tty: through it a confined process reaches the terminal of whoever
+// started mcp-route (mcp-call in a shell), and TIOCSTI types a command
+// into that shell, to run unconfined once the session ends; it could also
+// read what is typed there.
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"}
 
 // Access names used in Rule.Access.
 const (
