@@ -217,6 +217,10 @@ func (w *witness) check(pl *plan) (Report, error) {
 			if err := refused(fmt.Sprintf("a TCP connect to 127.0.0.1:%d", addr.Port), err, unix.EACCES); err != nil {
 				return r, err
 			}
+			if doors := tcpSideDoors(addr); len(doors) > 0 {
+				r.NoNetwork = false
+				r.Missing = append(r.Missing, "no-network: this kernel lets "+strings.Join(doors, " and ")+" reach a TCP port past Landlock's TCP rules")
+			}
 		}
 	}
 	if pl.scoped&ll.ScopeSignal != 0 {
@@ -247,6 +251,29 @@ func (w *witness) check(pl *plan) (Report, error) {
 	}
 	r.Verified = true
 	return r, nil
+}
+
+// tcpSideDoors tries, from a thread whose TCP connect is refused, the
+// ways of reaching a TCP port that some kernels do not check: an MPTCP
+// socket (its protocol is not IPPROTO_TCP, and it falls back to plain TCP
+// against a plain listener) and TCP Fast Open (sendto with MSG_FASTOPEN
+// connects without connect(2)). It names those that got through; a way
+// the kernel does not offer (MPTCP or TFO turned off) does not count.
+func tcpSideDoors(addr unix.SockaddrInet4) []string {
+	var doors []string
+	if fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_MPTCP); err == nil {
+		if err := unix.Connect(fd, &addr); err == nil || errors.Is(err, unix.EINPROGRESS) {
+			doors = append(doors, "MPTCP sockets")
+		}
+		unix.Close(fd)
+	}
+	if fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0); err == nil {
+		if err := unix.Sendto(fd, []byte{0}, unix.MSG_FASTOPEN, &addr); err == nil || errors.Is(err, unix.EINPROGRESS) {
+			doors = append(doors, "TCP Fast Open (sendto MSG_FASTOPEN)")
+		}
+		unix.Close(fd)
+	}
+	return doors
 }
 
 // ErrUnsupported is returned (wrapped) when the kernel cannot confine.

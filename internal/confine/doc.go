@@ -20,8 +20,9 @@
 // /proc/<pid>/environ or mem of the process that started it. Landlock
 // itself refuses ptrace of processes outside the domain. From ABI 6 the
 // domain is also scoped: no signals to processes outside it, no connect
-// to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP bind and connect are denied; UDP and
-// pathname Unix sockets are not covered.
+// to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP
+// bind and connect are denied; UDP and pathname Unix sockets are not
+// covered.
 //
 // Each path is resolved (symlinks followed) when the rules are built and
 // the rule attaches to what it resolved to; a symlink inside Root that
@@ -72,8 +73,12 @@
 // outside the policy cannot be read nor a file created there, that every
 // readable rule opens, and, when asked, that a TCP connect to a loopback
 // listener, kill(2) of a process outside and a connect to an abstract
-// socket made outside are refused. Probe then starts a real child
-// through the Spawner and checks the same from the child. A Report says
+// socket made outside are refused. With NoNetwork it also tries the ways
+// past Landlock's TCP rules that some kernels leave open (an MPTCP socket,
+// TCP Fast Open's sendto; Linux 6.18 has both): one that gets through
+// makes no-network Missing, so the Report is not Complete. Probe then
+// starts a real child through the Spawner and checks the same from the
+// child. A Report says
 // Verified only after seeing it; a protection that could not be tested is
 // reported as not enforced.
 //
