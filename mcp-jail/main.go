@@ -42,7 +42,7 @@
 // --allow-write directories, read the --allow-read ones, read and execute
 // the system directories (/usr /bin /sbin /lib* /etc /opt) and its own
 // executable (found by PATH; with a slash, relative to DIR), and use
-// /dev/null, /dev/zero, /dev/urandom, /dev/random and /dev/tty;
+// /dev/null, /dev/zero, /dev/urandom and /dev/random (not /dev/tty);
 // everything else, the home directory, /tmp, /proc and /sys included, is
 // refused. With --no-network it cannot bind or connect TCP sockets. From
 // Landlock ABI 6 it cannot signal processes outside, nor reach abstract

@@ -382,8 +382,15 @@ func TestConfineCheck(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 	code, out, errs := run("--confine-check", "--tools", f.tools, "--root", f.root, "--allow-read", f.outside, "--no-network")
-	if code != 0 || errs != "" {
+	// A kernel that lets MPTCP or TCP Fast Open past Landlock's TCP rules
+	// (6.18 does) cannot enforce --no-network: require would refuse.
+	sideDoor := code == 1 && strings.Contains(errs, "past Landlock's TCP rules")
+	if (code != 0 || errs != "") && !sideDoor {
 		t.Fatalf("--confine-check: exit %d, stderr %q", code, errs)
+	}
+	noNetwork := "deny tcp bind and connect"
+	if sideDoor {
+		noNetwork = "NOT ENFORCED: no-network: this kernel lets "
 	}
 	root, _ := filepath.EvalSymlinks(f.root)
 	tools, _ := filepath.EvalSymlinks(f.tools)
@@ -398,7 +405,7 @@ func TestConfineCheck(t *testing.T) {
 		"read       " + outside + " ",
 		"/usr ",
 		"deny everything else",
-		"tcp bind and connect",
+		noNetwork,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--confine-check output lacks %q:\n%s", want, out)

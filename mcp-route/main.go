@@ -140,8 +140,8 @@ Exit status:
   0  clean shutdown (stdin or stdout closed, SIGTERM or SIGINT), --help,
      --version
   1  cannot run: bad --root, a --tools directory missing, or inside --root
-     (or a tool in it linked there) without --readonly, an --allow-read or
-     --allow-write path missing, --log not writable, --confine require and
+     (or a tool in it linked there) without --readonly, or inside an
+     --allow-write path, an --allow-read or --allow-write path missing, --log not writable, --confine require and
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start
@@ -362,6 +362,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
+	for _, w := range writePaths {
+		// --readonly does not make these read-only.
+		if err := registry.CheckToolsOutsideWritable(dirs, w); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+	}
 	policy := confinement.Config{
 		Mode:       mode,
 		Root:       rootDir,
@@ -439,6 +446,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		CacheDir:        cacheDir,
 		CacheKeyEnv:     cacheKeyEnv(describeEnv, policy.TempDir),
 		Root:            rootDir,
+		Writable:        writePaths,
 		Logf:            logf,
 		Debugf:          debugf,
 	})

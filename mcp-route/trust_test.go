@@ -208,3 +208,54 @@ func TestDescribeCacheTamperedOrInRoot(t *testing.T) {
 		t.Errorf("%d describe runs, want 8: a cache under the root was used", n)
 	}
 }
+
+// TestAllowWriteGuardedLikeRoot: an --allow-write place is as writable for
+// a client as the root (a runner under sh_exec writes anywhere the policy
+// allows). A tool binary there (`--allow-write ~/go` with
+// ~/go/bin/mcp-stock) could be rewritten for every later session, the
+// operator's unconfined runs included; a describe cache there forged.
+// Such a tool refuses the start, --readonly or not; such a cache is not
+// used. The same tool and cache beside a narrower --allow-write serve.
+func TestAllowWriteGuardedLikeRoot(t *testing.T) {
+	gopath, root, tools := t.TempDir(), t.TempDir(), t.TempDir()
+	bin := filepath.Join(gopath, "bin")
+	os.Mkdir(bin, 0o755)
+	target := sidecarTool(t, bin, "look", `{"description":"looks","annotations":{"readOnlyHint":true}}`)
+	os.Symlink(target, filepath.Join(tools, "look"))
+	os.Symlink(target+".json", filepath.Join(tools, "look.json"))
+	list := initLine + "\n" + listLine + "\n"
+	for _, ro := range [][]string{nil, {"--readonly"}} {
+		args := append([]string{"--tools", tools, "--root", root, "--describe-cache", "", "--allow-write", gopath}, ro...)
+		code, out, errs := routeBin(t, root, nil, list, args...)
+		if code != 1 || out != "" || !strings.Contains(errs, "inside --allow-write "+gopath+", where tools can write: a client could rewrite the tool") {
+			t.Errorf("tool inside --allow-write %v: exit %d, stdout %q, stderr %q", ro, code, out, errs)
+		}
+	}
+	pkg := filepath.Join(gopath, "pkg")
+	os.Mkdir(pkg, 0o755)
+	if code, out, errs := routeBin(t, root, nil, list, "--tools", tools, "--root", root, "--describe-cache", "", "--allow-write", pkg); code != 0 || !strings.Contains(out, `"name":"look"`) {
+		t.Errorf("tool beside --allow-write: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+
+	home := t.TempDir()
+	xdg := []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "HOME=" + home}
+	cache := filepath.Join(home, ".cache/mcpipe/describe")
+	other := filepath.Join(home, "other")
+	os.Mkdir(filepath.Join(home, ".cache"), 0o755)
+	os.Mkdir(other, 0o755)
+	tools = t.TempDir()
+	describeOnly(t, tools, "env_get", `{"description":"env","annotations":{"readOnlyHint":true}}`, filepath.Join(other, "count"))
+	code, out, errs := routeBin(t, root, xdg, list, "--tools", tools, "--root", root, "--allow-write", filepath.Join(home, ".cache"))
+	if code != 0 || !strings.Contains(out, `"name":"env_get"`) || !strings.Contains(errs, "describe cache off: "+cache+" is under the root "+filepath.Join(home, ".cache")) {
+		t.Errorf("cache inside --allow-write: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if ents, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(ents) != 0 {
+		t.Errorf("the cache inside --allow-write was written: %v", ents)
+	}
+	if code, _, errs := routeBin(t, root, xdg, list, "--tools", tools, "--root", root, "--allow-write", other); code != 0 || errs != "" {
+		t.Errorf("cache beside --allow-write: exit %d, stderr %q", code, errs)
+	}
+	if ents, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(ents) != 1 {
+		t.Errorf("the cache beside --allow-write was not used: %v", ents)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
 	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
@@ -284,4 +285,44 @@ func waitChild(t *testing.T, parent int, comm string) int {
 		return fmt.Sprintf("no %s child of pid %d", comm, parent)
 	})
 	return pid
+}
+
+// TestWorkerShExecCannotTouchWorker: a program sh_exec runs is in a
+// Landlock domain nested in the worker's, so it can neither signal nor
+// ptrace the worker, which holds the whole environment and the other
+// calls; without that any allowed program (or a Makefile under a runner)
+// could attach to it. The same kill -0 from outside the nest works, and
+// sh_exec still runs the allowed program.
+func TestWorkerShExecCannotTouchWorker(t *testing.T) {
+	confinetest.Need(t, 6)
+	kill, err := exec.LookPath("kill")
+	if err != nil || !strings.HasPrefix(kill, "/") {
+		t.Skip("no kill program")
+	}
+	w := startStock(t, "sh_exec", stockRoot(t), "MCP_SH_ALLOW=kill", "MCP_SH_UNCONFINED=1")
+	pid := w.cmd.Process.Pid
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("kill -0 of the worker from the test: %v", err)
+	}
+	var res shOut
+	a := w.call(1, "sh_exec", fmt.Sprintf(`{"command":"kill -0 %d"}`, pid))
+	if a.Output == nil || json.Unmarshal([]byte(*a.Output), &res) != nil || res.Structured.ExitCode == 0 || !strings.Contains(res.Structured.Stderr, "ermitted") {
+		t.Errorf("kill -0 of the worker from sh_exec: %+v (%+v)", a, res)
+	}
+	a = w.call(2, "sh_exec", `{"command":"kill -l 9"}`)
+	if a.Output == nil || json.Unmarshal([]byte(*a.Output), &res) != nil || res.Structured.ExitCode != 0 || !strings.Contains(res.Structured.Stdout, "KILL") {
+		t.Errorf("kill -l from sh_exec: %s (%+v)", *a.Output, res)
+	}
+	if code := w.wait(); code != 0 {
+		t.Errorf("exit status %d; stderr:\n%s", code, w.log())
+	}
+}
+
+// shOut is the part of sh_exec's result the tests look at.
+type shOut struct {
+	Structured struct {
+		ExitCode int    `json:"exitCode"`
+		Stdout   string `json:"stdout"`
+		Stderr   string `json:"stderr"`
+	} `json:"structuredContent"`
 }

@@ -27,6 +27,9 @@ type Spawner struct{}
 // NewSpawner returns ErrUnsupported.
 func NewSpawner(p Policy) (*Spawner, error) { return nil, ErrUnsupported }
 
+// NewNestedSpawner returns ErrUnsupported.
+func NewNestedSpawner() (*Spawner, error) { return nil, ErrUnsupported }
+
 // Start returns ErrUnsupported.
 func (s *Spawner) Start(cmd *exec.Cmd) error { return ErrUnsupported }
 

@@ -9,15 +9,20 @@
 // /sbin /lib* /etc /opt where present) and Policy.ReadExec. Read and
 // write: Policy.Root (read only with ReadOnlyRoot), Policy.TempDir and
 // Policy.AllowWrite. Read only: Policy.AllowRead. Devices (read, write
-// and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random
-// /dev/tty. Everything else is denied: the home directory, /tmp, /run,
-// and on purpose /proc and /sys, which is how a confined tool, even one
-// running as root, cannot read /proc/<pid>/environ or mem of the process
-// that started it. Landlock itself refuses ptrace of processes outside
-// the domain. From ABI 6 the domain is also scoped: no signals to
-// processes outside it, no connect to abstract Unix sockets made outside
-// it. With NoNetwork (ABI 4) TCP bind and connect are denied; UDP and
-// pathname Unix sockets are not covered.
+// and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random;
+// not /dev/tty, through which a process could type commands (TIOCSTI)
+// into the terminal of whoever started it. Read-write places allow everything but making device nodes
+// (mknod of a character or block device): root could otherwise make one
+// for the disk or /dev/kmsg in the root and open it there, since Landlock
+// checks a device's path, not the device. Everything else is denied: the
+// home directory, /tmp, /run, and on purpose /proc and /sys, which is how
+// a confined tool, even one running as root, cannot read
+// /proc/<pid>/environ or mem of the process that started it. Landlock
+// itself refuses ptrace of processes outside the domain. From ABI 6 the
+// domain is also scoped: no signals to processes outside it, no connect
+// to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP
+// bind and connect are denied; UDP and pathname Unix sockets are not
+// covered.
 //
 // Each path is resolved (symlinks followed) when the rules are built and
 // the rule attaches to what it resolved to; a symlink inside Root that
@@ -68,8 +73,12 @@
 // outside the policy cannot be read nor a file created there, that every
 // readable rule opens, and, when asked, that a TCP connect to a loopback
 // listener, kill(2) of a process outside and a connect to an abstract
-// socket made outside are refused. Probe then starts a real child
-// through the Spawner and checks the same from the child. A Report says
+// socket made outside are refused. With NoNetwork it also tries the ways
+// past Landlock's TCP rules that some kernels leave open (an MPTCP socket,
+// TCP Fast Open's sendto; Linux 6.18 has both): one that gets through
+// makes no-network Missing, so the Report is not Complete. Probe then
+// starts a real child through the Spawner and checks the same from the
+// child. A Report says
 // Verified only after seeing it; a protection that could not be tested is
 // reported as not enforced.
 //
@@ -77,7 +86,9 @@
 //
 // All processes of one Spawner share one domain: they may signal and,
 // with the privilege, ptrace each other, though not the process that made
-// the Spawner. Landlock does not restrict what is already open: file
+// the Spawner. NewNestedSpawner gives a process that runs untrusted
+// programs a domain nested in its own for them: they cannot ptrace nor
+// (ABI 6) signal it or anything else outside the nest. Landlock does not restrict what is already open: file
 // descriptors passed to a child (stdin, stdout) stay usable. chdir, stat
 // and access(2) are not restricted, so a confined process can see that a
 // path exists.

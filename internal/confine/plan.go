@@ -36,8 +36,12 @@ type Policy struct {
 // execute from, where they exist.
 var SystemReadExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
 
-// Devices are the device files every policy can read and write.
-var Devices = []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/tty"}
+// Devices are the device files every policy can read and write. Not
+// /dev/tty: through it a confined process reaches the terminal of whoever
+// started mcp-route (mcp-call in a shell), and TIOCSTI types a command
+// into that shell, to run unconfined once the session ends; it could also
+// read what is typed there.
+var Devices = []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"}
 
 // Access names used in Rule.Access.
 const (
@@ -189,6 +193,10 @@ const (
 	fsReadExec = fsRead | ll.AccessFSExecute
 	fsFile     = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
 	fsDevice   = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSIoctlDev
+	// fsMakeDevice is never granted: a device node made in a writable
+	// place opens by its path there, so root (CAP_MKNOD) could make one
+	// for the disk or /dev/kmsg in the root and read or write it.
+	fsMakeDevice = ll.AccessFSMakeChar | ll.AccessFSMakeBlock
 )
 
 // fsAll is every file-system right ABI abi knows. Newer rights (ABI 9
@@ -224,6 +232,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 	}
 	all := fsAll(abi)
 	pl.handledFS = all
+	writable := all &^ fsMakeDevice
 	seen := map[string]int{}
 	add := func(path, access, source string, mask uint64, missingOK bool) error {
 		if path == "" {
@@ -284,9 +293,9 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 	if p.ReadOnlyRoot {
 		try(add(p.Root, AccessRead, "root", fsRead, false))
 	} else {
-		try(add(p.Root, AccessReadWrite, "root", all, false))
+		try(add(p.Root, AccessReadWrite, "root", writable, false))
 	}
-	try(add(p.TempDir, AccessReadWrite, "tmp", all, false))
+	try(add(p.TempDir, AccessReadWrite, "tmp", writable, false))
 	for _, d := range p.ReadExec {
 		try(add(d, AccessReadExec, "tool", fsReadExec, false))
 	}
@@ -294,7 +303,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		try(add(d, AccessRead, "allow-read", fsRead, false))
 	}
 	for _, d := range p.AllowWrite {
-		try(add(d, AccessReadWrite, "allow-write", all, false))
+		try(add(d, AccessReadWrite, "allow-write", writable, false))
 	}
 
 	if abi > 0 {

@@ -108,10 +108,14 @@ const keySize = 32
 var errUnderRoot = errors.New("under the root")
 
 // openDiskCache prepares dir (creating it) for use as the describe cache.
-// A dir under root (the tools' root, "" for none) is refused with an error
-// wrapping errUnderRoot, and its key revoked.
-func openDiskCache(dir string, env []string, describeDir, root string, logf func(string, ...any)) (*diskCache, error) {
-	if root != "" {
+// A dir under one of roots (the tools' root, "" for none, and the
+// --allow-write places) is refused with an error wrapping errUnderRoot,
+// and its key revoked.
+func openDiskCache(dir string, env []string, describeDir string, roots []string, logf func(string, ...any)) (*diskCache, error) {
+	for _, root := range roots {
+		if root == "" {
+			continue
+		}
 		real, err := realRoot(root)
 		if err != nil {
 			return nil, fmt.Errorf("root %s: %v", root, err)

@@ -150,6 +150,10 @@ type Options struct {
 	// every reload (see trust.go); a describe cache under it is never
 	// used, ReadOnly or not (see diskcache.go). "" turns both checks off.
 	Root string
+	// Writable are further places the tools can write (--allow-write),
+	// ReadOnly or not: guarded like a writable Root, at every reload and
+	// for the describe cache.
+	Writable []string
 	// Logf receives one line per event an operator must see (a tool left
 	// out and why, an unreadable tool directory, the describe cache off);
 	// nil discards them.
@@ -201,13 +205,13 @@ func New(opts Options) *Registry {
 		opts.DescribeTimeout = DescribeTimeout
 	}
 	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
-	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Logf)
+	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Writable, opts.Logf)
 	if opts.CacheDir != "" {
 		keyEnv := opts.CacheKeyEnv
 		if keyEnv == nil {
 			keyEnv = opts.DescribeEnv
 		}
-		d, err := openDiskCache(opts.CacheDir, keyEnv, opts.DescribeDir, opts.Root, opts.Logf)
+		d, err := openDiskCache(opts.CacheDir, keyEnv, opts.DescribeDir, append([]string{opts.Root}, opts.Writable...), opts.Logf)
 		if err != nil {
 			opts.Logf("describe cache off: %v", err)
 		}

@@ -107,9 +107,21 @@ func realRoot(root string) (string, error) {
 // make a tool) leads there, e.g. a link made by `mcp-stock install` to a
 // binary built inside the root.
 func CheckToolsOutsideRoot(dirs []string, root string) error {
+	return checkToolsOutside(dirs, root, "--root", "move the tools out of the root, or add --readonly")
+}
+
+// CheckToolsOutsideWritable is the same check for a place confined tools
+// may write besides the root (--allow-write), --readonly or not: a tool
+// binary there (say ~/go/bin/mcp-stock under --allow-write ~/go) is one a
+// client could rewrite for every later session, confined or not.
+func CheckToolsOutsideWritable(dirs []string, place string) error {
+	return checkToolsOutside(dirs, place, "--allow-write", "move the tools out of it, or narrow --allow-write")
+}
+
+func checkToolsOutside(dirs []string, root, flag, remedy string) error {
 	real, err := realRoot(root)
 	if err != nil {
-		return fmt.Errorf("--root %s: %v", root, err)
+		return fmt.Errorf("%s %s: %v", flag, root, err)
 	}
 	for _, dir := range dirs {
 		at, err := throughRoot(dir, real)
@@ -117,7 +129,7 @@ func CheckToolsOutsideRoot(dirs []string, root string) error {
 			return fmt.Errorf("--tools %s: %v", dir, err)
 		}
 		if at != "" {
-			return fmt.Errorf("--tools %s is inside --root %s%s, where tools can write: a client could add a tool; move the tools out of the root, or add --readonly", dir, root, via(at, dir))
+			return fmt.Errorf("--tools %s is inside %s %s%s, where tools can write: a client could add a tool; %s", dir, flag, root, via(at, dir), remedy)
 		}
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -133,7 +145,7 @@ func CheckToolsOutsideRoot(dirs []string, root string) error {
 				continue // unreadable or a link loop: the registry skips it too
 			}
 			if at != "" {
-				return fmt.Errorf("--tools %s: %s leads to %s, inside --root %s, where tools can write: a client could rewrite the tool; move its target out of the root, or add --readonly", dir, e.Name(), at, root)
+				return fmt.Errorf("--tools %s: %s leads to %s, inside %s %s, where tools can write: a client could rewrite the tool; %s", dir, e.Name(), at, flag, root, remedy)
 			}
 		}
 	}
@@ -152,31 +164,34 @@ func via(at, given string) string {
 // root the tools can write: the startup check saw the directories as they
 // were, but a link can be retargeted later.
 type rootGuard struct {
-	root string // real path; "" when the guard is off
+	roots []string // real paths; none when the guard is off
 
 	mu     sync.Mutex
 	logged map[string]string // path → what was logged, to say it once
 }
 
-func newRootGuard(root string, readOnly bool, logf func(string, ...any)) *rootGuard {
+func newRootGuard(root string, readOnly bool, writable []string, logf func(string, ...any)) *rootGuard {
 	g := &rootGuard{logged: map[string]string{}}
-	if root == "" || readOnly {
-		return g
+	places := writable
+	if root != "" && !readOnly {
+		places = append([]string{root}, writable...)
 	}
-	real, err := realRoot(root)
-	if err != nil {
-		// The root is gone or unreadable: nothing can be shown safe.
-		logf("root %s: %v: every tool is left out", root, err)
-		real = "/"
+	for _, p := range places {
+		real, err := realRoot(p)
+		if err != nil {
+			// The place is gone or unreadable: nothing can be shown safe.
+			logf("root %s: %v: every tool is left out", p, err)
+			real = "/"
+		}
+		g.roots = append(g.roots, real)
 	}
-	g.root = real
 	return g
 }
 
 // filter returns the candidates whose executable and sidecar paths lead
 // nowhere under the root, and logs each one left out once per reason.
 func (g *rootGuard) filter(cands []candidate, logf func(string, ...any)) []candidate {
-	if g.root == "" {
+	if len(g.roots) == 0 {
 		return cands
 	}
 	g.mu.Lock()
@@ -185,16 +200,19 @@ func (g *rootGuard) filter(cands []candidate, logf func(string, ...any)) []candi
 	seen := map[string]string{}
 	for _, c := range cands {
 		why := ""
-		for _, p := range []string{c.path, c.path + ".json"} {
-			at, err := throughRoot(p, g.root)
-			switch {
-			case err != nil:
-				why = fmt.Sprintf("%s cannot be resolved: %v", p, err)
-			case at != "":
-				why = fmt.Sprintf("%s leads to %s, inside the root %s, where tools can write", p, at, g.root)
-			}
-			if why != "" {
-				break
+	check:
+		for _, root := range g.roots {
+			for _, p := range []string{c.path, c.path + ".json"} {
+				at, err := throughRoot(p, root)
+				switch {
+				case err != nil:
+					why = fmt.Sprintf("%s cannot be resolved: %v", p, err)
+				case at != "":
+					why = fmt.Sprintf("%s leads to %s, inside %s, where tools can write", p, at, root)
+				}
+				if why != "" {
+					break check
+				}
 			}
 		}
 		if why == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -86,6 +87,9 @@ type Command struct {
 	// ReadLimit is how many bytes of each stream are read, and counted
 	// past MaxOutput, before the program is killed; 0 means MaxDrain.
 	ReadLimit int64
+	// Spawn, when set, starts the process instead of cmd.Start (see
+	// proc.Cmd.Spawn): sh_exec passes a nested confine.Spawner's Start.
+	Spawn func(*exec.Cmd) error
 }
 
 // Result is what a Command did. Output beyond MaxOutput is read and
@@ -140,6 +144,7 @@ func Run(ctx context.Context, c Command) (*Result, error) {
 		MaxOutput: int64(c.MaxOutput),
 		MaxStderr: c.MaxOutput,
 		ReadLimit: limit,
+		Spawn:     c.Spawn,
 	})
 	o := pr.Outcome
 	if o.Ending == proc.NotStarted {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -172,6 +174,10 @@ func shExec(c *tool.Call) error {
 			return err
 		}
 	}
+	spawn, err := shieldedSpawn()
+	if err != nil {
+		return err
+	}
 	res, err := shexec.Run(c.Context(), shexec.Command{
 		Path:      prog,
 		Argv:      argv,
@@ -179,6 +185,7 @@ func shExec(c *tool.Call) error {
 		Env:       env,
 		Timeout:   time.Duration(timeout) * time.Second,
 		MaxOutput: maxBytes,
+		Spawn:     spawn,
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", argv[0], err)
@@ -203,6 +210,27 @@ func shExec(c *tool.Call) error {
 		StructuredContent: structured,
 		IsError:           res.ExitCode != 0 || res.Signal != "",
 	})
+}
+
+// nested is the spawner of every program sh_exec runs: a Landlock domain
+// nested in ours, so that a program cannot ptrace or signal this process
+// (in worker mode it holds the whole environment, other calls' arguments)
+// nor the other tools' processes in mcp-route's domain.
+var nested = sync.OnceValues(confine.NewNestedSpawner)
+
+// shieldedSpawn is nested's Start, or nil (a plain start) where the
+// kernel has no Landlock; failing to nest on a kernel that has it is an
+// error, not a silent plain start.
+func shieldedSpawn() (func(*exec.Cmd) error, error) {
+	s, err := nested()
+	switch {
+	case err == nil:
+		return s.Start, nil
+	case errors.Is(err, confine.ErrUnsupported):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("sh_exec: cannot start programs in a nested domain: %w", err)
+	}
 }
 
 // confinement says whether this process runs under Landlock, and why not.
