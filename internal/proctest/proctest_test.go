@@ -54,7 +54,10 @@ func TestGroupAndChildren(t *testing.T) {
 	defer cmd.Wait()
 	defer syscall.Kill(-pid, syscall.SIGKILL)
 	Eventually(t, func() string {
-		if g := Group(t, pid); len(g) != 2 {
+		// Until the shell has exec'd the second sleep, its group holds
+		// "sh" and one sleep: wait for both sleeps.
+		g := Group(t, pid)
+		if len(g) != 2 || g[0].Comm != "sleep" || g[1].Comm != "sleep" {
 			return "group " + strconv.Itoa(pid) + ": " + Describe(g) + ", want the shell's two sleeps"
 		}
 		return ""
