@@ -20,6 +20,12 @@ import (
 // (its process group) and reaped when the test ends.
 func startListener(t *testing.T, argv ...string) string {
 	t.Helper()
+	return startListenerWith(t, nil, argv...)
+}
+
+// startListenerWith is startListener that also tells started the pid.
+func startListenerWith(t *testing.T, started func(pid int), argv ...string) string {
+	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = baseEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -29,6 +35,9 @@ func startListener(t *testing.T, argv ...string) string {
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
