@@ -137,6 +137,27 @@ func TestInteropGoSDKHTTP(t *testing.T) {
 	}
 }
 
+// raw over --url: one POST per line, in order; the session the initialize
+// line settles is used by the next lines; progress and the result are
+// printed as they come; a line the server refuses is reported (2).
+func TestCallRawHTTP(t *testing.T) {
+	url := startListener(t, goSDKServer(t), "--http", "127.0.0.1:0")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":2},"_meta":{"progressToken":7}}}
+`
+	r := mcpCall(t, in, "--url", url, "raw")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 4 || !strings.Contains(lines[0], `"protocolVersion":"2025-06-18"`) ||
+		!strings.Contains(lines[1], `"progress":1`) || !strings.Contains(lines[3], `"text":"done 2"`) {
+		t.Errorf("raw: %+v", r)
+	}
+	r = mcpCall(t, in+"not json\n", "--url", url, "raw")
+	if r.code != 2 || !strings.Contains(r.stderr, "stdin line 4: HTTP 400") || !strings.Contains(r.stdout, `"text":"done 2"`) {
+		t.Errorf("raw with a bad line: %+v", r)
+	}
+}
+
 // Errors a script can tell apart over HTTP: nothing listening is 3 (as a
 // server that cannot be started), a wrong path is 2 (the server answered).
 func TestCallHTTPErrors(t *testing.T) {

@@ -72,7 +72,6 @@ func TestURLTokenFile(t *testing.T) {
 		{[]string{"--url", url, "--token-file", empty, "tools"}, "no token in it"},
 		{[]string{"--url", url, "--token-file", filepath.Join(dir, "nope"), "tools"}, "no such file"},
 		{[]string{"--url", url, "--token-file", good, "--header", "Authorization: Basic x", "tools"}, "exclude each other"},
-		{[]string{"--url", url, "raw"}, "raw speaks to a server's stdio only"},
 		{[]string{"--url", "localhost:8080", "tools"}, "want http://"},
 	} {
 		if r := runT(t, "", nil, tc.argv...); r.code != 2 || !strings.Contains(r.stderr, tc.want) {

@@ -26,7 +26,8 @@
 // Over --url (see mcp-call/client's HTTP transport): no connection, a
 // proxy's 502/503/504, or a stream cut before the answer is 3; any other
 // HTTP error status is 2. --header and --token-file need --url; --url
-// excludes a server command, and raw is stdio only.
+// excludes a server command. raw over --url sends each line as one POST, in
+// order, and prints every message of each answer (body or SSE events).
 //
 // script exits with the worst status of its calls. raw sends every non-blank
 // stdin line as it is and treats error answers as data (0); 2 for a server

@@ -129,14 +129,14 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		if len(serverArgv) > 0 {
 			return fail(exitProtocol, usagef("--url and a server command after -- exclude each other"))
 		}
-		if cmdName == "raw" {
-			return fail(exitProtocol, usagef("raw speaks to a server's stdio only; it is not supported with --url"))
-		}
 		hopts, err := httpOptions(opts)
 		if err != nil {
 			return fail(exitProtocol, err)
 		}
 		s := &session{opts: opts, stdin: stdin, stdout: stdout, stderr: errw}
+		if cmdName == "raw" {
+			return s.rawHTTP(ctx, hopts)
+		}
 		return s.connected(ctx, func(ctx context.Context, copts client.Options) (*client.Conn, *client.Info, error) {
 			return client.DialHTTP(ctx, opts.url, hopts, copts)
 		}, cmdName, cmdArgs)

@@ -87,8 +87,9 @@ Flags:
                            MCP-Protocol-Version, Mcp-Method, Mcp-Name and
                            Mcp-Param-* headers; legacy revisions with
                            Mcp-Session-Id, ended with DELETE), JSON or SSE
-                           answers. Not with -- SERVER, $MCP_SERVER is not
-                           read, and raw is stdio only
+                           answers. Not with -- SERVER; $MCP_SERVER is not
+                           read. raw sends each line as one POST, in order,
+                           and prints every message of each answer
   --header 'Name: value'   with --url: send this header on every request
                            (repeatable)
   --token-file FILE        with --url: send the token on FILE's first

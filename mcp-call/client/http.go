@@ -354,30 +354,39 @@ func (h *httpTransport) readJSON(body io.Reader, id codec.ID, src string) error 
 // readSSE reads a text/event-stream answer until the response to id.
 func (h *httpTransport) readSSE(ctx context.Context, body io.Reader, id codec.ID, src string) error {
 	max := h.c.opts.MaxFrame
+	err := readSSEEvents(body, max, func(data []byte) bool {
+		h.c.receive(bytes.Clone(data), src)
+		return !h.c.isPending(id)
+	})
+	switch {
+	case err == nil || !h.c.isPending(id):
+		return nil
+	case errors.Is(err, codec.ErrFrameTooLarge):
+		return protoErrorf("%s: an event is larger than %d bytes", src, max)
+	case h.base.Err() != nil:
+		return ErrClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %s: the event stream ended before the response", ErrClosed, src)
+}
+
+// readSSEEvents calls each with the data of every message event until each
+// returns true (then nil) or the stream ends (io.EOF or the read error).
+// Comments (keepalives) and other fields are skipped; an event or line
+// larger than max fails with codec.ErrFrameTooLarge.
+func readSSEEvents(body io.Reader, max int, each func(data []byte) (stop bool)) error {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var data []byte
 	hasData, event := false, ""
 	for {
 		line, err := readSSELine(br, max)
 		if err != nil {
-			switch {
-			case !h.c.isPending(id):
-				return nil
-			case errors.Is(err, codec.ErrFrameTooLarge):
-				return protoErrorf("%s: an event line is larger than %d bytes", src, max)
-			case h.base.Err() != nil:
-				return ErrClosed
-			case ctx.Err() != nil:
-				return ctx.Err()
-			}
-			return fmt.Errorf("%w: %s: the event stream ended before the response", ErrClosed, src)
+			return err
 		}
 		if len(line) == 0 {
-			if hasData && (event == "" || event == "message") {
-				h.c.receive(bytes.Clone(data), src)
-				if !h.c.isPending(id) {
-					return nil
-				}
+			if hasData && (event == "" || event == "message") && each(data) {
+				return nil
 			}
 			data, hasData, event = data[:0], false, ""
 			continue
@@ -394,7 +403,7 @@ func (h *httpTransport) readSSE(ctx context.Context, body io.Reader, id codec.ID
 			}
 			data, hasData = append(data, value...), true
 			if len(data) > max {
-				return protoErrorf("%s: an event is larger than %d bytes", src, max)
+				return codec.ErrFrameTooLarge
 			}
 		case "event":
 			event = string(value)
