@@ -146,6 +146,32 @@ func TestNginxGoSDKReplicas(t *testing.T) {
 		}
 	})
 
+	// The TypeScript SDK clients through nginx: v1 (legacy; the stateless
+	// replicas take initialize without a session) and v2 (2026-07-28).
+	for _, v2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ts-sdk-v2=%v", v2), func(t *testing.T) {
+			plan := []map[string]any{
+				{"call": "greet", "arguments": map[string]any{"name": "Ann"}},
+				{"call": "slow", "arguments": map[string]any{"steps": 3}, "progress": true},
+				{"call": "fail", "arguments": map[string]any{}},
+			}
+			sdk := map[bool]string{false: "v1", true: "v2"}[v2]
+			r := runURLClient(t, v2, lb.URL, plan, "--sdk", sdk)
+			if want := map[bool]string{false: "legacy", true: "modern"}[v2]; r.connected.Era != want {
+				t.Errorf("era %q, want %q", r.connected.Era, want)
+			}
+			if res := r.steps[0].Result; res == nil || res.Text() != "Hello, Ann!" {
+				t.Errorf("greet: %+v", r.steps[0])
+			}
+			if res := r.steps[1].Result; res == nil || res.Text() != "done 3" {
+				t.Errorf("slow: %+v", r.steps[1])
+			}
+			if res := r.steps[2].Result; res == nil || !res.IsError {
+				t.Errorf("fail: %+v", r.steps[2])
+			}
+		})
+	}
+
 	t.Run("load", func(t *testing.T) {
 		base := runtime.NumGoroutine()
 		ctx := context.Background()
