@@ -107,6 +107,8 @@ func main() {
 
 const usageText = `Usage:
   mcp-route [flags]          serve MCP over stdin/stdout
+  mcp-route --http ADDR [flags]
+                             serve MCP over Streamable HTTP at http://ADDR/mcp
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
 
@@ -206,6 +208,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
 		fmt.Fprint(w, usageText)
@@ -452,7 +455,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cacheNote = "off"
 	}
 	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version.Number, len(dirs), rootDir, cacheNote)
-	err = router.Serve(ctx, stdin, stdout, router.Options{
+	ropts := router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version.Number},
 		Root:       rootDir,
@@ -468,7 +471,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
-	})
+	}
+	if hf.addr != "" {
+		return serveHTTP(ctx, hf, ropts, logger, stderr)
+	}
+	err = router.Serve(ctx, stdin, stdout, ropts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1

@@ -1,0 +1,55 @@
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ListenOptions configure Listen.
+type ListenOptions struct {
+	Addr              string // host:port; a bare ":port" means every interface
+	CertFile, KeyFile string // optional: serve HTTPS
+	// Grace is the core's grace for requests in flight; Listen waits that
+	// long and a little more for their answers to go out.
+	Grace time.Duration
+	// Ready, optional, is called with the bound address once listening.
+	Ready func(addr net.Addr)
+}
+
+// Listen serves h on o.Addr until ctx is done, then drains: h.Drain, then
+// the HTTP server shuts down once every handler has returned (at most
+// Grace plus 5 s). It returns nil after a clean drain.
+func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	if o.Ready != nil {
+		o.Ready(ln.Addr())
+	}
+	served := make(chan error, 1)
+	go func() {
+		if o.CertFile != "" {
+			served <- srv.ServeTLS(ln, o.CertFile, o.KeyFile)
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	h.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), o.Grace+5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if e := <-served; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}
