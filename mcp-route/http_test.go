@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // httpRoute is mcp-route --http running as a process.
@@ -447,9 +448,13 @@ func TestHTTPDisconnectKillsTool(t *testing.T) {
 	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 200 {
 		t.Errorf("ping after the disconnect: %d %s", code, body)
 	}
-	if n := metric(t, r.url, "mcp_route_processes_killed_total"); n != 1 {
-		t.Errorf("processes killed: %v, want 1", n)
-	}
+	// The call is counted once the runner has reaped it.
+	proctest.Eventually(t, func() string {
+		if n := metric(t, r.url, "mcp_route_processes_killed_total"); n != 1 {
+			return fmt.Sprintf("processes killed: %v, want 1", n)
+		}
+		return ""
+	})
 }
 
 // TestHTTPDrain: SIGTERM while a call runs: the call's answer still
@@ -524,5 +529,158 @@ func TestHTTPProgressAndKeepaliveAreSSE(t *testing.T) {
 	if code, h, body := do(t, req); code != 200 || h.Get("Content-Type") != "application/json" || !strings.Contains(body, "slept") {
 		t.Errorf("JSON-only client: %d %v %s", code, h.Get("Content-Type"), body)
 	}
-	_ = fmt.Sprint
+}
+
+// TestHTTPGoSDKClient: the official Go SDK's Streamable HTTP client, in
+// every revision it speaks over HTTP: list, call, progress, cancel (the
+// tool's process stopped), and a call after the cancel.
+func TestHTTPGoSDKClient(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "500ms")
+	for _, rev := range []string{"2025-03-26", "2025-06-18", "2025-11-25", modernRev} {
+		t.Run(rev, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			steps := make(chan float64, 16)
+			client := mcp.NewClient(&mcp.Implementation{Name: "sdk-test", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					steps <- req.Params.Progress
+				},
+			})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != rev {
+				t.Errorf("negotiated %s, want %s", got, rev)
+			}
+			lt, err := cs.ListTools(ctx, nil)
+			if err != nil || len(lt.Tools) != 3 {
+				t.Fatalf("list: %v %v", lt, err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "hi"}})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "hi") {
+				t.Errorf("echo: %+v %v", res, err)
+			}
+			p := &mcp.CallToolParams{Name: "progress"}
+			p.SetProgressToken("steps")
+			if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+				t.Errorf("progress: %+v %v", res, err)
+			}
+			for _, want := range []float64{1, 2} {
+				select {
+				case got := <-steps:
+					if got != want {
+						t.Errorf("progress %v, want %v", got, want)
+					}
+				case <-ctx.Done():
+					t.Fatalf("no progress %v", want)
+				}
+			}
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			callCtx, cancelCall := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"pidfile": pidfile, "secs": 300}})
+				done <- err
+			}()
+			var pid int
+			proctest.Eventually(t, func() string {
+				b, _ := os.ReadFile(pidfile)
+				if pid, _ = strconv.Atoi(strings.TrimSpace(string(b))); pid == 0 {
+					return "the slow tool has not started"
+				}
+				return ""
+			})
+			cancelCall()
+			if err := <-done; err == nil {
+				t.Errorf("cancelled call: no error")
+			}
+			proctest.WaitGone(t, pid)
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "after"}})
+			if err != nil || res.IsError {
+				t.Errorf("echo after cancel: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// events returns the data lines of an SSE response as they come.
+func events(body io.Reader) <-chan string {
+	ch := make(chan string, 16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				ch <- d
+			}
+		}
+	}()
+	return ch
+}
+
+// waitEvent returns the first event containing want, failing after a
+// minute (a hang, not a slow machine).
+func waitEvent(t *testing.T, ch <-chan string, want string) string {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended before %q", want)
+			}
+			if strings.Contains(e, want) {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("no event with %q", want)
+		}
+	}
+}
+
+// TestHTTPListChanged: a new tool reaches a legacy session's GET stream
+// and a 2026-07-28 subscriptions/listen stream; SIGTERM ends both cleanly
+// (the subscription gets its final result) and the exit is 0.
+func TestHTTPListChanged(t *testing.T) {
+	tools := httpTools(t)
+	r := startHTTP(t, "--tools", tools, "--poll", "100ms")
+	sid := initialize(t, r.url, "2025-06-18")
+	get, _ := http.NewRequest("GET", r.url+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	gresp, err := http.DefaultClient.Do(get)
+	if err != nil || gresp.StatusCode != 200 || gresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET stream: %v %v", gresp, err)
+	}
+	defer gresp.Body.Close()
+	legacy := events(gresp.Body)
+
+	listen, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "subscriptions/listen", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"} {
+		listen.Header.Set(k, v)
+	}
+	lresp, err := http.DefaultClient.Do(listen)
+	if err != nil || lresp.StatusCode != 200 || lresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("listen: %v %v", lresp, err)
+	}
+	defer lresp.Body.Close()
+	modern := events(lresp.Body)
+	waitEvent(t, modern, "notifications/subscriptions/acknowledged")
+
+	proctest.WriteExecutable(t, filepath.Join(tools, "added"), []byte("#!/bin/sh\necho added\n"))
+	os.WriteFile(filepath.Join(tools, "added.json"), []byte(`{"description":"new"}`), 0o644)
+	waitEvent(t, legacy, "notifications/tools/list_changed")
+	waitEvent(t, modern, "notifications/tools/list_changed")
+
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	waitEvent(t, modern, `"id":9`) // the subscription's result ends it
+	for range legacy {             // the GET stream ends
+	}
+	<-r.exited
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d after the drain; stderr:\n%s", code, r.stderr.String())
+	}
 }
