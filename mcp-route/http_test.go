@@ -113,6 +113,8 @@ func httpTools(t *testing.T) string {
 		`{"description":"sleep","inputSchema":{"type":"object","properties":{"pidfile":{"type":"string"},"secs":{"type":"number"}}}}`)
 	write("progress", "#!/bin/sh\necho '{\"progress\":1,\"total\":2}' >&3\necho '{\"progress\":2,\"total\":2}' >&3\necho done\n",
 		`{"description":"report progress"}`)
+	write("where", "#!/bin/sh\necho \"in $MCP_ARG_REGION\"\n",
+		`{"description":"an argument mirrored in a header","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}}`)
 	return dir
 }
 
@@ -239,6 +241,35 @@ func TestHTTPModernHeaders(t *testing.T) {
 		if code != 400 || resp.Error.Code != -32020 || resp.ID != 7 || !strings.Contains(resp.Error.Message, c.want) {
 			t.Errorf("%s: %d %s, want 400 with -32020 %q", c.name, code, body, c.want)
 		}
+	}
+	// Arguments mirrored in Mcp-Param-* (x-mcp-header in the schema).
+	where := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu-wëst","n":3},` + metaRev + `}}`
+	whereHdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "where"}
+	for _, c := range []struct {
+		region, n string
+		ok        bool
+	}{
+		{"=?base64?ZXUtd8Orc3Q=?=", "3", true},
+		{"=?base64?ZXUtd8Orc3Q=?=", "3.0", true},
+		{"=?base64?ZXUtd8Orc3Q=?=", "4", false},
+		{"eu-west", "3", false},
+		{"", "3", false},
+		{"=?base64?not base64?=", "3", false},
+	} {
+		hdr := append([]string(nil), whereHdr...)
+		if c.region != "" {
+			hdr = append(hdr, "Mcp-Param-Region", c.region)
+		}
+		hdr = append(hdr, "Mcp-Param-N", c.n)
+		code, _, body := post(t, r.url, where, hdr...)
+		if ok := code == 200 && strings.Contains(body, "in eu-wëst"); ok != c.ok || !c.ok && (code != 400 || !strings.Contains(body, "-32020")) {
+			t.Errorf("Mcp-Param-Region %q, Mcp-Param-N %q: %d %s, want ok=%v", c.region, c.n, code, body, c.ok)
+		}
+	}
+	// An absent argument must have no header.
+	code, _, body = post(t, r.url, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"where","arguments":{},`+metaRev+`}}`, append(whereHdr, "Mcp-Param-N", "1")...)
+	if code != 400 || !strings.Contains(body, "argument 'n' is absent") {
+		t.Errorf("header for an absent argument: %d %s", code, body)
 	}
 	// The next request is served as usual.
 	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"); code != 200 || !strings.Contains(body, `"name":"echo"`) {
@@ -555,12 +586,17 @@ func TestHTTPGoSDKClient(t *testing.T) {
 				t.Errorf("negotiated %s, want %s", got, rev)
 			}
 			lt, err := cs.ListTools(ctx, nil)
-			if err != nil || len(lt.Tools) != 3 {
+			if err != nil || len(lt.Tools) != 4 {
 				t.Fatalf("list: %v %v", lt, err)
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "hi"}})
 			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "hi") {
 				t.Errorf("echo: %+v %v", res, err)
+			}
+			// In 2026-07-28 the SDK mirrors region and n in Mcp-Param-*.
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "where", Arguments: map[string]any{"region": "eu-wëst", "n": 3}})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), "in eu-wëst") {
+				t.Errorf("where: %+v %v", res, err)
 			}
 			p := &mcp.CallToolParams{Name: "progress"}
 			p.SetProgressToken("steps")
@@ -682,5 +718,59 @@ func TestHTTPListChanged(t *testing.T) {
 	<-r.exited
 	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit %d after the drain; stderr:\n%s", code, r.stderr.String())
+	}
+}
+
+// TestHTTPQueueAcrossRequests: --max-procs and --max-queue count the calls
+// of every HTTP request together, not per request.
+func TestHTTPQueueAcrossRequests(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--max-procs", "1", "--max-queue", "0")
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	slow := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":30},` + metaRev + `}}`
+	hdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/mcp", strings.NewReader(slow))
+	for i := 0; i < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	proctest.Eventually(t, func() string {
+		if b, _ := os.ReadFile(pidfile); len(b) == 0 {
+			return "the slow tool has not started"
+		}
+		return ""
+	})
+	echo := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},` + metaRev + `}}`
+	code, _, body := post(t, r.url, echo, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+	if code != 200 || !strings.Contains(body, "server busy") || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("second call while the one slot is taken: %d %s, want an isError result \"server busy\"", code, body)
+	}
+	cancel()
+	proctest.Eventually(t, func() string {
+		code, _, body := post(t, r.url, echo, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+		if code != 200 || strings.Contains(body, "isError") {
+			return fmt.Sprintf("call after the slot was freed: %d %s", code, body)
+		}
+		return ""
+	})
+	if n := metric(t, r.url, `mcp_route_calls_total{outcome="busy",tool=""}`); n < 1 {
+		t.Errorf("busy calls counted: %v, want at least 1", n)
+	}
+}
+
+// TestHTTPBatch: a 2025-03-26 session's batch gets one JSON array.
+func TestHTTPBatch(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	sid := initialize(t, r.url, "2025-03-26")
+	code, _, body := post(t, r.url, `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"k":1}}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		"Mcp-Session-Id", sid)
+	var out []map[string]any
+	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 {
+		t.Errorf("batch: %d %s, want an array of 2 answers", code, body)
 	}
 }

@@ -110,6 +110,13 @@ func (x *exchange) Read(ctx context.Context) ([]byte, error) {
 			return x.body, nil
 		}
 	}
+	// A routed cancellation first: it empties pending, which closes done
+	// right after it was queued, and must still reach the core.
+	select {
+	case f := <-x.inject:
+		return f, nil
+	default:
+	}
 	select {
 	case f := <-x.inject:
 		return f, nil

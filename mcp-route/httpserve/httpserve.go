@@ -40,8 +40,11 @@
 // equal to params.name (tools/call, prompts/get) or params.uri
 // (resources/read); a missing or different one gets 400 with a -32020
 // HeaderMismatchError. GET and DELETE without a session get 405.
-// Mcp-Param-* headers are not checked (mcp-route's tools declare no
-// x-mcp-header).
+// A tools/call whose tool's inputSchema marks arguments with
+// "x-mcp-header": NAME (Backend.InputSchema, when the Backend has it) needs
+// Mcp-Param-NAME equal to each such argument present (numbers compared by
+// value; a =?base64?...?= value is decoded first), and none for an absent
+// one; otherwise 400 with -32020 as well.
 //
 // Cancellation: a client that goes away cancels its requests (the core
 // stops their tools: TERM, grace, KILL). notifications/cancelled in a
@@ -459,6 +462,12 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	}
 	if got := r.Header.Get(HeaderName); want != "" && got != want {
 		return mismatch(HeaderName, got, want)
+	}
+	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && p.Name != "" {
+		if msg := checkParams(r.Header, sc.InputSchema(p.Name), m.Params); msg != "" {
+			httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
+			return false
+		}
 	}
 	return true
 }

@@ -27,7 +27,9 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	// No WriteTimeout: an SSE stream lasts as long as its call or
+	// subscription.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}

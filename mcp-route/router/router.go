@@ -235,6 +235,16 @@ func (s *Router) Load() (running, queued int) {
 	return running, max(int(s.admitted.Load())-running, 0)
 }
 
+// InputSchema returns the inputSchema of the tool called name, nil when
+// there is no such tool (the HTTP transport checks Mcp-Param-* headers
+// against the arguments it marks with x-mcp-header).
+func (s *Router) InputSchema(name string) json.RawMessage {
+	if t := s.opts.Registry.Lookup(name); t != nil {
+		return t.Def.InputSchema
+	}
+	return nil
+}
+
 // SetObserver sets Options.Observe; call it before the first conversation.
 func (s *Router) SetObserver(f func(tool, outcome string, elapsed time.Duration, started, killed bool)) {
 	s.opts.Observe = f
