@@ -488,31 +488,57 @@ func TestHTTPDisconnectKillsTool(t *testing.T) {
 	})
 }
 
-// TestHTTPDrain: SIGTERM while a call runs: the call's answer still
-// comes, new calls are refused or find no listener, the exit is 0.
+// TestHTTPDrain: SIGTERM while calls run: /readyz and new calls get 503 at
+// once, every call in flight still gets its result, the exit is 0.
 func TestHTTPDrain(t *testing.T) {
-	r := startHTTP(t, "--tools", httpTools(t), "--grace", "20s")
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":1},` + metaRev + `}}`
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "30s")
+	// Ready once the tools are loaded.
+	proctest.Eventually(t, func() string {
+		if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 200 {
+			return fmt.Sprintf("/readyz before: %v %v", resp, err)
+		}
+		return ""
+	})
+	dir := t.TempDir()
+	const calls = 4
 	type answer struct {
 		code int
 		body string
 	}
-	got := make(chan answer, 1)
-	go func() {
-		code, _, b := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
-		got <- answer{code, b}
-	}()
+	got := make(chan answer, calls)
+	for i := range calls {
+		pidfile := filepath.Join(dir, strconv.Itoa(i))
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":3},` + metaRev + `}}`
+		go func() {
+			code, _, b := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
+			got <- answer{code, b}
+		}()
+	}
 	proctest.Eventually(t, func() string {
-		if b, _ := os.ReadFile(pidfile); len(b) == 0 {
-			return "the tool has not started"
+		for i := range calls {
+			if b, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(i))); len(b) == 0 {
+				return fmt.Sprintf("slow tool %d has not started", i)
+			}
 		}
 		return ""
 	})
 	r.cmd.Process.Signal(syscall.SIGTERM)
-	a := <-got
-	if a.code != 200 && a.code != 202 || !strings.Contains(a.body, "slept") {
-		t.Errorf("call in flight at SIGTERM: %d %s, want its result", a.code, a.body)
+	// While the calls run (3 s), the replica says it is draining.
+	proctest.Eventually(t, func() string {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil || resp.StatusCode != 503 {
+			return fmt.Sprintf("/readyz while draining: %v %v, want 503", resp, err)
+		}
+		return ""
+	})
+	code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list")
+	if code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("new request while draining: %d %s, want 503 with Retry-After", code, body)
+	}
+	for range calls {
+		if a := <-got; a.code != 200 || !strings.Contains(a.body, "slept") {
+			t.Errorf("call in flight at SIGTERM: %d %s, want its result", a.code, a.body)
+		}
 	}
 	<-r.exited
 	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
@@ -773,4 +799,27 @@ func TestHTTPBatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 {
 		t.Errorf("batch: %d %s, want an array of 2 answers", code, body)
 	}
+}
+
+// TestHTTPReadyAfterLoad: /readyz is 503 while the tools load (here a
+// tool's --mcp-describe waits for the test's go-ahead), /healthz 200, and
+// 200 once loaded.
+func TestHTTPReadyAfterLoad(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(t.TempDir(), "go")
+	proctest.WriteExecutable(t, filepath.Join(dir, "late"), []byte("#!/bin/sh\nif [ \"$1\" = --mcp-describe ]; then\n  while [ ! -e '"+flag+"' ]; do sleep 0.05; done\n  echo '{\"description\":\"late\"}'\n  exit 0\nfi\necho ok\n"))
+	r := startHTTP(t, "--tools", dir, "--describe-timeout", "2m", "--describe-cache", "")
+	if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 503 {
+		t.Errorf("/readyz while loading: %v %v, want 503", resp, err)
+	}
+	if resp, err := http.Get(r.url + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/healthz while loading: %v %v, want 200", resp, err)
+	}
+	os.WriteFile(flag, nil, 0o644)
+	proctest.Eventually(t, func() string {
+		if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 200 {
+			return fmt.Sprintf("/readyz after the load: %v %v, want 200", resp, err)
+		}
+		return ""
+	})
 }

@@ -7,6 +7,8 @@
 // Usage:
 //
 //	mcp-route [flags]                 serve MCP on stdin/stdout
+//	mcp-route --http ADDR [flags]     serve MCP over Streamable HTTP at ADDR/mcp
+//	                                  (package mcp-route/httpserve; see README's HTTP)
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
 //

@@ -133,6 +133,8 @@ type Handler struct {
 	drain    context.CancelFunc
 	now      func() time.Time
 
+	active atomic.Int64 // conversations being served
+
 	mu   sync.Mutex
 	live map[string]*exchange // session id + request id → its exchange, while it runs
 }
@@ -160,6 +162,16 @@ func New(opts Options) (*Handler, error) {
 	}
 	h.drainCtx, h.drain = context.WithCancel(context.Background())
 	return h, nil
+}
+
+// Idle reports whether no conversation is being served.
+func (h *Handler) Idle() bool { return h.active.Load() == 0 }
+
+// serve runs one conversation, counted for Idle.
+func (h *Handler) serve(x *exchange, sess *codec.Session) {
+	h.active.Add(1)
+	defer h.active.Add(-1)
+	h.opts.Backend.Serve(h.drainCtx, x, sess)
 }
 
 // Drain stops taking calls: /readyz turns 503, new POSTs get 503, and
@@ -363,7 +375,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !initialize { // its answer carries the session id header: JSON only
 		x.startKeepalive()
 	}
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+	h.serve(x, sess)
 	out, isBatch, sse := x.answers()
 	if sse {
 		return
@@ -499,7 +511,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	x.toSSE()
 	x.mu.Unlock()
 	x.startKeepalive()
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+	h.serve(x, sess)
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
