@@ -4,9 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -787,6 +796,12 @@ func TestHTTPQueueAcrossRequests(t *testing.T) {
 	if n := metric(t, r.url, `mcp_route_calls_total{outcome="busy",tool=""}`); n < 1 {
 		t.Errorf("busy calls counted: %v, want at least 1", n)
 	}
+	if n := metric(t, r.url, `mcp_route_calls_total{outcome="ok",tool="echo"}`); n != 1 {
+		t.Errorf("echo calls ok: %v, want 1", n)
+	}
+	if n := metric(t, r.url, `mcp_route_call_duration_seconds_count{tool="echo"}`); n != 1 {
+		t.Errorf("echo latency samples: %v, want 1", n)
+	}
 }
 
 // TestHTTPBatch: a 2025-03-26 session's batch gets one JSON array.
@@ -822,4 +837,45 @@ func TestHTTPReadyAfterLoad(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestHTTPTLS: --tls-cert/--tls-key serve HTTPS.
+func TestHTTPTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	r := startHTTP(t, "--tools", httpTools(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(r.url, "https://") {
+		t.Fatalf("serving at %s, want https", r.url)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post(r.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("ping over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Plain HTTP to the TLS port is refused.
+	if resp, err := http.Post(strings.Replace(r.url, "https://", "http://", 1)+"/mcp", "application/json", strings.NewReader(`{}`)); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP to the TLS port answered 200")
+	}
 }
