@@ -63,7 +63,11 @@
 // fine, initialize, shutdown), one line each.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
-// stream. The goroutine reading the input can outlive Serve when the input
+// stream. New returns a Router whose tools, MaxProcs slots, MaxQueue
+// admission and worker pools are shared by every conversation of
+// Router.Serve: the Streamable HTTP transport (mcp-route/httpserve) serves
+// one conversation per HTTP request on it, and list changes go to every
+// conversation open at the time. The goroutine reading the input can outlive Serve when the input
 // never returns from Read (a terminal); closing the input ends it.
 package router
 
