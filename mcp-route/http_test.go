@@ -4,9 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +30,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // httpRoute is mcp-route --http running as a process.
@@ -112,6 +122,8 @@ func httpTools(t *testing.T) string {
 		`{"description":"sleep","inputSchema":{"type":"object","properties":{"pidfile":{"type":"string"},"secs":{"type":"number"}}}}`)
 	write("progress", "#!/bin/sh\necho '{\"progress\":1,\"total\":2}' >&3\necho '{\"progress\":2,\"total\":2}' >&3\necho done\n",
 		`{"description":"report progress"}`)
+	write("where", "#!/bin/sh\necho \"in $MCP_ARG_REGION\"\n",
+		`{"description":"an argument mirrored in a header","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}}`)
 	return dir
 }
 
@@ -238,6 +250,35 @@ func TestHTTPModernHeaders(t *testing.T) {
 		if code != 400 || resp.Error.Code != -32020 || resp.ID != 7 || !strings.Contains(resp.Error.Message, c.want) {
 			t.Errorf("%s: %d %s, want 400 with -32020 %q", c.name, code, body, c.want)
 		}
+	}
+	// Arguments mirrored in Mcp-Param-* (x-mcp-header in the schema).
+	where := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu-wëst","n":3},` + metaRev + `}}`
+	whereHdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "where"}
+	for _, c := range []struct {
+		region, n string
+		ok        bool
+	}{
+		{"=?base64?ZXUtd8Orc3Q=?=", "3", true},
+		{"=?base64?ZXUtd8Orc3Q=?=", "3.0", true},
+		{"=?base64?ZXUtd8Orc3Q=?=", "4", false},
+		{"eu-west", "3", false},
+		{"", "3", false},
+		{"=?base64?not base64?=", "3", false},
+	} {
+		hdr := append([]string(nil), whereHdr...)
+		if c.region != "" {
+			hdr = append(hdr, "Mcp-Param-Region", c.region)
+		}
+		hdr = append(hdr, "Mcp-Param-N", c.n)
+		code, _, body := post(t, r.url, where, hdr...)
+		if ok := code == 200 && strings.Contains(body, "in eu-wëst"); ok != c.ok || !c.ok && (code != 400 || !strings.Contains(body, "-32020")) {
+			t.Errorf("Mcp-Param-Region %q, Mcp-Param-N %q: %d %s, want ok=%v", c.region, c.n, code, body, c.ok)
+		}
+	}
+	// An absent argument must have no header.
+	code, _, body = post(t, r.url, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"where","arguments":{},`+metaRev+`}}`, append(whereHdr, "Mcp-Param-N", "1")...)
+	if code != 400 || !strings.Contains(body, "argument 'n' is absent") {
+		t.Errorf("header for an absent argument: %d %s", code, body)
 	}
 	// The next request is served as usual.
 	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"); code != 200 || !strings.Contains(body, `"name":"echo"`) {
@@ -447,36 +488,66 @@ func TestHTTPDisconnectKillsTool(t *testing.T) {
 	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 200 {
 		t.Errorf("ping after the disconnect: %d %s", code, body)
 	}
-	if n := metric(t, r.url, "mcp_route_processes_killed_total"); n != 1 {
-		t.Errorf("processes killed: %v, want 1", n)
-	}
+	// The call is counted once the runner has reaped it.
+	proctest.Eventually(t, func() string {
+		if n := metric(t, r.url, "mcp_route_processes_killed_total"); n != 1 {
+			return fmt.Sprintf("processes killed: %v, want 1", n)
+		}
+		return ""
+	})
 }
 
-// TestHTTPDrain: SIGTERM while a call runs: the call's answer still
-// comes, new calls are refused or find no listener, the exit is 0.
+// TestHTTPDrain: SIGTERM while calls run: /readyz and new calls get 503 at
+// once, every call in flight still gets its result, the exit is 0.
 func TestHTTPDrain(t *testing.T) {
-	r := startHTTP(t, "--tools", httpTools(t), "--grace", "20s")
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":1},` + metaRev + `}}`
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "30s")
+	// Ready once the tools are loaded.
+	proctest.Eventually(t, func() string {
+		if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 200 {
+			return fmt.Sprintf("/readyz before: %v %v", resp, err)
+		}
+		return ""
+	})
+	dir := t.TempDir()
+	const calls = 4
 	type answer struct {
 		code int
 		body string
 	}
-	got := make(chan answer, 1)
-	go func() {
-		code, _, b := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
-		got <- answer{code, b}
-	}()
+	got := make(chan answer, calls)
+	for i := range calls {
+		pidfile := filepath.Join(dir, strconv.Itoa(i))
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":3},` + metaRev + `}}`
+		go func() {
+			code, _, b := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
+			got <- answer{code, b}
+		}()
+	}
 	proctest.Eventually(t, func() string {
-		if b, _ := os.ReadFile(pidfile); len(b) == 0 {
-			return "the tool has not started"
+		for i := range calls {
+			if b, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(i))); len(b) == 0 {
+				return fmt.Sprintf("slow tool %d has not started", i)
+			}
 		}
 		return ""
 	})
 	r.cmd.Process.Signal(syscall.SIGTERM)
-	a := <-got
-	if a.code != 200 && a.code != 202 || !strings.Contains(a.body, "slept") {
-		t.Errorf("call in flight at SIGTERM: %d %s, want its result", a.code, a.body)
+	// While the calls run (3 s), the replica says it is draining.
+	proctest.Eventually(t, func() string {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil || resp.StatusCode != 503 {
+			return fmt.Sprintf("/readyz while draining: %v %v, want 503", resp, err)
+		}
+		return ""
+	})
+	code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list")
+	if code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("new request while draining: %d %s, want 503 with Retry-After", code, body)
+	}
+	for range calls {
+		if a := <-got; a.code != 200 || !strings.Contains(a.body, "slept") {
+			t.Errorf("call in flight at SIGTERM: %d %s, want its result", a.code, a.body)
+		}
 	}
 	<-r.exited
 	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
@@ -524,5 +595,287 @@ func TestHTTPProgressAndKeepaliveAreSSE(t *testing.T) {
 	if code, h, body := do(t, req); code != 200 || h.Get("Content-Type") != "application/json" || !strings.Contains(body, "slept") {
 		t.Errorf("JSON-only client: %d %v %s", code, h.Get("Content-Type"), body)
 	}
-	_ = fmt.Sprint
+}
+
+// TestHTTPGoSDKClient: the official Go SDK's Streamable HTTP client, in
+// every revision it speaks over HTTP: list, call, progress, cancel (the
+// tool's process stopped), and a call after the cancel.
+func TestHTTPGoSDKClient(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "500ms")
+	for _, rev := range []string{"2025-03-26", "2025-06-18", "2025-11-25", modernRev} {
+		t.Run(rev, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			steps := make(chan float64, 16)
+			client := mcp.NewClient(&mcp.Implementation{Name: "sdk-test", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					steps <- req.Params.Progress
+				},
+			})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != rev {
+				t.Errorf("negotiated %s, want %s", got, rev)
+			}
+			lt, err := cs.ListTools(ctx, nil)
+			if err != nil || len(lt.Tools) != 4 {
+				t.Fatalf("list: %v %v", lt, err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "hi"}})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "hi") {
+				t.Errorf("echo: %+v %v", res, err)
+			}
+			// In 2026-07-28 the SDK mirrors region and n in Mcp-Param-*.
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "where", Arguments: map[string]any{"region": "eu-wëst", "n": 3}})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), "in eu-wëst") {
+				t.Errorf("where: %+v %v", res, err)
+			}
+			p := &mcp.CallToolParams{Name: "progress"}
+			p.SetProgressToken("steps")
+			if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+				t.Errorf("progress: %+v %v", res, err)
+			}
+			for _, want := range []float64{1, 2} {
+				select {
+				case got := <-steps:
+					if got != want {
+						t.Errorf("progress %v, want %v", got, want)
+					}
+				case <-ctx.Done():
+					t.Fatalf("no progress %v", want)
+				}
+			}
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			callCtx, cancelCall := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"pidfile": pidfile, "secs": 300}})
+				done <- err
+			}()
+			var pid int
+			proctest.Eventually(t, func() string {
+				b, _ := os.ReadFile(pidfile)
+				if pid, _ = strconv.Atoi(strings.TrimSpace(string(b))); pid == 0 {
+					return "the slow tool has not started"
+				}
+				return ""
+			})
+			cancelCall()
+			if err := <-done; err == nil {
+				t.Errorf("cancelled call: no error")
+			}
+			proctest.WaitGone(t, pid)
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "after"}})
+			if err != nil || res.IsError {
+				t.Errorf("echo after cancel: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// events returns the data lines of an SSE response as they come.
+func events(body io.Reader) <-chan string {
+	ch := make(chan string, 16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				ch <- d
+			}
+		}
+	}()
+	return ch
+}
+
+// waitEvent returns the first event containing want, failing after a
+// minute (a hang, not a slow machine).
+func waitEvent(t *testing.T, ch <-chan string, want string) string {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended before %q", want)
+			}
+			if strings.Contains(e, want) {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("no event with %q", want)
+		}
+	}
+}
+
+// TestHTTPListChanged: a new tool reaches a legacy session's GET stream
+// and a 2026-07-28 subscriptions/listen stream; SIGTERM ends both cleanly
+// (the subscription gets its final result) and the exit is 0.
+func TestHTTPListChanged(t *testing.T) {
+	tools := httpTools(t)
+	r := startHTTP(t, "--tools", tools, "--poll", "100ms")
+	sid := initialize(t, r.url, "2025-06-18")
+	get, _ := http.NewRequest("GET", r.url+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	gresp, err := http.DefaultClient.Do(get)
+	if err != nil || gresp.StatusCode != 200 || gresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET stream: %v %v", gresp, err)
+	}
+	defer gresp.Body.Close()
+	legacy := events(gresp.Body)
+
+	listen, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "subscriptions/listen", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"} {
+		listen.Header.Set(k, v)
+	}
+	lresp, err := http.DefaultClient.Do(listen)
+	if err != nil || lresp.StatusCode != 200 || lresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("listen: %v %v", lresp, err)
+	}
+	defer lresp.Body.Close()
+	modern := events(lresp.Body)
+	waitEvent(t, modern, "notifications/subscriptions/acknowledged")
+
+	proctest.WriteExecutable(t, filepath.Join(tools, "added"), []byte("#!/bin/sh\necho added\n"))
+	os.WriteFile(filepath.Join(tools, "added.json"), []byte(`{"description":"new"}`), 0o644)
+	waitEvent(t, legacy, "notifications/tools/list_changed")
+	waitEvent(t, modern, "notifications/tools/list_changed")
+
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	waitEvent(t, modern, `"id":9`) // the subscription's result ends it
+	for range legacy {             // the GET stream ends
+	}
+	<-r.exited
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d after the drain; stderr:\n%s", code, r.stderr.String())
+	}
+}
+
+// TestHTTPQueueAcrossRequests: --max-procs and --max-queue count the calls
+// of every HTTP request together, not per request.
+func TestHTTPQueueAcrossRequests(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--max-procs", "1", "--max-queue", "0")
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	slow := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":30},` + metaRev + `}}`
+	hdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/mcp", strings.NewReader(slow))
+	for i := 0; i < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	proctest.Eventually(t, func() string {
+		if b, _ := os.ReadFile(pidfile); len(b) == 0 {
+			return "the slow tool has not started"
+		}
+		return ""
+	})
+	echo := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},` + metaRev + `}}`
+	code, _, body := post(t, r.url, echo, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+	if code != 200 || !strings.Contains(body, "server busy") || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("second call while the one slot is taken: %d %s, want an isError result \"server busy\"", code, body)
+	}
+	cancel()
+	proctest.Eventually(t, func() string {
+		code, _, body := post(t, r.url, echo, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+		if code != 200 || strings.Contains(body, "isError") {
+			return fmt.Sprintf("call after the slot was freed: %d %s", code, body)
+		}
+		return ""
+	})
+	if n := metric(t, r.url, `mcp_route_calls_total{outcome="busy",tool=""}`); n < 1 {
+		t.Errorf("busy calls counted: %v, want at least 1", n)
+	}
+	if n := metric(t, r.url, `mcp_route_calls_total{outcome="ok",tool="echo"}`); n != 1 {
+		t.Errorf("echo calls ok: %v, want 1", n)
+	}
+	if n := metric(t, r.url, `mcp_route_call_duration_seconds_count{tool="echo"}`); n != 1 {
+		t.Errorf("echo latency samples: %v, want 1", n)
+	}
+}
+
+// TestHTTPBatch: a 2025-03-26 session's batch gets one JSON array.
+func TestHTTPBatch(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	sid := initialize(t, r.url, "2025-03-26")
+	code, _, body := post(t, r.url, `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"k":1}}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		"Mcp-Session-Id", sid)
+	var out []map[string]any
+	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 {
+		t.Errorf("batch: %d %s, want an array of 2 answers", code, body)
+	}
+}
+
+// TestHTTPReadyAfterLoad: /readyz is 503 while the tools load (here a
+// tool's --mcp-describe waits for the test's go-ahead), /healthz 200, and
+// 200 once loaded.
+func TestHTTPReadyAfterLoad(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(t.TempDir(), "go")
+	proctest.WriteExecutable(t, filepath.Join(dir, "late"), []byte("#!/bin/sh\nif [ \"$1\" = --mcp-describe ]; then\n  while [ ! -e '"+flag+"' ]; do sleep 0.05; done\n  echo '{\"description\":\"late\"}'\n  exit 0\nfi\necho ok\n"))
+	r := startHTTP(t, "--tools", dir, "--describe-timeout", "2m", "--describe-cache", "")
+	if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 503 {
+		t.Errorf("/readyz while loading: %v %v, want 503", resp, err)
+	}
+	if resp, err := http.Get(r.url + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/healthz while loading: %v %v, want 200", resp, err)
+	}
+	os.WriteFile(flag, nil, 0o644)
+	proctest.Eventually(t, func() string {
+		if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 200 {
+			return fmt.Sprintf("/readyz after the load: %v %v, want 200", resp, err)
+		}
+		return ""
+	})
+}
+
+// TestHTTPTLS: --tls-cert/--tls-key serve HTTPS.
+func TestHTTPTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	r := startHTTP(t, "--tools", httpTools(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(r.url, "https://") {
+		t.Fatalf("serving at %s, want https", r.url)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post(r.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("ping over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Plain HTTP to the TLS port is refused.
+	if resp, err := http.Post(strings.Replace(r.url, "https://", "http://", 1)+"/mcp", "application/json", strings.NewReader(`{}`)); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP to the TLS port answered 200")
+	}
 }

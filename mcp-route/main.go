@@ -7,6 +7,8 @@
 // Usage:
 //
 //	mcp-route [flags]                 serve MCP on stdin/stdout
+//	mcp-route --http ADDR [flags]     serve MCP over Streamable HTTP at ADDR/mcp
+//	                                  (package mcp-route/httpserve; see README's HTTP)
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
 //
@@ -146,9 +148,11 @@ Exit status:
      --allow-write path missing, --log not writable, --confine require and
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
-     --confine require would refuse to start
+     --confine require would refuse to start; --http: the address cannot
+     be bound, a bad --session-key-file or --http-token-file
   2  usage error (a bad flag or value, e.g. --confine other than auto,
-     require or off)
+     require or off; --http beyond loopback without --http-token-file or
+     --http-insecure)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each

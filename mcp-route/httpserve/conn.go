@@ -110,6 +110,13 @@ func (x *exchange) Read(ctx context.Context) ([]byte, error) {
 			return x.body, nil
 		}
 	}
+	// A routed cancellation first: it empties pending, which closes done
+	// right after it was queued, and must still reach the core.
+	select {
+	case f := <-x.inject:
+		return f, nil
+	default:
+	}
 	select {
 	case f := <-x.inject:
 		return f, nil
@@ -127,6 +134,9 @@ func (x *exchange) Read(ctx context.Context) ([]byte, error) {
 func (x *exchange) Write(_ context.Context, m *codec.Message) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.dead {
+		return server.ErrOutputClosed
+	}
 	if m.IsResponse() {
 		x.answered(m)
 		if x.sse {
@@ -147,6 +157,9 @@ func (x *exchange) Write(_ context.Context, m *codec.Message) error {
 func (x *exchange) WriteBatch(_ context.Context, msgs []*codec.Message) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.dead {
+		return server.ErrOutputClosed
+	}
 	for _, m := range msgs {
 		x.answered(m)
 	}
@@ -245,8 +258,16 @@ func (x *exchange) emit(b []byte) error {
 	return nil
 }
 
+// Close ends the exchange: nothing more is written through it (a list
+// change racing the end of its conversation finds it closed), and the HTTP
+// handler may return.
 func (x *exchange) Close() error {
-	x.closeMu.Do(func() { close(x.closed) })
+	x.closeMu.Do(func() {
+		x.mu.Lock()
+		x.dead = true
+		x.mu.Unlock()
+		close(x.closed)
+	})
 	return nil
 }
 

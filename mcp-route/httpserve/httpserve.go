@@ -40,8 +40,11 @@
 // equal to params.name (tools/call, prompts/get) or params.uri
 // (resources/read); a missing or different one gets 400 with a -32020
 // HeaderMismatchError. GET and DELETE without a session get 405.
-// Mcp-Param-* headers are not checked (mcp-route's tools declare no
-// x-mcp-header).
+// A tools/call whose tool's inputSchema marks arguments with
+// "x-mcp-header": NAME (Backend.InputSchema, when the Backend has it) needs
+// Mcp-Param-NAME equal to each such argument present (numbers compared by
+// value; a =?base64?...?= value is decoded first), and none for an absent
+// one; otherwise 400 with -32020 as well.
 //
 // Cancellation: a client that goes away cancels its requests (the core
 // stops their tools: TERM, grace, KILL). notifications/cancelled in a
@@ -130,6 +133,8 @@ type Handler struct {
 	drain    context.CancelFunc
 	now      func() time.Time
 
+	active atomic.Int64 // conversations being served
+
 	mu   sync.Mutex
 	live map[string]*exchange // session id + request id → its exchange, while it runs
 }
@@ -157,6 +162,16 @@ func New(opts Options) (*Handler, error) {
 	}
 	h.drainCtx, h.drain = context.WithCancel(context.Background())
 	return h, nil
+}
+
+// Idle reports whether no conversation is being served.
+func (h *Handler) Idle() bool { return h.active.Load() == 0 }
+
+// serve runs one conversation, counted for Idle.
+func (h *Handler) serve(x *exchange, sess *codec.Session) {
+	h.active.Add(1)
+	defer h.active.Add(-1)
+	h.opts.Backend.Serve(h.drainCtx, x, sess)
 }
 
 // Drain stops taking calls: /readyz turns 503, new POSTs get 503, and
@@ -360,7 +375,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !initialize { // its answer carries the session id header: JSON only
 		x.startKeepalive()
 	}
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+	h.serve(x, sess)
 	out, isBatch, sse := x.answers()
 	if sse {
 		return
@@ -460,6 +475,12 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	if got := r.Header.Get(HeaderName); want != "" && got != want {
 		return mismatch(HeaderName, got, want)
 	}
+	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && p.Name != "" {
+		if msg := checkParams(r.Header, sc.InputSchema(p.Name), m.Params); msg != "" {
+			httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
+			return false
+		}
+	}
 	return true
 }
 
@@ -490,7 +511,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	x.toSSE()
 	x.mu.Unlock()
 	x.startKeepalive()
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+	h.serve(x, sess)
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {

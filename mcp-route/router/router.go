@@ -63,7 +63,11 @@
 // fine, initialize, shutdown), one line each.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
-// stream. The goroutine reading the input can outlive Serve when the input
+// stream. New returns a Router whose tools, MaxProcs slots, MaxQueue
+// admission and worker pools are shared by every conversation of
+// Router.Serve: the Streamable HTTP transport (mcp-route/httpserve) serves
+// one conversation per HTTP request on it, and list changes go to every
+// conversation open at the time. The goroutine reading the input can outlive Serve when the input
 // never returns from Read (a terminal); closing the input ends it.
 package router
 
@@ -233,6 +237,16 @@ func (s *Router) Ready() bool {
 func (s *Router) Load() (running, queued int) {
 	running = len(s.sem)
 	return running, max(int(s.admitted.Load())-running, 0)
+}
+
+// InputSchema returns the inputSchema of the tool called name, nil when
+// there is no such tool (the HTTP transport checks Mcp-Param-* headers
+// against the arguments it marks with x-mcp-header).
+func (s *Router) InputSchema(name string) json.RawMessage {
+	if t := s.opts.Registry.Lookup(name); t != nil {
+		return t.Def.InputSchema
+	}
+	return nil
 }
 
 // SetObserver sets Options.Observe; call it before the first conversation.
