@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,12 +296,27 @@ func TestScaleOutRoute(t *testing.T) {
 		}
 	}
 
+	// Draining a replica behind nginx the way nginx wants it: out of the
+	// upstream and reload (nginx has no active health checks, and it never
+	// resends a POST, so a replica that answers new requests 503 while it
+	// drains would fail them), then SIGTERM: the calls in flight on it
+	// finish, and no call is lost.
 	t.Run("replica-drained", func(t *testing.T) {
 		ctx := context.Background()
-		cs, closeSession := goSDKHTTPSession(t, ctx, lb.URL)
-		defer closeSession()
+		// A new client connection per request: nginx's reload closes the
+		// old worker's idle client connections, and a POST on one that
+		// races the close is not retried by net/http.
+		client := mcp.NewClient(&mcp.Implementation{Name: "scaleout-gosdk", Version: "1.0.0"}, nil)
+		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb.URL, HTTPClient: hc, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
 		drained := reps[1]
+		ups := upstreamsOf(t, urls)
 		res := runLoad(ctx, n, inFlight, sleepCall(cs), func() {
+			lb.setUpstreams(t, []string{ups[0], ups[1] + " down", ups[2]})
 			_ = drained.cmd.Process.Signal(syscall.SIGTERM)
 		})
 		failed := 0
