@@ -271,3 +271,57 @@ func TestNewHTTPRefusesBadURL(t *testing.T) {
 		t.Errorf("a good URL: %v", err)
 	}
 }
+
+// Many calls in flight on one Client: each POST's answer (SSE with a
+// progress notification, or JSON) reaches its own caller.
+func TestHTTPConcurrentCalls(t *testing.T) {
+	f := newFakeHTTP(t, modernServer(`[{"name":"t","inputSchema":{"type":"object"}}]`, func(w http.ResponseWriter, r *http.Request, m *codec.Message) {
+		var p struct {
+			Arguments struct{ N int } `json:"arguments"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		res := result(m.ID, map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": fmt.Sprint(p.Arguments.N)}}})
+		if p.Arguments.N%2 == 0 {
+			writeJSON(w, 200, res)
+			return
+		}
+		b, _ := json.Marshal(res)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%d,\"progress\":1}}\n\n: keepalive\n\ndata: %s\n\n", p.Arguments.N, b)
+	}))
+	var progress sync.Map
+	conn, _, err := DialHTTP(context.Background(), f.srv.URL, HTTPOptions{}, Options{OnNotification: func(m *codec.Message) {
+		var p codec.ProgressParams
+		_ = json.Unmarshal(m.Params, &p)
+		progress.Store(fmt.Sprint(p.ProgressToken), true)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _, err := conn.CallTool(context.Background(), "t", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), CallOptions{ProgressToken: i})
+			switch {
+			case err != nil:
+				errs <- err
+			case res.Text() != fmt.Sprint(i):
+				errs <- fmt.Errorf("call %d answered %q", i, res.Text())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	n := 0
+	progress.Range(func(any, any) bool { n++; return true })
+	if n != 100 {
+		t.Errorf("progress for %d calls, want the 100 answered over SSE", n)
+	}
+}
