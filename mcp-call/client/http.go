@@ -37,7 +37,8 @@ package client
 // an *HTTPError (a 401 carries the server's WWW-Authenticate); a failure to
 // connect, and 502, 503 or 504 from a proxy, wrap ErrUnreachable; a stream
 // that ends before the response wraps ErrClosed (a stream is not resumed with
-// Last-Event-ID). In the auto era, a 400, 404 or 405 without a JSON-RPC error
+// Last-Event-ID), and a legacy session that expired (404) is not renewed:
+// the request fails with that *HTTPError. In the auto era, a 400, 404 or 405 without a JSON-RPC error
 // to the server/discover probe means a legacy server: the client falls back
 // to initialize, as the 2026-07-28 transport's backward-compatibility rules
 // say.
