@@ -114,6 +114,17 @@ type Session struct {
 // NewSession returns a session that has not negotiated yet.
 func NewSession() *Session { return &Session{} }
 
+// ResumeSession returns a session that negotiated rev and was initialized
+// earlier, on another connection: a transport whose session outlives one
+// conversation (Streamable HTTP's Mcp-Session-Id) resumes it for each
+// request. rev must be a legacy revision; any other is refused.
+func ResumeSession(rev string) (*Session, error) {
+	if !IsLegacyRevision(rev) {
+		return nil, fmt.Errorf("codec: cannot resume a session of revision %q: not a legacy revision", rev)
+	}
+	return &Session{rev: rev, initialized: true}, nil
+}
+
 // Revision returns the negotiated legacy revision, "" before initialize.
 func (s *Session) Revision() string {
 	s.mu.Lock()

@@ -65,7 +65,7 @@ func TestInteropGoSDK(t *testing.T) {
 			r = run("", "tools")
 			got := strings.Fields(r.stdout)
 			slices.Sort(got)
-			if r.code != 0 || !slices.Equal(got, []string{"add", "fail", "greet"}) {
+			if r.code != 0 || !slices.Equal(got, []string{"add", "fail", "greet", "region", "slow"}) {
 				t.Errorf("tools: %+v", r)
 			}
 			if r = run("", "call", "greet", "name=Ann"); r.code != 0 || r.stdout != "Hello, Ann!\n" {

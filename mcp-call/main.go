@@ -1,8 +1,10 @@
-// mcp-call calls an MCP server over stdio, from the command line or a script.
+// mcp-call calls an MCP server over stdio, or over Streamable HTTP with
+// --url, from the command line or a script.
 //
 // Synopsis:
 //
 //	mcp-call [flags] COMMAND [ARGS] [-- SERVER [SERVER ARGS]]
+//	mcp-call --url URL [--header 'K: V']... [--token-file FILE] [flags] COMMAND [ARGS]
 //
 // The server is the command line after --, or $MCP_SERVER (split with shell
 // word rules by internal/cmdline; no shell runs, so an unquoted ; | & < > is
@@ -20,6 +22,12 @@
 //	   the wrong shape (an invalid line wins over a later timeout or exit)
 //	3  the server could not be started or reached (it exited, closed its
 //	   stdout), or a timeout or interrupt
+//
+// Over --url (see mcp-call/client's HTTP transport): no connection, a
+// proxy's 502/503/504, or a stream cut before the answer is 3; any other
+// HTTP error status is 2. --header and --token-file need --url; --url
+// excludes a server command. raw over --url sends each line as one POST, in
+// order, and prints every message of each answer (body or SSE events).
 //
 // script exits with the worst status of its calls. raw sends every non-blank
 // stdin line as it is and treats error answers as data (0); 2 for a server

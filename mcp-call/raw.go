@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,4 +174,77 @@ wait:
 	mu.Lock()
 	defer mu.Unlock()
 	return worst
+}
+
+// rawHTTP is raw over --url: each non-blank stdin line is one POST, in
+// order (a legacy initialize has to settle the session before the next
+// line can use it), and every JSON message of each answer is printed: the
+// body, or each SSE event. An error status without JSON is reported on
+// stderr (2); a request whose answer holds no response to it, or a server
+// that cannot be reached, is 3, as over stdio. --timeout bounds each POST.
+func (s *session) rawHTTP(ctx context.Context, hopts client.HTTPOptions) int {
+	r, err := client.NewRawHTTP(s.opts.url, hopts)
+	if err != nil {
+		return s.fail(usagef("%v", err))
+	}
+	defer r.Close()
+	worst := exitOK
+	out := codec.NewWriter(s.stdout)
+	in := codec.NewReader(s.stdin, 0)
+	for {
+		f, err := in.ReadFrame()
+		if errors.Is(err, codec.ErrFrameTooLarge) {
+			s.errorf("stdin line %d: %v", in.Line(), err)
+			worst = max(worst, exitProtocol)
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			return worst
+		}
+		if err != nil {
+			s.errorf("reading stdin: %v", err)
+			return max(worst, exitProtocol)
+		}
+		var want *codec.ID
+		if msgs, _, _ := codec.DecodeFrame(f, true); len(msgs) == 1 && msgs[0].IsRequest() {
+			want = msgs[0].ID
+		}
+		rctx, cancel := s.reqCtx(ctx)
+		ans, err := r.Post(rctx, f)
+		cancel()
+		answered := false
+		if ans != nil {
+			for _, m := range ans.Messages {
+				if err := out.WriteFrame(m); err != nil {
+					s.errorf("writing stdout: %v", err)
+					worst = max(worst, exitProtocol)
+				}
+				msgs, _, derr := codec.DecodeFrame(m, true)
+				if derr != nil {
+					s.errorf("stdin line %d: HTTP answer: %v", in.Line(), derr)
+					worst = max(worst, exitProtocol)
+				}
+				for _, msg := range msgs {
+					if want != nil && msg.IsResponse() && msg.ID != nil && msg.ID.Key() == want.Key() {
+						answered = true
+					}
+				}
+			}
+			if ans.Body != "" || (ans.Status >= 400 && len(ans.Messages) == 0) {
+				s.errorf("stdin line %d: HTTP %d %s: %s", in.Line(), ans.Status, http.StatusText(ans.Status), strings.Join(strings.Fields(ans.Body), " "))
+				worst = max(worst, exitProtocol)
+			}
+		}
+		switch {
+		case err != nil:
+			s.errorf("stdin line %d: %s", in.Line(), describeErr(err, s.opts.timeout))
+			worst = max(worst, exitCode(err))
+			if errors.Is(err, client.ErrUnreachable) || ctx.Err() != nil {
+				return worst
+			}
+		case want != nil && !answered && ans.Status < 400:
+			s.errorf("stdin line %d: the HTTP answer (status %d) holds no response to request %s", in.Line(), ans.Status, want)
+			worst = max(worst, exitServer)
+		}
+	}
 }

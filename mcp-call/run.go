@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -40,6 +41,29 @@ type options struct {
 	showVersion, trace, raw, safe        bool
 	timeout                              time.Duration
 	era, version, serverStderr           string
+	// url, headers and tokenFile reach a Streamable HTTP server instead
+	// of starting one.
+	url       string
+	headers   headerFlags
+	tokenFile string
+}
+
+// headerFlags collects repeated --header 'Name: value'.
+type headerFlags []string
+
+func (h *headerFlags) String() string { return strings.Join(*h, ", ") }
+
+func (h *headerFlags) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return fmt.Errorf("--header %q: want 'Name: value'", v)
+	}
+	if strings.ContainsAny(value, "\r\n") {
+		return fmt.Errorf("--header %q: a value must not contain a line break", v)
+	}
+	*h = append(*h, v)
+	return nil
 }
 
 // usageError is a mistake on the command line: exit 2.
@@ -101,6 +125,25 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 	if _, err := client.ResolveEra(opts.era, opts.version); err != nil {
 		return fail(exitProtocol, usagef("%v", err))
 	}
+	if opts.url != "" {
+		if len(serverArgv) > 0 {
+			return fail(exitProtocol, usagef("--url and a server command after -- exclude each other"))
+		}
+		hopts, err := httpOptions(opts)
+		if err != nil {
+			return fail(exitProtocol, err)
+		}
+		s := &session{opts: opts, stdin: stdin, stdout: stdout, stderr: errw}
+		if cmdName == "raw" {
+			return s.rawHTTP(ctx, hopts)
+		}
+		return s.connected(ctx, func(ctx context.Context, copts client.Options) (*client.Conn, *client.Info, error) {
+			return client.DialHTTP(ctx, opts.url, hopts, copts)
+		}, cmdName, cmdArgs)
+	}
+	if len(opts.headers) > 0 || opts.tokenFile != "" {
+		return fail(exitProtocol, usagef("--header and --token-file need --url"))
+	}
 	if len(serverArgv) == 0 {
 		line := e.getenv("MCP_SERVER")
 		if strings.TrimSpace(line) == "" {
@@ -122,7 +165,49 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 	if cmdName == "raw" {
 		return s.raw(ctx, cmd)
 	}
-	return s.connected(ctx, cmd, cmdName, cmdArgs)
+	return s.connected(ctx, func(ctx context.Context, copts client.Options) (*client.Conn, *client.Info, error) {
+		return client.Dial(ctx, cmd, copts)
+	}, cmdName, cmdArgs)
+}
+
+// httpOptions turns --header and --token-file into request headers.
+func httpOptions(o options) (client.HTTPOptions, error) {
+	hdr := http.Header{}
+	for _, h := range o.headers {
+		name, value, _ := strings.Cut(h, ":")
+		hdr.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	if o.tokenFile != "" {
+		tok, err := readToken(o.tokenFile)
+		if err != nil {
+			return client.HTTPOptions{}, err
+		}
+		if hdr.Get("Authorization") != "" {
+			return client.HTTPOptions{}, usagef("--token-file and --header 'Authorization: …' exclude each other")
+		}
+		hdr.Set("Authorization", "Bearer "+tok)
+	}
+	return client.HTTPOptions{Header: hdr}, nil
+}
+
+// readToken reads a bearer token: the file's first non-blank line, trimmed.
+// A file kept out of argv keeps the token out of ps and shell history.
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if tok := strings.TrimSpace(line); tok != "" {
+			for i := 0; i < len(tok); i++ {
+				if tok[i] < 0x21 || tok[i] > 0x7e {
+					return "", usagef("--token-file %s: the token has a character that is not visible ASCII (byte %d)", path, i+1)
+				}
+			}
+			return tok, nil
+		}
+	}
+	return "", usagef("--token-file %s: no token in it (want the token on its first non-blank line)", path)
 }
 
 // terminalSafe wraps w so that control characters are escaped (see
@@ -162,6 +247,9 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	fs.StringVar(&o.era, "era", client.EraAuto, "")
 	fs.StringVar(&o.version, "protocol-version", "", "")
 	fs.StringVar(&o.serverStderr, "server-stderr", "inherit", "")
+	fs.StringVar(&o.url, "url", "", "")
+	fs.Var(&o.headers, "header", "")
+	fs.StringVar(&o.tokenFile, "token-file", "", "")
 	fs.BoolVar(&o.showVersion, "version", false, "")
 	help := fs.Bool("help", false, "")
 	fs.BoolVar(help, "h", false, "")
@@ -245,7 +333,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ae), errors.As(err, &ue):
 		return exitProtocol
-	case errors.As(err, &se), errors.Is(err, client.ErrClosed),
+	case errors.As(err, &se), errors.Is(err, client.ErrClosed), errors.Is(err, client.ErrUnreachable),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return exitServer
 	}

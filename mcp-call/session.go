@@ -52,7 +52,7 @@ func (s *session) fail(err error) int {
 // given a moment to be reaped so the line can say how it ended.
 func (s *session) explain(err error) string {
 	msg := describeErr(err, s.opts.timeout)
-	if s.conn != nil && errors.Is(err, client.ErrClosed) {
+	if s.conn != nil && s.conn.Proc != nil && errors.Is(err, client.ErrClosed) {
 		s.conn.Proc.WaitExit(context.Background(), client.DefaultGrace)
 		msg += " (server " + s.conn.Proc.State() + ")"
 	}
@@ -67,7 +67,10 @@ func (s *session) reqCtx(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, s.opts.timeout)
 }
 
-func (s *session) connected(ctx context.Context, cmd client.Command, name string, cmdArgs []string) int {
+// dialer connects within ctx: to a server it starts, or to a URL.
+type dialer func(ctx context.Context, copts client.Options) (*client.Conn, *client.Info, error)
+
+func (s *session) connected(ctx context.Context, dial dialer, name string, cmdArgs []string) int {
 	copts := client.Options{
 		Era:             s.opts.era,
 		ProtocolVersion: s.opts.version,
@@ -77,6 +80,7 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 			s.errorf("%v", err)
 		},
 		OnNotification: s.notification,
+		OnWarning:      func(msg string) { s.errorf("%s", msg) },
 	}
 	if s.opts.trace {
 		copts.Trace = func(sent bool, frame []byte) {
@@ -104,7 +108,7 @@ func (s *session) connected(ctx context.Context, cmd client.Command, name string
 		}
 	}
 	cctx, cancel := s.reqCtx(ctx)
-	conn, info, err := client.Dial(cctx, cmd, copts)
+	conn, info, err := dial(cctx, copts)
 	cancel()
 	if err != nil {
 		return s.fail(err)

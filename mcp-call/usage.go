@@ -3,8 +3,10 @@ package main
 // usage is the --help text; the package doc (main.go) and the README say
 // the same.
 const usage = `Usage: mcp-call [flags] COMMAND [ARGS] [-- SERVER [SERVER ARGS]]
+       mcp-call --url URL [--header 'K: V'] [--token-file FILE] [flags] COMMAND [ARGS]
 
-Call an MCP server over stdio from the command line or a script. The server
+Call an MCP server over stdio, or over Streamable HTTP with --url, from the
+command line or a script. The server
 is the command line after --, or the one in $MCP_SERVER (split like a shell
 would, without running one: an unquoted ; | & < > is an error, not the end
 of the command). mcp-call starts it, settles the protocol era,
@@ -79,6 +81,19 @@ Flags:
   --protocol-version REV   pin a revision (e.g. 2025-06-18, 2026-07-28)
   --server-stderr WHERE    inherit (default: our stderr), discard, or a FILE
                            (appended)
+  --url URL                talk to the Streamable HTTP endpoint URL (http://
+                           or https://) instead of starting a server: both
+                           eras (2026-07-28 without sessions, its
+                           MCP-Protocol-Version, Mcp-Method, Mcp-Name and
+                           Mcp-Param-* headers; legacy revisions with
+                           Mcp-Session-Id, ended with DELETE), JSON or SSE
+                           answers. Not with -- SERVER; $MCP_SERVER is not
+                           read. raw sends each line as one POST, in order,
+                           and prints every message of each answer
+  --header 'Name: value'   with --url: send this header on every request
+                           (repeatable)
+  --token-file FILE        with --url: send the token on FILE's first
+                           non-blank line as "Authorization: Bearer TOKEN"
   --progress               ask for progress and print it on stderr
   --fail-fast              script: stop at the first call that fails
   --trace                  print every line sent (>) and received (<) on stderr
@@ -99,6 +114,9 @@ Exit status:
      answered the handshake ends mcp-call at once.
   3  the server could not be started or reached (it exited, closed its
      stdout), or a timeout or interrupt
+  Over --url: no connection, a proxy's 502, 503 or 504, or a stream cut
+  before the answer is 3; any other HTTP error status (401 with the
+  server's WWW-Authenticate, 404, ...) is 2, like a protocol error.
   script: the worst status of its calls. raw: error answers are data (0);
   2 for a server line that is not JSON-RPC, 3 for requests left unanswered.
 `

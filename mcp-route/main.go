@@ -7,6 +7,8 @@
 // Usage:
 //
 //	mcp-route [flags]                 serve MCP on stdin/stdout
+//	mcp-route --http ADDR [flags]     serve MCP over Streamable HTTP at ADDR/mcp
+//	                                  (package mcp-route/httpserve; see README's HTTP)
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
 //
@@ -107,6 +109,8 @@ func main() {
 
 const usageText = `Usage:
   mcp-route [flags]          serve MCP over stdin/stdout
+  mcp-route --http ADDR [flags]
+                             serve MCP over Streamable HTTP at http://ADDR/mcp
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
 
@@ -144,9 +148,11 @@ Exit status:
      --allow-write path, an --allow-read or --allow-write path missing, --log not writable, --confine require and
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
-     --confine require would refuse to start
+     --confine require would refuse to start; --http: the address cannot
+     be bound, a bad --session-key-file or --http-token-file
   2  usage error (a bad flag or value, e.g. --confine other than auto,
-     require or off)
+     require or off; --http beyond loopback without --http-token-file or
+     --http-insecure)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -206,6 +212,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
 		fmt.Fprint(w, usageText)
@@ -460,7 +467,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cacheNote = "off"
 	}
 	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version.Number, len(dirs), rootDir, cacheNote)
-	err = router.Serve(ctx, stdin, stdout, router.Options{
+	ropts := router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version.Number},
 		Root:       rootDir,
@@ -476,7 +483,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
-	})
+	}
+	if hf.addr != "" {
+		return serveHTTP(ctx, hf, ropts, logger, stderr)
+	}
+	err = router.Serve(ctx, stdin, stdout, ropts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1

@@ -16,7 +16,9 @@
 // method table by method name; [Server.Serve] serves it on a Conn until the
 // conversation ends. The core owns:
 //
-//   - Both protocol eras, through a [codec.Session]: the legacy initialize
+//   - Both protocol eras, through a [codec.Session] (new, or one resumed
+//     with Options.Session by a transport whose session outlives a
+//     conversation, as Streamable HTTP's does): the legacy initialize
 //     handshake (negotiation, notifications/initialized, requests before
 //     initialize refused with -32600) and the stateless 2026-07-28 requests
 //     (revision in _meta; an unsupported one gets -32022). server/discover

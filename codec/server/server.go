@@ -65,6 +65,11 @@ type Options struct {
 	Instructions string                   // optional: initialize's and server/discover's instructions
 	DiscoverTTL  time.Duration            // optional: server/discover ttlMs
 	Grace        time.Duration            // optional: how long shutdown waits for requests in flight
+	// Session is the legacy session the conversation continues
+	// (codec.ResumeSession), for a transport that carries one session
+	// over many conversations. Optional: nil starts a new one, which
+	// initialize negotiates.
+	Session *codec.Session
 	// Logger gets one record per event: Warn for what an operator must see
 	// (errors, refusals, a lost output), Debug for routine events
 	// (initialize, cancellations, subscriptions, shutdown). Optional: nil
@@ -122,10 +127,14 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	sess := opts.Session
+	if sess == nil {
+		sess = codec.NewSession()
+	}
 	return &Server{
 		opts:     opts,
 		methods:  map[string]Method{},
-		sess:     codec.NewSession(),
+		sess:     sess,
 		closing:  make(chan struct{}),
 		inflight: map[string]*Request{},
 		counts:   map[string]int{},

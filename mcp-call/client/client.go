@@ -1,5 +1,6 @@
-// Package client is an MCP client over one stdio connection: the library
-// behind mcp-call, usable by tests and other programs.
+// Package client is an MCP client over one stdio connection or over
+// Streamable HTTP: the library behind mcp-call, usable by tests and other
+// programs.
 //
 // A Client reads the server's frames on one goroutine and matches responses
 // to requests by id, so any number of requests may be in flight and methods
@@ -8,7 +9,10 @@
 // client declares no capabilities), notifications go to Options.OnNotification.
 // (2026-07-28 has no server→client requests; the ping answer then carries
 // resultType "complete" so that it still validates.)
-// All framing and message checks are codec's.
+// All framing and message checks are codec's. The protocol logic (eras,
+// handshake, requests, errors) is the same over both transports; only how a
+// message travels differs ([New] for stdio, [NewHTTP] and [DialHTTP] for
+// Streamable HTTP, whose rules are in http.go's doc).
 //
 // # Eras
 //
@@ -126,6 +130,9 @@ type Options struct {
 	// OnProtocolError, optional, is called on the read goroutine for each
 	// frame from the server that is invalid or answers no request.
 	OnProtocolError func(error)
+	// OnWarning, optional, gets notes that are not errors: a tool
+	// definition the HTTP transport left out (x-mcp-header).
+	OnWarning func(string)
 	// Trace, optional, sees every frame: sent is true for what the client
 	// writes, false for what it reads. It is called from several goroutines
 	// and must not keep frame.
@@ -151,8 +158,10 @@ type Info struct {
 // Client is one MCP client connection. See the package doc.
 type Client struct {
 	opts Options
-	w    *codec.Writer
-	wc   io.Closer
+	t    transport
+	// channel names where server frames come from, for the handshake
+	// error: "on its stdout" (stdio) or "in an HTTP answer".
+	channel string
 
 	nextID atomic.Int64
 	protoN atomic.Int64
@@ -167,9 +176,49 @@ type Client struct {
 	handshakeErr  *ProtocolError
 	handshakeDone bool
 
-	readingFrame []byte // the frame the read loop is on; its goroutine's only
+	done chan struct{} // closed when the read loop ends (stdio) or by Close (HTTP)
+}
 
-	done chan struct{} // closed when the read loop ends
+// transport carries messages between a Client and one server: stdio (a
+// pipe pair) or Streamable HTTP. Frames from the server reach the Client
+// through receive, on the transport's goroutines.
+type transport interface {
+	// send writes one message. Over HTTP it also reads the answer and
+	// hands it to receive before returning.
+	send(ctx context.Context, m *codec.Message) error
+	// sendFailed words a send error of a request for its caller.
+	sendFailed(method string, err error) error
+	closeWrite() error
+}
+
+// stdioTransport writes to the server's stdin; the read loop reads its
+// stdout.
+type stdioTransport struct {
+	w    *codec.Writer
+	wc   io.Closer
+	done <-chan struct{}
+}
+
+func (t *stdioTransport) send(_ context.Context, m *codec.Message) error { return t.w.Write(m) }
+
+func (t *stdioTransport) sendFailed(method string, err error) error {
+	select {
+	case <-t.done:
+		return ErrClosed
+	case <-time.After(100 * time.Millisecond):
+		// A write error with stdout still open: the server closed its
+		// stdin but lives on. Give the read loop a moment to notice an
+		// exit, then report the connection as gone either way.
+		return fmt.Errorf("%w: writing %s: %v", ErrClosed, method, err)
+	}
+}
+
+func (t *stdioTransport) closeWrite() error {
+	err := t.wc.Close()
+	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 type reply struct {
@@ -181,26 +230,34 @@ type reply struct {
 // stdin to w, and starts the read goroutine, which ends when r reports EOF or
 // an error (close r, or make the server exit, to stop it). Call Connect next.
 func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
+	var ww io.Writer = w
+	if opts.Trace != nil {
+		ww = traceWriter{w: w, trace: opts.Trace}
+	}
+	c := newClient(opts, "on its stdout")
+	c.t = &stdioTransport{w: codec.NewWriter(ww), wc: w, done: c.done}
+	go c.readLoop(codec.NewReader(r, opts.MaxFrame))
+	return c
+}
+
+// newClient fills in the defaults; the caller sets c.t.
+func newClient(opts Options, channel string) *Client {
 	if opts.ClientInfo.Name == "" {
 		opts.ClientInfo = codec.Implementation{Name: "mcp-call", Version: version.Number}
 	}
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
 	}
-	var ww io.Writer = w
-	if opts.Trace != nil {
-		ww = traceWriter{w: w, trace: opts.Trace}
+	if opts.MaxFrame <= 0 {
+		opts.MaxFrame = codec.DefaultMaxFrame
 	}
-	c := &Client{
+	return &Client{
 		opts:      opts,
-		w:         codec.NewWriter(ww),
-		wc:        w,
+		channel:   channel,
 		pending:   map[string]chan reply{},
 		abandoned: map[string]bool{},
 		done:      make(chan struct{}),
 	}
-	go c.readLoop(codec.NewReader(r, opts.MaxFrame))
-	return c
 }
 
 // Info returns what Connect learned, or nil before it succeeded.
@@ -210,7 +267,8 @@ func (c *Client) Info() *Info {
 	return c.info
 }
 
-// Done is closed when the server's stdout has ended.
+// Done is closed when the server's stdout has ended (stdio), or when Close
+// has ended the HTTP client.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
 // ProtocolErrors returns how many invalid or unmatched frames the server
@@ -218,27 +276,22 @@ func (c *Client) Done() <-chan struct{} { return c.done }
 func (c *Client) ProtocolErrors() int { return int(c.protoN.Load()) }
 
 // CloseWrite closes the server's stdin, the polite way to ask a stdio
-// server to exit. It may be called more than once.
-func (c *Client) CloseWrite() error {
-	err := c.wc.Close()
-	if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
-		return nil
-	}
-	return err
-}
+// server to exit; over HTTP it ends the client as Close does. It may be
+// called more than once.
+func (c *Client) CloseWrite() error { return c.t.closeWrite() }
 
 // protocolError reports a frame that is not protocol. Before Connect has
 // succeeded it ends the handshake instead: a server that writes anything
 // else on stdout then (a banner, a log line) is not speaking MCP on it, and
 // waiting for --timeout would only hide that.
-func (c *Client) protocolError(err error) {
+func (c *Client) protocolError(err error, frame []byte) {
 	c.protoN.Add(1)
 	c.mu.Lock()
 	if c.info == nil && !c.handshakeDone {
 		if c.handshakeErr == nil {
-			msg := "the server wrote something that is not MCP on its stdout during the handshake: " + err.Error()
-			if c.readingFrame != nil {
-				msg += fmt.Sprintf("; the line: %.200q", c.readingFrame)
+			msg := "the server wrote something that is not MCP " + c.channel + " during the handshake: " + err.Error()
+			if frame != nil {
+				msg += fmt.Sprintf("; the line: %.200q", frame)
 			}
 			c.handshakeErr = &ProtocolError{Msg: msg, handshake: true}
 		}
@@ -257,41 +310,41 @@ func (c *Client) protocolError(err error) {
 
 func (c *Client) readLoop(r *codec.Reader) {
 	defer func() {
-		c.mu.Lock()
-		for k, ch := range c.pending {
-			ch <- reply{err: ErrClosed}
-			delete(c.pending, k)
-		}
-		c.mu.Unlock()
+		c.failPending(ErrClosed)
 		close(c.done)
 	}()
 	for {
 		frame, err := r.ReadFrame()
-		c.readingFrame = nil
 		if errors.Is(err, codec.ErrFrameTooLarge) {
-			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err))
+			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err), nil)
 			continue
 		}
 		if err != nil {
 			return
 		}
-		if c.opts.Trace != nil {
-			c.opts.Trace(false, frame)
-		}
-		c.readingFrame = frame
-		msgs, _, derr := codec.DecodeFrame(frame, true)
-		if derr != nil {
-			c.badFrame(r.Line(), derr)
-		}
-		for _, m := range msgs {
-			c.dispatch(r.Line(), m)
-		}
+		c.receive(frame, fmt.Sprintf("server stdout line %d", r.Line()))
+	}
+}
+
+// receive handles one frame from the server; src says where it came from
+// ("server stdout line 3") for error messages. It may run on several
+// goroutines at once (HTTP).
+func (c *Client) receive(frame []byte, src string) {
+	if c.opts.Trace != nil {
+		c.opts.Trace(false, frame)
+	}
+	msgs, _, derr := codec.DecodeFrame(frame, true)
+	if derr != nil {
+		c.badFrame(src, frame, derr)
+	}
+	for _, m := range msgs {
+		c.dispatch(src, frame, m)
 	}
 }
 
 // badFrame reports an invalid frame; when its id is one we wait for, that
 // request fails with a ProtocolError instead of waiting forever.
-func (c *Client) badFrame(line int, err error) {
+func (c *Client) badFrame(src string, frame []byte, err error) {
 	var de *codec.DecodeError
 	var be *codec.BatchError
 	var list []*codec.DecodeError
@@ -301,25 +354,25 @@ func (c *Client) badFrame(line int, err error) {
 	case errors.As(err, &de):
 		list = []*codec.DecodeError{de}
 	default:
-		c.protocolError(fmt.Errorf("server stdout line %d: %w", line, err))
+		c.protocolError(fmt.Errorf("%s: %w", src, err), frame)
 		return
 	}
 	for _, d := range list {
-		perr := protoErrorf("server stdout line %d: %v", line, d.Err.Message)
+		perr := protoErrorf("%s: %v", src, d.Err.Message)
 		if d.ID != nil && c.deliver(*d.ID, reply{err: perr}) {
 			continue
 		}
-		c.protocolError(perr)
+		c.protocolError(perr, frame)
 	}
 }
 
-func (c *Client) dispatch(line int, m *codec.Message) {
+func (c *Client) dispatch(src string, frame []byte, m *codec.Message) {
 	switch {
 	case m.IsResponse():
 		if m.ID == nil {
 			// An error answer to a frame whose id the server could not read:
 			// nothing we sent is malformed, so this is the server's fault.
-			c.protocolError(protoErrorf("server stdout line %d: response without id: %s", line, errText(m)))
+			c.protocolError(protoErrorf("%s: response without id: %s", src, errText(m)), frame)
 			return
 		}
 		if !c.deliver(*m.ID, reply{msg: m}) {
@@ -328,7 +381,7 @@ func (c *Client) dispatch(line int, m *codec.Message) {
 			delete(c.abandoned, m.ID.Key())
 			c.mu.Unlock()
 			if !late {
-				c.protocolError(protoErrorf("server stdout line %d: response to unknown id %s", line, m.ID))
+				c.protocolError(protoErrorf("%s: response to unknown id %s", src, m.ID), frame)
 			}
 		}
 	case m.IsRequest():
@@ -366,7 +419,27 @@ func (c *Client) serveRequest(m *codec.Message) {
 		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (mcp-call serves only ping)", m.Method))
 	}
 	// A write error means the server is going away; the read loop will see it.
-	_ = c.w.Write(resp)
+	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+	defer cancel()
+	_ = c.t.send(ctx, resp)
+}
+
+// failPending ends every request waiting for an answer with err.
+func (c *Client) failPending(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, ch := range c.pending {
+		ch <- reply{err: err}
+		delete(c.pending, k)
+	}
+}
+
+// isPending says whether request id still waits for its answer.
+func (c *Client) isPending(id codec.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[id.Key()]
+	return ok
 }
 
 func (c *Client) deliver(id codec.ID, r reply) bool {
@@ -471,15 +544,7 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 		}
 		c.forget(id, false)
-		select {
-		case <-c.done:
-			return nil, ErrClosed
-		case <-time.After(100 * time.Millisecond):
-			// A write error with stdout still open: the server closed its
-			// stdin but lives on. Give the read loop a moment to notice an
-			// exit, then report the connection as gone either way.
-			return nil, fmt.Errorf("%w: writing %s: %v", ErrClosed, method, err)
-		}
+		return nil, c.t.sendFailed(method, err)
 	}
 	select {
 	case r := <-ch:
@@ -507,11 +572,16 @@ func (c *Client) sendCancelled(id codec.ID, reason error, wait bool) {
 	if err != nil {
 		return
 	}
+	send := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		defer cancel()
+		_ = c.t.send(ctx, n)
+	}
 	if wait {
-		_ = c.w.Write(n)
+		send()
 		return
 	}
-	go func() { _ = c.w.Write(n) }()
+	go send()
 }
 
 // write sends msg, giving up when ctx ends first: a server that stops
@@ -519,7 +589,7 @@ func (c *Client) sendCancelled(id codec.ID, reason error, wait bool) {
 // --timeout. The abandoned write ends when the pipe is closed (Stop).
 func (c *Client) write(ctx context.Context, msg *codec.Message) error {
 	done := make(chan error, 1)
-	go func() { done <- c.w.Write(msg) }()
+	go func() { done <- c.t.send(ctx, msg) }()
 	select {
 	case err := <-done:
 		return err
@@ -552,10 +622,14 @@ func (c *Client) forget(id codec.ID, abandoned bool) {
 }
 
 // notify sends a notification.
-func (c *Client) notify(method string, params any) error {
+func (c *Client) notify(ctx context.Context, method string, params any) error {
 	n, err := codec.NewNotification(method, params)
 	if err != nil {
 		return err
 	}
-	return c.w.Write(n)
+	return c.t.send(ctx, n)
 }
+
+// answerTimeout bounds the client's own messages that no caller waits for:
+// a ping answer, a cancellation.
+const answerTimeout = 10 * time.Second

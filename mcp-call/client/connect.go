@@ -146,6 +146,7 @@ func (c *Client) discoverOnce(ctx context.Context, version, pinned string, auto 
 	if err != nil {
 		var rpc *codec.Error
 		var perr *ProtocolError
+		var herr *HTTPError
 		switch {
 		case ctx.Err() != nil:
 			return nil, err
@@ -164,8 +165,15 @@ func (c *Client) discoverOnce(ctx context.Context, version, pinned string, auto 
 			return nil, err
 		case errors.As(err, &perr) && perr.handshake:
 			return nil, err
+		case errors.As(err, &herr) && auto && herr.legacyAnswer():
+			// Streamable HTTP's backward compatibility: a 400, 404 or 405
+			// without a modern JSON-RPC error is a legacy server.
+			return nil, &errFallback{fmt.Sprintf("server/discover got %s", herr.statusText())}
 		case errors.As(err, &perr) && auto:
 			return nil, &errFallback{"server/discover got an invalid answer (" + perr.Msg + ")"}
+		}
+		if errors.Is(err, ErrUnreachable) || errors.As(err, &herr) {
+			return nil, err // call named the method
 		}
 		return nil, fmt.Errorf("%s: %w", codec.MethodDiscover, err)
 	}
@@ -261,7 +269,14 @@ func (c *Client) initialize(ctx context.Context, pinned, probe string) (*Info, e
 	// Versions older than codec knows are accepted: the handshake and the
 	// tools methods have not changed shape, and refusing would only lose
 	// servers that work.
-	if err := c.notify(codec.MethodInitialized, nil); err != nil {
+	if h, ok := c.t.(*httpTransport); ok {
+		// Later requests carry the version (and the session) in headers.
+		h.negotiated(res.ProtocolVersion)
+	}
+	if err := c.notify(ctx, codec.MethodInitialized, nil); err != nil {
+		if _, ok := c.t.(*httpTransport); ok {
+			return nil, fmt.Errorf("%s: %w", codec.MethodInitialized, err)
+		}
 		return nil, fmt.Errorf("%s: %w", codec.MethodInitialized, ErrClosed)
 	}
 	return &Info{

@@ -8,10 +8,11 @@ import (
 	"fmt"
 )
 
-// Conn is a Client connected to a server process that it started.
+// Conn is a Client connected to a server process that it started, or to
+// an HTTP endpoint (Proc nil).
 type Conn struct {
 	*Client
-	Proc *Process
+	Proc *Process // nil over HTTP
 }
 
 // GoneError reports that the server went away (exited, or closed its
@@ -105,8 +106,32 @@ func dialOnce(ctx context.Context, cmd Command, opts Options) (*Conn, *Info, err
 	return nil, nil, err
 }
 
-// Close stops the server (see Process.Stop) and waits for the read loop.
+// DialHTTP connects to the Streamable HTTP endpoint at endpoint (see
+// NewHTTP and Client.Connect) within ctx. The Conn has no Proc. On error
+// the client has been closed.
+func DialHTTP(ctx context.Context, endpoint string, hopts HTTPOptions, opts Options) (*Conn, *Info, error) {
+	if _, err := ResolveEra(opts.Era, opts.ProtocolVersion); err != nil {
+		return nil, nil, err
+	}
+	cl, err := NewHTTP(endpoint, hopts, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := cl.Connect(ctx)
+	if err != nil {
+		cl.CloseWrite()
+		return nil, nil, err
+	}
+	return &Conn{Client: cl}, info, nil
+}
+
+// Close stops the server (see Process.Stop) and waits for the read loop;
+// over HTTP it ends the session (see Client.CloseWrite).
 func (c *Conn) Close() {
+	if c.Proc == nil {
+		c.Client.CloseWrite()
+		return
+	}
 	c.Proc.Stop()
 	<-c.Client.Done()
 }

@@ -55,6 +55,11 @@ func (c *Client) ListToolsRaw(ctx context.Context) ([]json.RawMessage, error) {
 		}
 		all = append(all, res.Tools...)
 		if res.NextCursor == "" {
+			if h, ok := c.t.(*httpTransport); ok {
+				// x-mcp-header: learn which arguments go into headers,
+				// and leave out definitions the spec says to refuse.
+				all = h.learnTools(all)
+			}
 			return all, nil
 		}
 		if seen[res.NextCursor] {

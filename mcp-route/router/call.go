@@ -22,6 +22,14 @@ import (
 // call answers tools/call: checks, then runs the tool on this request's
 // goroutine.
 func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
+	// Admission across conversations (the core's Limit counts one
+	// conversation's requests; an HTTP server has one per request).
+	if n := s.admitted.Add(1); n > int64(s.limit()) {
+		s.admitted.Add(-1)
+		s.observe("", "busy", 0, false, false)
+		return s.busy(int(n-1), false)
+	}
+	defer s.admitted.Add(-1)
 	if err := s.waitLoaded(ctx); err != nil {
 		return codec.ErrorResult("canceled: server shutting down"), nil
 	}
@@ -76,6 +84,8 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 	var stdout []byte
 	var failure string
 	var routine bool // a failure that is no news for the operator
+	outcome, killed := "ok", false
+	defer func() { s.observe(t.Def.Name, outcome, time.Since(start), true, killed) }()
 	if t.Run.Mode == registry.ModeWorker {
 		stdout, failure, routine = s.runWorker(ctx, rev, t, args, progress, timeout, maxOut)
 	} else {
@@ -93,6 +103,15 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 			// timeout, a signal, an output cap or a tool that cannot start
 			// is worth a look.
 			routine = res.Err == nil && (res.Canceled || (!res.TimedOut && !res.OutputExceeded && res.Signal == 0))
+			killed = res.Canceled || res.TimedOut || res.OutputExceeded
+			switch {
+			case res.TimedOut:
+				outcome = "timeout"
+			case res.Canceled:
+				outcome = "canceled"
+			case res.Err != nil:
+				outcome = "failed"
+			}
 		} else if len(res.Stderr) > 0 {
 			s.debugf("call %s %s: stderr: %s", id, t.Def.Name, runner.StderrTail(res.Stderr, 500))
 		}
@@ -103,11 +122,15 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 		if routine {
 			logf = s.debugf
 		}
+		if outcome == "ok" {
+			outcome = "tool_error"
+		}
 		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, failure)
 		return codec.ErrorResult(failure)
 	}
 	result, err := shape(rev, t, stdout)
 	if err != nil {
+		outcome = "tool_error"
 		s.warnf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
 		return codec.ErrorResult(err.Error())
 	}
@@ -325,4 +348,11 @@ func snippet(b []byte) string {
 		s = s[:80] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// observe tells Options.Observe of a finished call.
+func (s *server) observe(tool, outcome string, elapsed time.Duration, started, killed bool) {
+	if s.opts.Observe != nil {
+		s.opts.Observe(tool, outcome, elapsed, started, killed)
+	}
 }

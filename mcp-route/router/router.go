@@ -63,7 +63,11 @@
 // fine, initialize, shutdown), one line each.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
-// stream. The goroutine reading the input can outlive Serve when the input
+// stream. New returns a Router whose tools, MaxProcs slots, MaxQueue
+// admission and worker pools are shared by every conversation of
+// Router.Serve: the Streamable HTTP transport (mcp-route/httpserve) serves
+// one conversation per HTTP request on it, and list changes go to every
+// conversation open at the time. The goroutine reading the input can outlive Serve when the input
 // never returns from Read (a terminal); closing the input ends it.
 package router
 
@@ -79,6 +83,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -117,7 +122,13 @@ type Options struct {
 	PageSize   int                         // optional: tools per tools/list page
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
 	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
-	Logger     *slog.Logger                // optional: Warn: events an operator must see (timeouts, kills, output caps, bad results, errors); Debug: routine events (a call ok, initialize, shutdown); nil logs nothing
+	// Observe, optional, is told of every finished tools/call that ran
+	// or was refused busy: the tool, the outcome (ok, tool_error, timeout,
+	// canceled, busy, failed), the time it took, whether a process was
+	// started for it and whether that process was stopped (cancelled,
+	// timed out, over the output cap). For metrics.
+	Observe func(tool, outcome string, elapsed time.Duration, started, killed bool)
+	Logger  *slog.Logger // optional: Warn: events an operator must see (timeouts, kills, output caps, bad results, errors); Debug: routine events (a call ok, initialize, shutdown); nil logs nothing
 }
 
 func (o *Options) defaults() {
@@ -150,20 +161,149 @@ func (o *Options) defaults() {
 	}
 }
 
-// server is the tool routing of one conversation: the tools/list and
-// tools/call handlers of its server.Server.
-type server struct {
+// Router is the tool routing shared by every conversation of one process:
+// the registry's first load and poll, the MaxProcs process slots, the
+// MaxQueue admission and the worker pools. A stdio server has one
+// conversation (Serve, ServeConn); the Streamable HTTP transport starts one
+// per HTTP request (Router.Serve), all routed to the same tools, slots and
+// workers. Build it with New; Close it once every conversation has ended.
+type Router struct {
 	opts   Options
-	conv   *core.Server  // the conversation
 	sem    chan struct{} // MaxProcs slots
 	loaded chan struct{} // closed after the first Registry.Reload
-	// workers are the pools of the tools in worker mode, stopped when
-	// Serve returns.
+	// workers are the pools of the tools in worker mode, stopped by Close.
 	workers *worker.Pools
 
 	specMu sync.Mutex
 	specs  map[*registry.Tool]worker.Spec // see workerSpec
+	// admitted counts the tools/call requests running or waiting for a
+	// slot, across conversations: MaxProcs+MaxQueue at most.
+	admitted atomic.Int64
+
+	mu    sync.Mutex
+	convs map[*core.Server]struct{} // the conversations being served: ListChanged goes to each
+
+	stopLoad, stopPoll context.CancelFunc
+	watch              sync.WaitGroup
+	closeOnce          sync.Once
 }
+
+// server is the Router under the name the handlers were written with.
+type server = Router
+
+// New returns a Router and starts loading the tools in the background
+// (tools/list and tools/call wait for the first load; Ready tells when it
+// is done), then polls the tool directories until ctx is done or Close.
+func New(ctx context.Context, opts Options) (*Router, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("router: no Registry")
+	}
+	opts.defaults()
+	s := &Router{
+		opts:   opts,
+		sem:    make(chan struct{}, opts.MaxProcs),
+		loaded: make(chan struct{}),
+		convs:  map[*core.Server]struct{}{},
+		specs:  map[*registry.Tool]worker.Spec{},
+	}
+	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
+	// The first load may run --mcp-describe for every tool; requests that
+	// do not need the tools (server/discover, initialize, ping) are served
+	// meanwhile, and tools/list and tools/call wait for it (s.loaded). The
+	// load goes on while requests in flight may still need it, until Close.
+	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	s.stopLoad, s.stopPoll = stopLoad, stopPoll
+	s.watch.Add(1)
+	go func() {
+		defer s.watch.Done()
+		opts.Registry.Reload(loadCtx)
+		close(s.loaded)
+		if opts.Poll > 0 {
+			opts.Registry.Watch(pollCtx, opts.Poll, s.listChanged)
+		}
+	}()
+	return s, nil
+}
+
+// Ready reports whether the first load of the tools is done.
+func (s *Router) Ready() bool {
+	select {
+	case <-s.loaded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Load returns the tools/call requests running and those waiting for a
+// process slot, across conversations.
+func (s *Router) Load() (running, queued int) {
+	running = len(s.sem)
+	return running, max(int(s.admitted.Load())-running, 0)
+}
+
+// InputSchema returns the inputSchema of the tool called name, nil when
+// there is no such tool (the HTTP transport checks Mcp-Param-* headers
+// against the arguments it marks with x-mcp-header).
+func (s *Router) InputSchema(name string) json.RawMessage {
+	if t := s.opts.Registry.Lookup(name); t != nil {
+		return t.Def.InputSchema
+	}
+	return nil
+}
+
+// SetObserver sets Options.Observe; call it before the first conversation.
+func (s *Router) SetObserver(f func(tool, outcome string, elapsed time.Duration, started, killed bool)) {
+	s.opts.Observe = f
+}
+
+// StopPolling stops watching the tool directories: the process is shutting
+// down, no list will be asked for again.
+func (s *Router) StopPolling() { s.stopPoll() }
+
+// Close stops the poll and the load, and every worker; call it once every
+// conversation has ended (their calls have been answered or given up).
+func (s *Router) Close() {
+	s.closeOnce.Do(func() {
+		s.workers.Close()
+		s.stopPoll()
+		s.stopLoad()
+		s.watch.Wait()
+	})
+}
+
+// Serve serves one conversation on conn with the router's tools; session is
+// the legacy session it continues (codec.ResumeSession), nil for a new
+// one. conn is closed when Serve returns.
+func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Session) error {
+	conv := core.New(core.Options{
+		ServerInfo:   s.opts.ServerInfo,
+		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
+		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
+		Grace:        s.opts.Grace,
+		Logger:       s.opts.Logger,
+		Session:      session,
+	})
+	conv.HandleFunc(codec.MethodToolsList, s.list)
+	conv.Handle(codec.MethodToolsCall, core.Method{
+		Handler: s.call,
+		Limit:   s.limit(),
+		Refuse:  s.busy,
+	})
+	s.mu.Lock()
+	s.convs[conv] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.convs, conv)
+		s.mu.Unlock()
+	}()
+	return conv.Serve(ctx, conn)
+}
+
+// limit is how many tools/call requests may be admitted at once.
+func (s *Router) limit() int { return s.opts.MaxProcs + max(s.opts.MaxQueue, 0) }
 
 // Serve serves one MCP stream: requests from in, messages to out. See the
 // package doc. It returns nil after an orderly shutdown (input ended, output
@@ -178,70 +318,48 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 }
 
 // ServeConn is Serve on any transport; opts.MaxFrame is the transport's
-// business and is ignored here. conn is closed when ServeConn returns.
+// business and is ignored here. conn is closed when ServeConn returns. The
+// tool directories are polled until the conversation stops reading.
 func ServeConn(ctx context.Context, conn core.Conn, opts Options) error {
-	if opts.Registry == nil {
+	s, err := New(ctx, opts)
+	if err != nil {
 		conn.Close()
-		return errors.New("router: no Registry")
+		return err
 	}
-	opts.defaults()
-	s := &server{
-		opts:   opts,
-		sem:    make(chan struct{}, opts.MaxProcs),
-		loaded: make(chan struct{}),
-		specs:  map[*registry.Tool]worker.Spec{},
-	}
-	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
-	s.conv = core.New(core.Options{
-		ServerInfo:   opts.ServerInfo,
-		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
-		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
-		Grace:        opts.Grace,
-		Logger:       opts.Logger,
-	})
-	s.conv.HandleFunc(codec.MethodToolsList, s.list)
-	s.conv.Handle(codec.MethodToolsCall, core.Method{
-		Handler: s.call,
-		Limit:   opts.MaxProcs + max(opts.MaxQueue, 0),
-		Refuse:  s.busy,
-	})
-
-	// The first load may run --mcp-describe for every tool; requests that
-	// do not need the tools (server/discover, initialize, ping) are served
-	// meanwhile, and tools/list and tools/call wait for it (s.loaded). The
-	// poll stops when the conversation stops reading; the load goes on
-	// while requests in flight may still need it, until Serve returns.
-	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
-	pollCtx, stopPoll := context.WithCancel(ctx)
-	var watch sync.WaitGroup
-	watch.Add(2)
-	go func() {
-		defer watch.Done()
-		select {
-		case <-s.conv.Closing():
-			stopPoll()
-		case <-pollCtx.Done():
-		}
-	}()
-	go func() {
-		defer watch.Done()
-		opts.Registry.Reload(loadCtx)
-		close(s.loaded)
-		if opts.Poll > 0 {
-			opts.Registry.Watch(pollCtx, opts.Poll, s.listChanged)
-		}
-	}()
-	err := s.conv.Serve(ctx, conn)
+	// The poll stops when the conversation stops reading: it watches the
+	// conn's reads through a wrapper that tells when they end.
+	err = s.Serve(ctx, &pollStopper{Conn: conn, stop: s.stopPoll}, nil)
 	// Every call has been answered or given up: no worker has one left.
-	s.workers.Close()
-	stopPoll()
-	stopLoad()
-	watch.Wait()
+	s.Close()
 	return err
 }
 
-// listChanged tells the client that the tool list changed.
-func (s *server) listChanged() { s.conv.ListChanged(codec.MethodToolsListChanged) }
+// pollStopper stops the poll once Read fails: the conversation is over.
+type pollStopper struct {
+	core.Conn
+	stop func()
+}
+
+func (p *pollStopper) Read(ctx context.Context) ([]byte, error) {
+	b, err := p.Conn.Read(ctx)
+	if err != nil && !errors.Is(err, codec.ErrFrameTooLarge) {
+		p.stop()
+	}
+	return b, err
+}
+
+// listChanged tells every conversation that the tool list changed.
+func (s *Router) listChanged() {
+	s.mu.Lock()
+	convs := make([]*core.Server, 0, len(s.convs))
+	for c := range s.convs {
+		convs = append(convs, c)
+	}
+	s.mu.Unlock()
+	for _, c := range convs {
+		c.ListChanged(codec.MethodToolsListChanged)
+	}
+}
 
 // busy answers a tools/call beyond MaxProcs running and MaxQueue waiting,
 // before its params are looked at; the log says so once per busy spell.

@@ -1,21 +1,32 @@
 // gosdk-server is a small MCP server built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk), for mcp-call's interop tests: a
-// server we did not write, speaking stdio.
+// server we did not write, speaking stdio, or Streamable HTTP with --http.
 //
 // Tools: greet(name string) → "Hello, NAME!"; add(a, b integer) →
-// structuredContent {"sum": a+b}; fail(reason string) → an isError result.
+// structuredContent {"sum": a+b}; fail(reason string) → an isError result;
+// slow(steps integer) → one notifications/progress per step (10ms apart),
+// then "done N"; region(region string, query string) → "REGION: QUERY", with
+// region mirrored into the Mcp-Param-Region header (x-mcp-header), which the
+// SDK checks against the body in 2026-07-28.
 //
 // Flags: -legacy restricts the server to the legacy revisions (2025-11-25 and
-// older), so clients must fall back to the initialize handshake.
+// older), so clients must fall back to the initialize handshake. --http ADDR
+// serves the SDK's StreamableHTTPHandler at /mcp on ADDR (port 0 picks one)
+// and prints "listening http://HOST:PORT/mcp" on stdout once it accepts;
+// --stateless makes it stateless (no Mcp-Session-Id; GET and DELETE get 405).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,8 +48,19 @@ type failIn struct {
 	Reason string `json:"reason,omitempty" jsonschema:"what to fail with"`
 }
 
+type slowIn struct {
+	Steps int `json:"steps" jsonschema:"how many progress steps"`
+}
+
+type regionIn struct {
+	Region string `json:"region"`
+	Query  string `json:"query"`
+}
+
 func main() {
 	legacy := flag.Bool("legacy", false, "speak only the legacy revisions")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP at /mcp on this address instead of stdio")
+	stateless := flag.Bool("stateless", false, "with --http: stateless, no sessions")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("gosdk-server: ")
@@ -63,8 +85,46 @@ func main() {
 			}
 			return nil, nil, errors.New(in.Reason)
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Report progress STEPS times, then answer."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= in.Steps; i++ {
+				if tok != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
+				}
+				select {
+				case <-time.After(10 * time.Millisecond):
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d", in.Steps)}}}, nil, nil
+		})
+	regionSchema := json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"query":{"type":"string"}},"required":["region","query"]}`)
+	mcp.AddTool(s, &mcp.Tool{Name: "region", Description: "Run QUERY in REGION.", InputSchema: regionSchema},
+		func(_ context.Context, _ *mcp.CallToolRequest, in regionIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Region + ": " + in.Query}}}, nil, nil
+		})
+	if *httpAddr != "" {
+		serveHTTP(s, *httpAddr, *stateless)
+		return
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Print(err)
 		os.Exit(1)
 	}
+}
+
+// serveHTTP serves s over Streamable HTTP until the process is killed.
+func serveHTTP(s *mcp.Server, addr string, stateless bool) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless, PropagateRequestCancellation: true})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	fmt.Printf("listening http://%s/mcp\n", ln.Addr())
+	log.Fatal(http.Serve(ln, mux))
 }

@@ -4,6 +4,8 @@
 // Usage:
 //   MCP_INTEROP_NODE_DIR=DIR node client.mjs [--sdk v1|v2] [--mode auto|legacy]
 //       [--list-changed] [--route-arg ARG]... ROUTE TOOLSDIR < plan.json
+//   MCP_INTEROP_NODE_DIR=DIR node client.mjs [--sdk v1|v2] [--mode auto|legacy]
+//       --url URL [TOOLSDIR] < plan.json
 //
 // DIR is the npm prefix filled by e2e/interop/setup-node.sh. --sdk v1 is @modelcontextprotocol/sdk
 // (Client + StdioClientTransport, always the legacy handshake); --sdk v2 is
@@ -12,6 +14,9 @@
 // handler, as hosts do (on a modern connection v2 then opens
 // subscriptions/listen). The client launches `ROUTE --tools TOOLSDIR [ARG...]`
 // with the SDK's default environment, and cwd the parent of TOOLSDIR.
+// --url URL instead connects to a running server over the SDK's
+// StreamableHTTPClientTransport (TOOLSDIR is then only for rename steps, and
+// "closed" carries no stderr).
 //
 // The plan on stdin is a JSON array of steps, run in order on one connection:
 //   {"call": NAME, "arguments": {...}}      one tools/call; with
@@ -59,7 +64,7 @@ function usage(msg) {
 	process.exit(2);
 }
 
-const opts = { sdk: 'v1', mode: 'auto', listChanged: false, routeArgs: [] };
+const opts = { sdk: 'v1', mode: 'auto', listChanged: false, routeArgs: [], url: '' };
 const rest = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -68,13 +73,15 @@ for (let i = 0; i < argv.length; i++) {
 	else if (a === '--mode') opts.mode = argv[++i];
 	else if (a === '--list-changed') opts.listChanged = true;
 	else if (a === '--route-arg') opts.routeArgs.push(argv[++i]);
+	else if (a === '--url') opts.url = argv[++i];
 	else if (a.startsWith('--')) usage(`unknown flag ${a}`);
 	else rest.push(a);
 }
-if (rest.length !== 2) usage('want ROUTE TOOLSDIR');
+if (opts.url && rest.length > 1) usage('with --url, want at most TOOLSDIR');
+if (!opts.url && rest.length !== 2) usage('want ROUTE TOOLSDIR');
 if (!['v1', 'v2'].includes(opts.sdk)) usage(`--sdk ${opts.sdk}: want v1 or v2`);
 if (!['auto', 'legacy'].includes(opts.mode)) usage(`--mode ${opts.mode}: want auto or legacy`);
-const [route, tools] = rest;
+const [route, tools] = opts.url ? ['', rest[0] ?? '.'] : rest;
 const nodeDir = process.env.MCP_INTEROP_NODE_DIR;
 if (!nodeDir) usage('MCP_INTEROP_NODE_DIR is not set');
 
@@ -125,20 +132,23 @@ function tap(transport) {
 
 async function main() {
 	const plan = await readStdin();
-	let Client, StdioClientTransport;
+	let Client, StdioClientTransport, StreamableHTTPClientTransport;
 	if (opts.sdk === 'v1') {
 		({ Client } = require('@modelcontextprotocol/sdk/client/index.js'));
 		({ StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js'));
+		({ StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js'));
 	} else {
-		({ Client } = require('@modelcontextprotocol/client'));
+		({ Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client'));
 		({ StdioClientTransport } = require('@modelcontextprotocol/client/stdio'));
 	}
-	const transport = new StdioClientTransport({
-		command: route,
-		args: ['--tools', tools, ...opts.routeArgs],
-		cwd: path.dirname(path.resolve(tools)),
-		stderr: 'pipe',
-	});
+	const transport = opts.url
+		? new StreamableHTTPClientTransport(new URL(opts.url))
+		: new StdioClientTransport({
+			command: route,
+			args: ['--tools', tools, ...opts.routeArgs],
+			cwd: path.dirname(path.resolve(tools)),
+			stderr: 'pipe',
+		});
 	let stderr = '';
 	transport.stderr?.on('data', (d) => { stderr += d.toString('utf8'); });
 	tap(transport);

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpipe/mcpipe/mcp-route/httpserve"
+	"github.com/mcpipe/mcpipe/mcp-route/router"
+)
+
+// httpOpts are the --http flags.
+type httpOpts struct {
+	addr, keyFile, tokenFile, cert, key string
+	ttl, keepalive                      time.Duration
+	insecure                            bool
+	origins                             *listFlag
+}
+
+func httpFlags(fs *flag.FlagSet) *httpOpts {
+	o := &httpOpts{origins: &listFlag{}}
+	fs.StringVar(&o.addr, "http", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio: PORT or HOST:PORT (PORT alone binds 127.0.0.1; :PORT binds every interface and needs --http-token-file or --http-insecure)")
+	fs.StringVar(&o.keyFile, "session-key-file", "", "HMAC key of session ids, shared by every replica (at least 32 bytes; default: a random key of this process)")
+	fs.DurationVar(&o.ttl, "session-ttl", httpserve.DefaultSessionTTL, "a session's lifetime from its initialize; then 404 and the client initializes again")
+	fs.StringVar(&o.tokenFile, "http-token-file", "", "bearer tokens accepted on --http, one per `FILE` line; others get 401")
+	fs.BoolVar(&o.insecure, "http-insecure", false, "let --http bind beyond loopback without --http-token-file (behind a proxy that authenticates)")
+	fs.Var(o.origins, "allow-origin", "accept browser requests with Origin `URL` besides loopback ones (repeatable; * accepts any)")
+	fs.StringVar(&o.cert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (with --tls-key)")
+	fs.StringVar(&o.key, "tls-key", "", "private key `FILE` for --tls-cert")
+	fs.DurationVar(&o.keepalive, "sse-keepalive", httpserve.DefaultKeepalive, "an answer later than this goes out as SSE, with a comment line every interval")
+	return o
+}
+
+// serveHTTP is mcp-route --http: the router's tools over Streamable HTTP
+// until ctx is done (SIGTERM), then a drain; 0 after a clean one.
+func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *slog.Logger, stderr io.Writer) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(stderr, "%s: "+format+"\n", append([]any{prog}, args...)...)
+		return code
+	}
+	addr := o.addr
+	if !strings.Contains(addr, ":") {
+		addr = "127.0.0.1:" + addr
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fail(2, "--http %s: want PORT or HOST:PORT", o.addr)
+	}
+	var tokens []string
+	if o.tokenFile != "" {
+		b, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return fail(1, "--http-token-file: %v", err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				tokens = append(tokens, l)
+			}
+		}
+		if len(tokens) == 0 {
+			return fail(1, "--http-token-file %s: no token in it (one per line)", o.tokenFile)
+		}
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && len(tokens) == 0 && !o.insecure {
+		return fail(2, "--http %s listens beyond loopback: anyone who reaches it could run the tools; give --http-token-file FILE, or --http-insecure when a proxy in front authenticates", o.addr)
+	}
+	if (o.cert == "") != (o.key == "") {
+		return fail(2, "--tls-cert and --tls-key go together")
+	}
+	if o.ttl <= 0 || o.keepalive <= 0 {
+		return fail(2, "--session-ttl and --sse-keepalive: want positive durations")
+	}
+	var key []byte
+	if o.keyFile != "" {
+		if key, err = httpserve.ReadKeyFile(o.keyFile); err != nil {
+			return fail(1, "--session-key-file: %v", err)
+		}
+	}
+	rt, err := router.New(ctx, ropts)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	metrics := httpserve.NewMetrics(rt.Load)
+	// Set after New: the router reports each call to the metrics.
+	rt.SetObserver(metrics.ObserveCall)
+	h, err := httpserve.New(httpserve.Options{
+		Backend:      rt,
+		SessionKey:   key,
+		SessionTTL:   o.ttl,
+		Tokens:       tokens,
+		AllowOrigins: o.origins.vals,
+		MaxBody:      int64(ropts.MaxFrame), // one body is one frame: --max-frame caps both
+		Keepalive:    o.keepalive,
+		Metrics:      metrics,
+		Logger:       logger,
+	})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	scheme := "http"
+	if o.cert != "" {
+		scheme = "https"
+	}
+	err = httpserve.Listen(ctx, h, httpserve.ListenOptions{
+		Addr: addr, CertFile: o.cert, KeyFile: o.key, Grace: ropts.Grace,
+		Ready: func(a net.Addr) { logger.Info(fmt.Sprintf("serving MCP at %s://%s%s", scheme, a, httpserve.Path)) },
+	})
+	rt.StopPolling()
+	rt.Close()
+	if err != nil {
+		return fail(1, "--http: %v", err)
+	}
+	logger.Info("drained: exit")
+	return 0
+}

@@ -1,0 +1,881 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/proctest"
+	"github.com/mcpipe/mcpipe/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpRoute is mcp-route --http running as a process.
+type httpRoute struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	url    string // http://127.0.0.1:PORT
+	stderr *syncBuffer
+	exited chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var servingRE = regexp.MustCompile(`serving MCP at (https?://[^ "]+)/mcp`)
+
+// startHTTP starts mcp-route --http 127.0.0.1:0 with args and waits for
+// its address.
+func startHTTP(t *testing.T, args ...string) *httpRoute {
+	t.Helper()
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--confine", "off"}, args...)...)
+	cmd.Env = os.Environ()
+	r := &httpRoute{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	pr, pw := io.Pipe()
+	cmd.Stderr = io.MultiWriter(r.stderr, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		pw.Close()
+		close(r.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-r.exited
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	select {
+	case r.url = <-found:
+	case <-r.exited:
+		t.Fatalf("mcp-route exited: %s", r.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("mcp-route did not start listening: %s", r.stderr.String())
+	}
+	return r
+}
+
+// httpTools writes the test tools: echo (its arguments back as JSON),
+// slow (writes its pid to $MCP_ARG_PIDFILE, then sleeps $MCP_ARG_SECS)
+// and progress (two progress lines on fd 3).
+func httpTools(t *testing.T) string {
+	dir := t.TempDir()
+	write := func(name, script, def string) {
+		proctest.WriteExecutable(t, filepath.Join(dir, name), []byte(script))
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(def), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("echo", "#!/bin/sh\ncat\n", `{"description":"echo the arguments","run":{"result":"json"}}`)
+	write("slow", "#!/bin/sh\necho $$ > \"$MCP_ARG_PIDFILE\"\nsleep \"$MCP_ARG_SECS\"\necho slept\n",
+		`{"description":"sleep","inputSchema":{"type":"object","properties":{"pidfile":{"type":"string"},"secs":{"type":"number"}}}}`)
+	write("progress", "#!/bin/sh\necho '{\"progress\":1,\"total\":2}' >&3\necho '{\"progress\":2,\"total\":2}' >&3\necho done\n",
+		`{"description":"report progress"}`)
+	write("where", "#!/bin/sh\necho \"in $MCP_ARG_REGION\"\n",
+		`{"description":"an argument mirrored in a header","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}}`)
+	return dir
+}
+
+// post sends body to /mcp with headers, and returns the status, the
+// response headers and the body.
+func post(t *testing.T, url, body string, headers ...string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+const (
+	modernRev = "2026-07-28"
+	metaRev   = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+)
+
+// initialize opens a legacy session and returns its id.
+func initialize(t *testing.T, url, rev string) string {
+	t.Helper()
+	code, h, body := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+rev+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != 200 || h.Get("Mcp-Session-Id") == "" || !strings.Contains(body, `"protocolVersion":"`+rev+`"`) {
+		t.Fatalf("initialize %s: %d %v %s", rev, code, h, body)
+	}
+	return h.Get("Mcp-Session-Id")
+}
+
+func TestHTTPLegacySession(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	for _, rev := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+		sid := initialize(t, r.url, rev)
+		sess := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", rev}
+		if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess...); code != 202 || body != "" {
+			t.Errorf("%s: notifications/initialized: %d %q, want 202 and no body", rev, code, body)
+		}
+		code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":"hi"}}}`, sess...)
+		if code != 200 || h.Get("Content-Type") != "application/json" || !strings.Contains(body, `"structuredContent":{"x":"hi"}`) && !strings.Contains(body, `{\"x\":\"hi\"}`) {
+			t.Errorf("%s: tools/call: %d %s %s", rev, code, h.Get("Content-Type"), body)
+		}
+		if strings.Contains(body, "resultType") {
+			t.Errorf("%s: a legacy answer carries 2026-07-28's resultType: %s", rev, body)
+		}
+		// The version header must name the session's revision.
+		code, _, body = post(t, r.url, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-01-01")
+		if code != 400 || !strings.Contains(body, "negotiated "+rev) {
+			t.Errorf("%s: wrong Mcp-Protocol-Version: %d %s", rev, code, body)
+		}
+		// A forged id (the payload's last byte changed) is no session.
+		forged := []byte(sid)
+		forged[len("m1.")+3] ^= 1
+		code, _, body = post(t, r.url, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, "Mcp-Session-Id", string(forged), "Mcp-Protocol-Version", rev)
+		if code != 404 || !strings.Contains(body, "session not found") {
+			t.Errorf("%s: forged session: %d %s", rev, code, body)
+		}
+		// DELETE: 204; the stateless id stays valid until it expires.
+		req, _ := http.NewRequest("DELETE", r.url+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", rev)
+		if code, _, _ := do(t, req); code != 204 {
+			t.Errorf("%s: DELETE: %d, want 204", rev, code)
+		}
+	}
+	// 2024-11-05 has no Streamable HTTP: initialize gets the newest legacy.
+	sid := initialize(t, r.url, "2025-11-25")
+	code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != 200 || !strings.Contains(body, `"protocolVersion":"2025-11-25"`) || h.Get("Mcp-Session-Id") == "" {
+		t.Errorf("initialize 2024-11-05: %d %s", code, body)
+	}
+	// Without a session id, a legacy request is refused; 2025-06-18 and
+	// later need the version header.
+	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`); code != 400 || !strings.Contains(body, "Mcp-Session-Id") {
+		t.Errorf("no session: %d %s", code, body)
+	}
+	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, "Mcp-Session-Id", sid); code != 400 || !strings.Contains(body, "Mcp-Protocol-Version") {
+		t.Errorf("no version header: %d %s", code, body)
+	}
+}
+
+func TestHTTPModernHeaders(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},` + metaRev + `}}`
+	good := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo"}
+	code, h, body := post(t, r.url, call, good...)
+	if code != 200 || !strings.Contains(body, `"resultType":"complete"`) || h.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("modern call: %d %v %s", code, h, body)
+	}
+	for _, c := range []struct {
+		name    string
+		headers []string
+		want    string
+	}{
+		{"wrong name", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "other"}, "Mcp-Name header value 'other' does not match body value 'echo'"},
+		{"missing name", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call"}, "missing required Mcp-Name"},
+		{"wrong method", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list", "Mcp-Name", "echo"}, "Mcp-Method header value 'tools/list'"},
+		{"missing version", []string{"Mcp-Method", "tools/call", "Mcp-Name", "echo"}, "missing required Mcp-Protocol-Version"},
+	} {
+		code, _, body := post(t, r.url, call, c.headers...)
+		var resp struct {
+			ID    int `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		json.Unmarshal([]byte(body), &resp)
+		if code != 400 || resp.Error.Code != -32020 || resp.ID != 7 || !strings.Contains(resp.Error.Message, c.want) {
+			t.Errorf("%s: %d %s, want 400 with -32020 %q", c.name, code, body, c.want)
+		}
+	}
+	// Arguments mirrored in Mcp-Param-* (x-mcp-header in the schema).
+	where := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu-wëst","n":3},` + metaRev + `}}`
+	whereHdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "where"}
+	for _, c := range []struct {
+		region, n string
+		ok        bool
+	}{
+		{"=?base64?ZXUtd8Orc3Q=?=", "3", true},
+		{"=?base64?ZXUtd8Orc3Q=?=", "3.0", true},
+		{"=?base64?ZXUtd8Orc3Q=?=", "4", false},
+		{"eu-west", "3", false},
+		{"", "3", false},
+		{"=?base64?not base64?=", "3", false},
+	} {
+		hdr := append([]string(nil), whereHdr...)
+		if c.region != "" {
+			hdr = append(hdr, "Mcp-Param-Region", c.region)
+		}
+		hdr = append(hdr, "Mcp-Param-N", c.n)
+		code, _, body := post(t, r.url, where, hdr...)
+		if ok := code == 200 && strings.Contains(body, "in eu-wëst"); ok != c.ok || !c.ok && (code != 400 || !strings.Contains(body, "-32020")) {
+			t.Errorf("Mcp-Param-Region %q, Mcp-Param-N %q: %d %s, want ok=%v", c.region, c.n, code, body, c.ok)
+		}
+	}
+	// An absent argument must have no header.
+	code, _, body = post(t, r.url, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"where","arguments":{},`+metaRev+`}}`, append(whereHdr, "Mcp-Param-N", "1")...)
+	if code != 400 || !strings.Contains(body, "argument 'n' is absent") {
+		t.Errorf("header for an absent argument: %d %s", code, body)
+	}
+	// The next request is served as usual.
+	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"); code != 200 || !strings.Contains(body, `"name":"echo"`) {
+		t.Errorf("tools/list after the refusals: %d %s", code, body)
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(m, r.url+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", modernRev)
+		if code, _, _ := do(t, req); code != 405 {
+			t.Errorf("%s without a session: %d, want 405", m, code)
+		}
+	}
+}
+
+func TestHTTPMalformedAndBodyCap(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--max-frame", "4096")
+	code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":1,"method":`)
+	if code != 400 || !strings.Contains(body, "-32700") {
+		t.Errorf("malformed JSON: %d %s, want 400 with -32700", code, body)
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 5000) + `",` + metaRev + `}}`
+	code, _, body = post(t, r.url, big, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list")
+	if code != 413 || !strings.Contains(body, "4096") {
+		t.Errorf("body over --max-frame: %d %s, want 413 naming the limit", code, body)
+	}
+	small := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 3000) + `",` + metaRev + `}}`
+	if code, _, body := post(t, r.url, small, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"); code != 200 {
+		t.Errorf("body under --max-frame: %d %s", code, body)
+	}
+}
+
+func TestHTTPOriginAndTokens(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(tokens, []byte("# ops\nsecret-one\nsecret-two\n"), 0o600)
+	r := startHTTP(t, "--tools", httpTools(t), "--http-token-file", tokens, "--allow-origin", "https://app.example")
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + metaRev + `}}`
+	hdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"}
+	code, h, _ := post(t, r.url, list, hdr...)
+	if code != 401 || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no token: %d %v, want 401 with WWW-Authenticate", code, h)
+	}
+	if code, _, _ := post(t, r.url, list, append(hdr, "Authorization", "Bearer secret-three")...); code != 401 {
+		t.Errorf("wrong token: %d, want 401", code)
+	}
+	auth := append(hdr, "Authorization", "Bearer secret-two")
+	if code, _, body := post(t, r.url, list, auth...); code != 200 {
+		t.Errorf("good token: %d %s", code, body)
+	}
+	// DNS rebinding: a page of another site that resolves to us.
+	if code, _, body := post(t, r.url, list, append(auth, "Origin", "http://evil.example:8080")...); code != 403 || !strings.Contains(body, "--allow-origin") {
+		t.Errorf("foreign Origin: %d %s, want 403", code, body)
+	}
+	for _, o := range []string{"http://localhost:3000", "http://127.0.0.1:9", "https://app.example"} {
+		if code, _, body := post(t, r.url, list, append(auth, "Origin", o)...); code != 200 {
+			t.Errorf("Origin %s: %d %s, want 200", o, code, body)
+		}
+	}
+	// Health needs no token; metrics does.
+	if resp, err := http.Get(r.url + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/healthz: %v %v", resp, err)
+	}
+	if resp, err := http.Get(r.url + "/metrics"); err != nil || resp.StatusCode != 401 {
+		t.Errorf("/metrics without a token: %v %v", resp, err)
+	}
+}
+
+func TestHTTPBindNeedsTokens(t *testing.T) {
+	code, _, errs := runWith(t, "", "--http", ":0", "--confine", "off")
+	if code != 2 || !strings.Contains(errs, "--http-token-file") {
+		t.Errorf("--http :0 without tokens: exit %d, %q", code, errs)
+	}
+	code, _, errs = runWith(t, "", "--http", "127.0.0.1:0", "--tls-cert", "x")
+	if code != 2 || !strings.Contains(errs, "--tls-key") {
+		t.Errorf("--tls-cert alone: exit %d, %q", code, errs)
+	}
+}
+
+func TestHTTPSessionAcrossReplicas(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	os.WriteFile(key, []byte(strings.Repeat("k", 40)), 0o600)
+	other := filepath.Join(dir, "other")
+	os.WriteFile(other, []byte(strings.Repeat("o", 40)), 0o600)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("tooshort"), 0o600)
+	if code, _, errs := runWith(t, "", "--http", "127.0.0.1:0", "--session-key-file", short); code != 1 || !strings.Contains(errs, "at least 32") {
+		t.Errorf("short key: exit %d %q", code, errs)
+	}
+	tools := httpTools(t)
+	a := startHTTP(t, "--tools", tools, "--session-key-file", key)
+	b := startHTTP(t, "--tools", tools, "--session-key-file", key)
+	c := startHTTP(t, "--tools", tools, "--session-key-file", other)
+	sid := initialize(t, a.url, "2025-06-18")
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	sess := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
+	if code, _, body := post(t, b.url, list, sess...); code != 200 || !strings.Contains(body, `"name":"echo"`) {
+		t.Errorf("replica B with A's session: %d %s", code, body)
+	}
+	if code, _, body := post(t, c.url, list, sess...); code != 404 {
+		t.Errorf("a replica with another key: %d %s, want 404", code, body)
+	}
+}
+
+func TestHTTPSessionExpires(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--session-ttl", "1s")
+	sid := initialize(t, r.url, "2025-11-25")
+	time.Sleep(2100 * time.Millisecond) // past the TTL whatever the load
+	code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-11-25")
+	if code != 404 || !strings.Contains(body, "expired") {
+		t.Errorf("expired session: %d %s, want 404", code, body)
+	}
+}
+
+// metric reads one unlabelled metric from /metrics.
+func metric(t *testing.T, url, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in /metrics", name)
+	return 0
+}
+
+// TestHTTPTenThousandSessions: sessions cost the server nothing once
+// initialize has answered: goroutines and heap stay where they were.
+func TestHTTPTenThousandSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 requests")
+	}
+	r := startHTTP(t, "--tools", httpTools(t))
+	open := func(n int) {
+		for i := 0; i < n; i++ {
+			code, h, _ := post(t, r.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+			if code != 200 || h.Get("Mcp-Session-Id") == "" {
+				t.Fatalf("initialize %d: %d", i, code)
+			}
+		}
+	}
+	open(500) // warm up: connection pools, buffers
+	g0 := metric(t, r.url, "go_goroutines")
+	h0 := metric(t, r.url, "go_memstats_heap_inuse_bytes")
+	open(10000)
+	g1 := metric(t, r.url, "go_goroutines")
+	h1 := metric(t, r.url, "go_memstats_heap_inuse_bytes")
+	if n := metric(t, r.url, "mcp_route_sessions_issued_total"); n != 10500 {
+		t.Errorf("sessions issued: %v, want 10500", n)
+	}
+	t.Logf("goroutines %v → %v, heap in use %.1f → %.1f MiB", g0, g1, h0/(1<<20), h1/(1<<20))
+	if g1 > g0+2 {
+		t.Errorf("goroutines grew with sessions: %v → %v", g0, g1)
+	}
+	// 10,000 sessions at even 1 KiB each would be 10 MiB.
+	if h1 > h0+4<<20 {
+		t.Errorf("heap grew with sessions: %.1f → %.1f MiB", h0/(1<<20), h1/(1<<20))
+	}
+}
+
+// TestHTTPDisconnectKillsTool: a client that goes away cancels its call;
+// the tool's process is stopped.
+func TestHTTPDisconnectKillsTool(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "500ms")
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":300},` + metaRev + `}}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/mcp", strings.NewReader(body))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "tools/call", "Mcp-Name": "slow", "Accept": "application/json, text/event-stream"} {
+		req.Header.Set(k, v)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	var pid int
+	proctest.Eventually(t, func() string {
+		b, _ := os.ReadFile(pidfile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid == 0 {
+			return "the tool has not started"
+		}
+		return ""
+	})
+	if !proctest.Alive(pid) {
+		t.Fatalf("tool %d not running", pid)
+	}
+	cancel()
+	<-done
+	proctest.WaitGone(t, pid)
+	// The server goes on.
+	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 200 {
+		t.Errorf("ping after the disconnect: %d %s", code, body)
+	}
+	// The call is counted once the runner has reaped it.
+	proctest.Eventually(t, func() string {
+		if n := metric(t, r.url, "mcp_route_processes_killed_total"); n != 1 {
+			return fmt.Sprintf("processes killed: %v, want 1", n)
+		}
+		return ""
+	})
+}
+
+// TestHTTPDrain: SIGTERM while calls run: /readyz and new calls get 503 at
+// once, every call in flight still gets its result, the exit is 0.
+func TestHTTPDrain(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "30s")
+	// Ready once the tools are loaded.
+	proctest.Eventually(t, func() string {
+		if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 200 {
+			return fmt.Sprintf("/readyz before: %v %v", resp, err)
+		}
+		return ""
+	})
+	dir := t.TempDir()
+	const calls = 4
+	type answer struct {
+		code int
+		body string
+	}
+	got := make(chan answer, calls)
+	for i := range calls {
+		pidfile := filepath.Join(dir, strconv.Itoa(i))
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":3},` + metaRev + `}}`
+		go func() {
+			code, _, b := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
+			got <- answer{code, b}
+		}()
+	}
+	proctest.Eventually(t, func() string {
+		for i := range calls {
+			if b, _ := os.ReadFile(filepath.Join(dir, strconv.Itoa(i))); len(b) == 0 {
+				return fmt.Sprintf("slow tool %d has not started", i)
+			}
+		}
+		return ""
+	})
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	// While the calls run (3 s), the replica says it is draining.
+	proctest.Eventually(t, func() string {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil || resp.StatusCode != 503 {
+			return fmt.Sprintf("/readyz while draining: %v %v, want 503", resp, err)
+		}
+		return ""
+	})
+	code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list")
+	if code != 503 || h.Get("Retry-After") == "" {
+		t.Errorf("new request while draining: %d %s, want 503 with Retry-After", code, body)
+	}
+	for range calls {
+		if a := <-got; a.code != 200 || !strings.Contains(a.body, "slept") {
+			t.Errorf("call in flight at SIGTERM: %d %s, want its result", a.code, a.body)
+		}
+	}
+	<-r.exited
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d after the drain, want 0; stderr:\n%s", code, r.stderr.String())
+	}
+}
+
+// sse splits an SSE body into its data payloads and comment lines.
+func sse(body string) (data []string, comments int) {
+	for _, l := range strings.Split(body, "\n") {
+		switch {
+		case strings.HasPrefix(l, "data: "):
+			data = append(data, strings.TrimPrefix(l, "data: "))
+		case strings.HasPrefix(l, ":"):
+			comments++
+		}
+	}
+	return data, comments
+}
+
+func TestHTTPProgressAndKeepaliveAreSSE(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--sse-keepalive", "100ms")
+	code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "progress")
+	data, _ := sse(body)
+	if code != 200 || h.Get("Content-Type") != "text/event-stream" || h.Get("X-Accel-Buffering") != "no" || h.Get("Cache-Control") != "no-store" {
+		t.Fatalf("progress call: %d %v %s", code, h, body)
+	}
+	if len(data) != 3 || !strings.Contains(data[0], `"progressToken":"p1"`) || !strings.Contains(data[2], `"id":1`) {
+		t.Errorf("progress call: events %q, want two progress notifications then the result", data)
+	}
+	// A call longer than --sse-keepalive turns SSE with comment lines.
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	code, h, body = post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"`+pidfile+`","secs":1},`+metaRev+`}}`,
+		"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
+	data, comments := sse(body)
+	if code != 200 || h.Get("Content-Type") != "text/event-stream" || comments < 1 || len(data) != 1 || !strings.Contains(data[0], "slept") {
+		t.Errorf("long call: %d %v, %d comments, events %q", code, h.Get("Content-Type"), comments, data)
+	}
+	// Without SSE in Accept, the same call stays JSON.
+	req, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"`+pidfile+`","secs":0.3},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "tools/call", "Mcp-Name": "slow", "Accept": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	if code, h, body := do(t, req); code != 200 || h.Get("Content-Type") != "application/json" || !strings.Contains(body, "slept") {
+		t.Errorf("JSON-only client: %d %v %s", code, h.Get("Content-Type"), body)
+	}
+}
+
+// TestHTTPGoSDKClient: the official Go SDK's Streamable HTTP client, in
+// every revision it speaks over HTTP: list, call, progress, cancel (the
+// tool's process stopped), and a call after the cancel.
+func TestHTTPGoSDKClient(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--grace", "500ms")
+	for _, rev := range []string{"2025-03-26", "2025-06-18", "2025-11-25", modernRev} {
+		t.Run(rev, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			steps := make(chan float64, 16)
+			client := mcp.NewClient(&mcp.Implementation{Name: "sdk-test", Version: "1"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					steps <- req.Params.Progress
+				},
+			})
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != rev {
+				t.Errorf("negotiated %s, want %s", got, rev)
+			}
+			lt, err := cs.ListTools(ctx, nil)
+			if err != nil || len(lt.Tools) != 4 {
+				t.Fatalf("list: %v %v", lt, err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "hi"}})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "hi") {
+				t.Errorf("echo: %+v %v", res, err)
+			}
+			// In 2026-07-28 the SDK mirrors region and n in Mcp-Param-*.
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "where", Arguments: map[string]any{"region": "eu-wëst", "n": 3}})
+			if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), "in eu-wëst") {
+				t.Errorf("where: %+v %v", res, err)
+			}
+			p := &mcp.CallToolParams{Name: "progress"}
+			p.SetProgressToken("steps")
+			if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+				t.Errorf("progress: %+v %v", res, err)
+			}
+			for _, want := range []float64{1, 2} {
+				select {
+				case got := <-steps:
+					if got != want {
+						t.Errorf("progress %v, want %v", got, want)
+					}
+				case <-ctx.Done():
+					t.Fatalf("no progress %v", want)
+				}
+			}
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			callCtx, cancelCall := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"pidfile": pidfile, "secs": 300}})
+				done <- err
+			}()
+			var pid int
+			proctest.Eventually(t, func() string {
+				b, _ := os.ReadFile(pidfile)
+				if pid, _ = strconv.Atoi(strings.TrimSpace(string(b))); pid == 0 {
+					return "the slow tool has not started"
+				}
+				return ""
+			})
+			cancelCall()
+			if err := <-done; err == nil {
+				t.Errorf("cancelled call: no error")
+			}
+			proctest.WaitGone(t, pid)
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"x": "after"}})
+			if err != nil || res.IsError {
+				t.Errorf("echo after cancel: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// events returns the data lines of an SSE response as they come.
+func events(body io.Reader) <-chan string {
+	ch := make(chan string, 16)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				ch <- d
+			}
+		}
+	}()
+	return ch
+}
+
+// waitEvent returns the first event containing want, failing after a
+// minute (a hang, not a slow machine).
+func waitEvent(t *testing.T, ch <-chan string, want string) string {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				t.Fatalf("stream ended before %q", want)
+			}
+			if strings.Contains(e, want) {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("no event with %q", want)
+		}
+	}
+}
+
+// TestHTTPListChanged: a new tool reaches a legacy session's GET stream
+// and a 2026-07-28 subscriptions/listen stream; SIGTERM ends both cleanly
+// (the subscription gets its final result) and the exit is 0.
+func TestHTTPListChanged(t *testing.T) {
+	tools := httpTools(t)
+	r := startHTTP(t, "--tools", tools, "--poll", "100ms")
+	sid := initialize(t, r.url, "2025-06-18")
+	get, _ := http.NewRequest("GET", r.url+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	gresp, err := http.DefaultClient.Do(get)
+	if err != nil || gresp.StatusCode != 200 || gresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET stream: %v %v", gresp, err)
+	}
+	defer gresp.Body.Close()
+	legacy := events(gresp.Body)
+
+	listen, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "subscriptions/listen", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"} {
+		listen.Header.Set(k, v)
+	}
+	lresp, err := http.DefaultClient.Do(listen)
+	if err != nil || lresp.StatusCode != 200 || lresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("listen: %v %v", lresp, err)
+	}
+	defer lresp.Body.Close()
+	modern := events(lresp.Body)
+	waitEvent(t, modern, "notifications/subscriptions/acknowledged")
+
+	proctest.WriteExecutable(t, filepath.Join(tools, "added"), []byte("#!/bin/sh\necho added\n"))
+	os.WriteFile(filepath.Join(tools, "added.json"), []byte(`{"description":"new"}`), 0o644)
+	waitEvent(t, legacy, "notifications/tools/list_changed")
+	waitEvent(t, modern, "notifications/tools/list_changed")
+
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	waitEvent(t, modern, `"id":9`) // the subscription's result ends it
+	for range legacy {             // the GET stream ends
+	}
+	<-r.exited
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d after the drain; stderr:\n%s", code, r.stderr.String())
+	}
+}
+
+// TestHTTPQueueAcrossRequests: --max-procs and --max-queue count the calls
+// of every HTTP request together, not per request.
+func TestHTTPQueueAcrossRequests(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--max-procs", "1", "--max-queue", "0")
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	slow := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":30},` + metaRev + `}}`
+	hdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.url+"/mcp", strings.NewReader(slow))
+	for i := 0; i < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	proctest.Eventually(t, func() string {
+		if b, _ := os.ReadFile(pidfile); len(b) == 0 {
+			return "the slow tool has not started"
+		}
+		return ""
+	})
+	echo := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},` + metaRev + `}}`
+	code, _, body := post(t, r.url, echo, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+	if code != 200 || !strings.Contains(body, "server busy") || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("second call while the one slot is taken: %d %s, want an isError result \"server busy\"", code, body)
+	}
+	cancel()
+	proctest.Eventually(t, func() string {
+		code, _, body := post(t, r.url, echo, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+		if code != 200 || strings.Contains(body, "isError") {
+			return fmt.Sprintf("call after the slot was freed: %d %s", code, body)
+		}
+		return ""
+	})
+	if n := metric(t, r.url, `mcp_route_calls_total{outcome="busy",tool=""}`); n < 1 {
+		t.Errorf("busy calls counted: %v, want at least 1", n)
+	}
+	if n := metric(t, r.url, `mcp_route_calls_total{outcome="ok",tool="echo"}`); n != 1 {
+		t.Errorf("echo calls ok: %v, want 1", n)
+	}
+	if n := metric(t, r.url, `mcp_route_call_duration_seconds_count{tool="echo"}`); n != 1 {
+		t.Errorf("echo latency samples: %v, want 1", n)
+	}
+}
+
+// TestHTTPBatch: a 2025-03-26 session's batch gets one JSON array.
+func TestHTTPBatch(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	sid := initialize(t, r.url, "2025-03-26")
+	code, _, body := post(t, r.url, `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"k":1}}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		"Mcp-Session-Id", sid)
+	var out []map[string]any
+	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 {
+		t.Errorf("batch: %d %s, want an array of 2 answers", code, body)
+	}
+}
+
+// TestHTTPReadyAfterLoad: /readyz is 503 while the tools load (here a
+// tool's --mcp-describe waits for the test's go-ahead), /healthz 200, and
+// 200 once loaded.
+func TestHTTPReadyAfterLoad(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(t.TempDir(), "go")
+	proctest.WriteExecutable(t, filepath.Join(dir, "late"), []byte("#!/bin/sh\nif [ \"$1\" = --mcp-describe ]; then\n  while [ ! -e '"+flag+"' ]; do sleep 0.05; done\n  echo '{\"description\":\"late\"}'\n  exit 0\nfi\necho ok\n"))
+	r := startHTTP(t, "--tools", dir, "--describe-timeout", "2m", "--describe-cache", "")
+	if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 503 {
+		t.Errorf("/readyz while loading: %v %v, want 503", resp, err)
+	}
+	if resp, err := http.Get(r.url + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/healthz while loading: %v %v, want 200", resp, err)
+	}
+	os.WriteFile(flag, nil, 0o644)
+	proctest.Eventually(t, func() string {
+		if resp, err := http.Get(r.url + "/readyz"); err != nil || resp.StatusCode != 200 {
+			return fmt.Sprintf("/readyz after the load: %v %v, want 200", resp, err)
+		}
+		return ""
+	})
+}
+
+// TestHTTPTLS: --tls-cert/--tls-key serve HTTPS.
+func TestHTTPTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	r := startHTTP(t, "--tools", httpTools(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(r.url, "https://") {
+		t.Fatalf("serving at %s, want https", r.url)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post(r.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("ping over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Plain HTTP to the TLS port is refused.
+	if resp, err := http.Post(strings.Replace(r.url, "https://", "http://", 1)+"/mcp", "application/json", strings.NewReader(`{}`)); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP to the TLS port answered 200")
+	}
+}

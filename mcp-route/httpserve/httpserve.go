@@ -1,0 +1,598 @@
+// Package httpserve is mcp-route's Streamable HTTP transport: it serves the
+// MCP endpoint /mcp, plus /healthz, /readyz and /metrics, and hands every
+// MCP message to the server core (codec/server) through a [server.Conn] of
+// its own; it has no protocol logic of its own beyond what HTTP adds
+// (headers, sessions, status codes).
+//
+// # Contract
+//
+// Each POST to /mcp is one conversation of the core (Backend.Serve): its
+// body is the conversation's one input frame, and the conversation ends
+// once every request in it has been answered. The answer is one JSON body
+// (an array for a 2025-03-26 batch), or an SSE stream (Content-Type
+// text/event-stream, Cache-Control: no-store, X-Accel-Buffering: no) when
+// the client accepts one and the request needs it: a progress notification
+// or a subscriptions/listen's notifications, or an answer later than
+// Options.Keepalive, after which a comment line goes out every Keepalive
+// so that no proxy times the stream out. A body of notifications or
+// responses only gets 202 and no body.
+//
+// Revisions 2025-03-26, 2025-06-18 and 2025-11-25 use sessions. initialize
+// gets an Mcp-Session-Id: a token that holds the negotiated revision, the
+// client's info and capabilities and an expiry (issue time + SessionTTL),
+// authenticated with HMAC-SHA256 under SessionKey. Nothing is stored: any
+// replica with the same key serves any request of the session, and memory
+// does not grow with the number of sessions. A later request needs the
+// id (400 without it) and MCP-Protocol-Version equal to the session's
+// revision (400 otherwise; a 2025-03-26 session may omit it, that revision
+// did not define it); an id that is forged, from another key or expired
+// gets 404, and the client initializes again. The TTL is absolute from
+// initialize: a token cannot be re-issued mid-session. DELETE with a valid
+// id answers 204: the id stays valid until it expires, there being no
+// store to revoke it in (a client that wants it dead forgets it). GET with
+// a valid id opens the session's stream, which carries
+// notifications/tools/list_changed. 2024-11-05 is stdio only: an
+// initialize asking for it gets 2025-11-25, the newest legacy revision,
+// as the spec's negotiation says.
+//
+// Revision 2026-07-28 is stateless: a request whose _meta names it needs
+// MCP-Protocol-Version and Mcp-Method equal to the body's, and Mcp-Name
+// equal to params.name (tools/call, prompts/get) or params.uri
+// (resources/read); a missing or different one gets 400 with a -32020
+// HeaderMismatchError. GET and DELETE without a session get 405.
+// A tools/call whose tool's inputSchema marks arguments with
+// "x-mcp-header": NAME (Backend.InputSchema, when the Backend has it) needs
+// Mcp-Param-NAME equal to each such argument present (numbers compared by
+// value; a =?base64?...?= value is decoded first), and none for an absent
+// one; otherwise 400 with -32020 as well.
+//
+// Cancellation: a client that goes away cancels its requests (the core
+// stops their tools: TERM, grace, KILL). notifications/cancelled in a
+// later POST of the same session reaches the request when it runs in this
+// process; on another replica it is dropped (202 all the same), and the
+// request runs to its end.
+//
+// Security: Options.Tokens (bearer tokens) are required on every request
+// but /healthz and /readyz when set: 401 with WWW-Authenticate otherwise.
+// A request with an Origin header that is neither a loopback origin nor in
+// Options.AllowOrigins gets 403 (DNS rebinding). A body over MaxBody gets
+// 413. Malformed JSON gets 400 with -32700.
+//
+// Drain: Drain makes /readyz 503 at once, refuses new POSTs with 503 and
+// ends the conversations in flight the core's way: their requests get the
+// core's grace to answer, subscriptions and GET streams end cleanly.
+package httpserve
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/server"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultSessionTTL = 24 * time.Hour
+	DefaultKeepalive  = 15 * time.Second
+	DefaultMaxBody    = codec.DefaultMaxFrame
+	// Path is the MCP endpoint.
+	Path = "/mcp"
+)
+
+// HTTP header names.
+const (
+	HeaderSession  = "Mcp-Session-Id"
+	HeaderVersion  = "Mcp-Protocol-Version"
+	HeaderMethod   = "Mcp-Method"
+	HeaderName     = "Mcp-Name"
+	codeHeaderMism = -32020 // HeaderMismatchError
+)
+
+// Backend serves conversations: mcp-route's router.Router.
+type Backend interface {
+	// Serve serves one conversation on conn, continuing session (nil: a
+	// new one); it closes conn when it returns.
+	Serve(ctx context.Context, conn server.Conn, session *codec.Session) error
+	// Ready reports whether the tools are loaded.
+	Ready() bool
+}
+
+// Options configure a Handler. Fields marked optional have a default.
+type Options struct {
+	Backend      Backend       // required
+	SessionKey   []byte        // optional: the HMAC key of session ids; nil: a random key of this process
+	SessionTTL   time.Duration // optional: a session's lifetime from initialize
+	Tokens       []string      // optional: bearer tokens, one of which every request must carry
+	AllowOrigins []string      // optional: Origin values accepted besides loopback ones
+	MaxBody      int64         // optional: request body cap in bytes
+	Keepalive    time.Duration // optional: when a late answer turns SSE, and the comment interval
+	Metrics      *Metrics      // optional: /metrics; nil serves 404 there
+	Logger       *slog.Logger  // optional: Warn for refusals worth a look, Debug for routine events
+}
+
+// Handler is the HTTP handler of mcp-route --http.
+type Handler struct {
+	opts     Options
+	key      []byte
+	draining atomic.Bool
+	drainCtx context.Context
+	drain    context.CancelFunc
+	now      func() time.Time
+
+	active atomic.Int64 // conversations being served
+
+	mu   sync.Mutex
+	live map[string]*exchange // session id + request id → its exchange, while it runs
+}
+
+// New returns a Handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("httpserve: no Backend")
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = DefaultSessionTTL
+	}
+	if opts.Keepalive <= 0 {
+		opts.Keepalive = DefaultKeepalive
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{opts: opts, key: opts.SessionKey, now: time.Now, live: map[string]*exchange{}}
+	if len(h.key) == 0 {
+		h.key = randomKey()
+	}
+	h.drainCtx, h.drain = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// Idle reports whether no conversation is being served.
+func (h *Handler) Idle() bool { return h.active.Load() == 0 }
+
+// serve runs one conversation, counted for Idle.
+func (h *Handler) serve(x *exchange, sess *codec.Session) {
+	h.active.Add(1)
+	defer h.active.Add(-1)
+	h.opts.Backend.Serve(h.drainCtx, x, sess)
+}
+
+// Drain stops taking calls: /readyz turns 503, new POSTs get 503, and
+// every conversation in flight is shut down the core's way (its requests
+// get the grace to answer). It returns at once.
+func (h *Handler) Drain() {
+	h.draining.Store(true)
+	h.drain()
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz":
+		io.WriteString(w, "ok\n")
+		return
+	case "/readyz":
+		switch {
+		case h.draining.Load():
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+		case !h.opts.Backend.Ready():
+			http.Error(w, "loading tools", http.StatusServiceUnavailable)
+		default:
+			io.WriteString(w, "ready\n")
+		}
+		return
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-route"`)
+		httpError(w, http.StatusUnauthorized, nil, codec.CodeInvalidRequest, "unauthorized: send Authorization: Bearer TOKEN with a token of --http-token-file")
+		return
+	}
+	switch r.URL.Path {
+	case "/metrics":
+		if h.opts.Metrics == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h.opts.Metrics.handler.ServeHTTP(w, r)
+		return
+	case Path:
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
+		h.warnf("refused Origin %q (not loopback, not in --allow-origin)", o)
+		httpError(w, http.StatusForbidden, nil, codec.CodeInvalidRequest, fmt.Sprintf("forbidden: Origin %q is not allowed (see --allow-origin)", o))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, nil, codec.CodeInvalidRequest, "method not allowed: "+r.Method)
+	}
+}
+
+func (h *Handler) authorized(r *http.Request) bool {
+	if len(h.opts.Tokens) == 0 {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	match := 0
+	for _, t := range h.opts.Tokens {
+		match |= subtle.ConstantTimeCompare([]byte(got), []byte(t))
+	}
+	return match == 1
+}
+
+// originAllowed: loopback origins (a page served from this machine), and
+// those listed. A DNS-rebinding page has its attacker's host name here.
+func (h *Handler) originAllowed(o string) bool {
+	if slices.Contains(h.opts.AllowOrigins, o) || slices.Contains(h.opts.AllowOrigins, "*") {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// session checks r's Mcp-Session-Id and MCP-Protocol-Version; it answers
+// the request itself and returns nil when they do not do.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request, id string) *claims {
+	c, err := verify(h.key, id, h.now())
+	if err != nil {
+		h.debugf("session refused: %v", err)
+		httpError(w, http.StatusNotFound, nil, codec.CodeInvalidRequest, "session not found: "+err.Error()+"; send initialize for a new session")
+		return nil
+	}
+	v := r.Header.Get(HeaderVersion)
+	if v == "" && c.Rev != codec.Rev20250326 || v != "" && v != c.Rev {
+		httpError(w, http.StatusBadRequest, nil, codec.CodeInvalidRequest,
+			fmt.Sprintf("bad request: %s header %q: this session negotiated %s", HeaderVersion, v, c.Rev))
+		return nil
+	}
+	return c
+}
+
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	if h.draining.Load() {
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusServiceUnavailable, nil, codec.CodeInternalError, "server draining: try again (another replica)")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpError(w, http.StatusRequestEntityTooLarge, nil, codec.CodeInvalidRequest,
+				fmt.Sprintf("request body too large: the limit is %d bytes (--max-frame)", mbe.Limit))
+			return
+		}
+		return // the client went away
+	}
+	msgs, batch, derr := codec.DecodeFrame(body, true)
+	var de *codec.DecodeError
+	if errors.As(derr, &de) && msgs == nil {
+		writeJSON(w, http.StatusBadRequest, nil, de.Response())
+		return
+	}
+	pending := map[string]bool{}
+	var first *codec.Message
+	for _, m := range msgs {
+		if first == nil {
+			first = m
+		}
+		if m.IsRequest() {
+			pending[m.ID.Key()] = true
+		}
+	}
+	if first == nil { // a batch of nothing usable: the core answers its errors
+		first = &codec.Message{}
+	}
+
+	var sess *codec.Session
+	sid := r.Header.Get(HeaderSession)
+	initialize := !batch && first.Method == codec.MethodInitialize && first.IsRequest()
+	rev, modern := codec.RequestRevision(first.Params)
+	modern = modern && codec.IsModernRevision(rev)
+	switch {
+	case sid != "" && !initialize:
+		c := h.session(w, r, sid)
+		if c == nil {
+			return
+		}
+		sess, _ = codec.ResumeSession(c.Rev)
+	case initialize:
+		sid = ""
+		if rewritten, ok := skip20241105(first); ok {
+			body = rewritten
+		}
+	case modern && !batch:
+		if !h.modernHeaders(w, r, first, rev) {
+			return
+		}
+	case !batch && (first.Method == codec.MethodPing || first.Method == codec.MethodDiscover):
+		// Answered without a session.
+	case len(pending) == 0:
+		// Notifications or responses without a session: nothing to route.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	default:
+		httpError(w, http.StatusBadRequest, first.ID, codec.CodeInvalidRequest,
+			fmt.Sprintf("bad request: no %s header: send initialize first, or a %s request with _meta[%q]", HeaderSession, codec.LatestRevision, codec.MetaProtocolVersion))
+		return
+	}
+
+	if len(pending) == 0 {
+		// Notifications and responses: cancellations go to their request
+		// when it runs here; the rest needs nothing of a session token.
+		for _, m := range msgs {
+			if m.Method == codec.MethodCancelled {
+				h.routeCancel(sid, m)
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+
+	x := newExchange(w, r, body, pending, h.opts.Keepalive)
+	x.carriesLists = first.Method == codec.MethodSubscriptionsListen
+	if sid != "" {
+		h.register(sid, x)
+		defer h.unregister(sid, x)
+	}
+	if !initialize { // its answer carries the session id header: JSON only
+		x.startKeepalive()
+	}
+	h.serve(x, sess)
+	out, isBatch, sse := x.answers()
+	if sse {
+		return
+	}
+	if initialize && len(out) == 1 {
+		if id := h.newSession(first, out[0]); id != "" {
+			w.Header().Set(HeaderSession, id)
+		}
+	}
+	switch {
+	case len(out) == 0:
+		w.WriteHeader(http.StatusAccepted)
+	case isBatch:
+		writeJSON(w, http.StatusOK, nil, out)
+	default:
+		writeJSON(w, http.StatusOK, nil, out[0])
+	}
+}
+
+// skip20241105 rewrites an initialize asking for 2024-11-05, a revision
+// without Streamable HTTP, to ask for the newest legacy one: the core's
+// negotiation then answers that, as the spec says a server does for a
+// version it does not support.
+func skip20241105(m *codec.Message) ([]byte, bool) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &p) != nil || string(p["protocolVersion"]) != `"`+codec.Rev20241105+`"` {
+		return nil, false
+	}
+	p["protocolVersion"], _ = json.Marshal(codec.LatestLegacyRevision)
+	params, err := json.Marshal(p)
+	if err != nil {
+		return nil, false
+	}
+	m2 := *m
+	m2.Params = params
+	b, err := json.Marshal(&m2)
+	return b, err == nil
+}
+
+// newSession issues the session id for a successful initialize.
+func (h *Handler) newSession(req, resp *codec.Message) string {
+	if resp.Error != nil {
+		return ""
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(resp.Result, &res) != nil || !codec.IsLegacyRevision(res.ProtocolVersion) {
+		return ""
+	}
+	var p struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+		ClientInfo   json.RawMessage `json:"clientInfo"`
+	}
+	json.Unmarshal(req.Params, &p)
+	now := h.now()
+	if h.opts.Metrics != nil {
+		h.opts.Metrics.sessions.Inc()
+	}
+	return issue(h.key, claims{
+		Rev:     res.ProtocolVersion,
+		Issued:  now.Unix(),
+		Expires: now.Add(h.opts.SessionTTL).Unix(),
+		Client:  p.ClientInfo,
+		Caps:    p.Capabilities,
+	})
+}
+
+// modernHeaders checks a 2026-07-28 request's headers against its body.
+func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec.Message, rev string) bool {
+	mismatch := func(header, got, want string) bool {
+		msg := fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", header, got, want)
+		if got == "" {
+			msg = fmt.Sprintf("Header mismatch: missing required %s header (body value '%s')", header, want)
+		}
+		httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
+		return false
+	}
+	if got := r.Header.Get(HeaderVersion); got != rev {
+		return mismatch(HeaderVersion, got, rev)
+	}
+	if got := r.Header.Get(HeaderMethod); got != m.Method {
+		return mismatch(HeaderMethod, got, m.Method)
+	}
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	json.Unmarshal(m.Params, &p)
+	want := ""
+	switch m.Method {
+	case codec.MethodToolsCall, "prompts/get":
+		want = p.Name
+	case "resources/read":
+		want = p.URI
+	}
+	if got := r.Header.Get(HeaderName); want != "" && got != want {
+		return mismatch(HeaderName, got, want)
+	}
+	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && p.Name != "" {
+		if msg := checkParams(r.Header, sc.InputSchema(p.Name), m.Params); msg != "" {
+			httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
+			return false
+		}
+	}
+	return true
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSession)
+	if sid == "" {
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, nil, codec.CodeInvalidRequest,
+			"method not allowed: GET opens a legacy session's stream and needs "+HeaderSession+"; 2026-07-28 has no GET stream")
+		return
+	}
+	c := h.session(w, r, sid)
+	if c == nil {
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, nil, codec.CodeInvalidRequest, "not acceptable: the GET stream is text/event-stream")
+		return
+	}
+	if h.draining.Load() {
+		httpError(w, http.StatusServiceUnavailable, nil, codec.CodeInternalError, "server draining")
+		return
+	}
+	sess, _ := codec.ResumeSession(c.Rev)
+	x := newExchange(w, r, nil, nil, h.opts.Keepalive)
+	x.carriesLists = true
+	x.mu.Lock()
+	x.toSSE()
+	x.mu.Unlock()
+	x.startKeepalive()
+	h.serve(x, sess)
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSession)
+	if sid == "" {
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, nil, codec.CodeInvalidRequest, "method not allowed: DELETE ends a legacy session and needs "+HeaderSession)
+		return
+	}
+	if h.session(w, r, sid) == nil {
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// register and unregister track an exchange's requests while it runs, so
+// that a notifications/cancelled of the same session can reach them.
+func (h *Handler) register(sid string, x *exchange) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k := range x.pending {
+		h.live[sid+"\x00"+k] = x
+	}
+}
+
+func (h *Handler) unregister(sid string, x *exchange) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k, v := range h.live {
+		if v == x && strings.HasPrefix(k, sid+"\x00") {
+			delete(h.live, k)
+		}
+	}
+}
+
+func (h *Handler) routeCancel(sid string, m *codec.Message) {
+	var p codec.CancelledParams
+	if sid == "" || json.Unmarshal(m.Params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	key := p.RequestID.Key()
+	h.mu.Lock()
+	x := h.live[sid+"\x00"+key]
+	h.mu.Unlock()
+	if x == nil {
+		h.debugf("notifications/cancelled for %s: not running on this replica", p.RequestID)
+		return
+	}
+	frame, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	select {
+	case x.inject <- frame:
+		x.forget(key)
+	default:
+	}
+}
+
+// httpError answers with status and a JSON-RPC error body.
+func httpError(w http.ResponseWriter, status int, id *codec.ID, code int, msg string) {
+	writeJSON(w, status, nil, codec.NewErrorResponse(id, codec.Errorf(code, "%s", msg)))
+}
+
+func writeJSON(w http.ResponseWriter, status int, _ http.Header, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: encoding the answer"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func (h *Handler) warnf(format string, args ...any) {
+	h.opts.Logger.Warn(fmt.Sprintf(format, args...))
+}
+
+func (h *Handler) debugf(format string, args ...any) {
+	if h.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		h.opts.Logger.Debug(fmt.Sprintf(format, args...))
+	}
+}
