@@ -35,7 +35,7 @@ import (
 
 // httpRoute is mcp-route --http running as a process.
 type httpRoute struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	url    string // http://127.0.0.1:PORT
 	stderr *syncBuffer
@@ -63,7 +63,7 @@ var servingRE = regexp.MustCompile(`serving MCP at (https?://[^ "]+)/mcp`)
 
 // startHTTP starts mcp-route --http 127.0.0.1:0 with args and waits for
 // its address.
-func startHTTP(t *testing.T, args ...string) *httpRoute {
+func startHTTP(t testing.TB, args ...string) *httpRoute {
 	t.Helper()
 	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
 	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--confine", "off"}, args...)...)
@@ -109,7 +109,7 @@ func startHTTP(t *testing.T, args ...string) *httpRoute {
 // httpTools writes the test tools: echo (its arguments back as JSON),
 // slow (writes its pid to $MCP_ARG_PIDFILE, then sleeps $MCP_ARG_SECS)
 // and progress (two progress lines on fd 3).
-func httpTools(t *testing.T) string {
+func httpTools(t testing.TB) string {
 	dir := t.TempDir()
 	write := func(name, script, def string) {
 		proctest.WriteExecutable(t, filepath.Join(dir, name), []byte(script))
