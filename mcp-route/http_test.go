@@ -814,6 +814,14 @@ func TestHTTPBatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 {
 		t.Errorf("batch: %d %s, want an array of 2 answers", code, body)
 	}
+	// A 2025-06-18 session has no batches: each request gets its error.
+	sid = initialize(t, r.url, "2025-06-18")
+	code, _, body = post(t, r.url, `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","method":"ping"}]`,
+		"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18")
+	out = nil
+	if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil || len(out) != 2 || !strings.Contains(body, "-32600") {
+		t.Errorf("batch in 2025-06-18: %d %s, want two -32600 errors", code, body)
+	}
 }
 
 // TestHTTPReadyAfterLoad: /readyz is 503 while the tools load (here a
