@@ -388,7 +388,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case len(out) == 0:
 		w.WriteHeader(http.StatusAccepted)
-	case isBatch:
+	case isBatch || len(out) > 1: // a batch, or one refused request by request
 		writeJSON(w, http.StatusOK, nil, out)
 	default:
 		writeJSON(w, http.StatusOK, nil, out[0])

@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,7 +12,7 @@ import (
 
 // Metrics are mcp-route's Prometheus metrics, served at /metrics with the
 // Go runtime's and the process's (go_goroutines, go_memstats_*,
-// process_*).
+// go_gc_heap_live_bytes, process_*).
 type Metrics struct {
 	calls    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -38,7 +39,11 @@ func NewMetrics(load func() (running, queued int)) *Metrics {
 		sessions: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcp_route_sessions_issued_total", Help: "Mcp-Session-Id tokens issued by initialize."}),
 	}
 	reg.MustRegister(m.calls, m.latency, m.started, m.killed, m.sessions,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		// go_gc_heap_live_bytes too: the heap kept after the last GC,
+		// what a leak grows (heap in use swings with garbage).
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_route_calls_in_flight", Help: "tools/call requests running a tool now."},
 			func() float64 { r, _ := load(); return float64(r) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcp_route_calls_queued", Help: "tools/call requests waiting for a process slot (--max-procs)."},
