@@ -32,6 +32,7 @@ EXTRA_DATA = {
         "//examples/tools",
         "//examples/hosts",
         "//examples/demo:demo.sh",
+        "//examples/deploy:nginx/mcp.conf.template",
         "interop/route-clients/client.mjs",
         "interop/ts-server/server.cjs",
     ],
