@@ -183,8 +183,11 @@ type plan struct {
 	report     Report
 	handledFS  uint64
 	handledNet uint64
-	scoped     uint64
-	masks      []uint64 // one per report.Rules entry
+	// netFilterErr: why the NoNetwork seccomp filter could not be
+	// installed on the thread (set by restrictThread).
+	netFilterErr error
+	scoped       uint64
+	masks        []uint64 // one per report.Rules entry
 }
 
 // Rights per ABI version; only what the kernel knows may be asked.
@@ -404,3 +407,14 @@ type ExecError struct {
 func (e *ExecError) Error() string { return "confine: exec " + e.Path + ": " + e.Err.Error() }
 
 func (e *ExecError) Unwrap() error { return e.Err }
+
+// IncompleteError is Exec's error when the confinement, as checked, does
+// not enforce all the policy asks and the caller did not accept that;
+// nothing was exec'd.
+type IncompleteError struct {
+	Missing []string // as in Report.Missing
+}
+
+func (e *IncompleteError) Error() string {
+	return "confine: not enforced: " + strings.Join(e.Missing, "; ")
+}
