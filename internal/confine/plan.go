@@ -28,7 +28,9 @@ type Policy struct {
 	AllowRead []string
 	// AllowWrite are read-write (--allow-write).
 	AllowWrite []string
-	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4).
+	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4), and by
+	// a seccomp filter MPTCP, TCP Fast Open and io_uring (see the
+	// package doc).
 	NoNetwork bool
 }
 
@@ -322,7 +324,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		case abi >= 4:
 			pl.handledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 			r.NoNetwork = true
-			r.Limits = append(r.Limits, "no-network covers TCP only: UDP is not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6)")
+			r.Limits = append(r.Limits, "no-network covers TCP only: UDP and other protocols are not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6), nor a TCP listen without bind (inbound only, on a port the kernel picks)")
 		default:
 			r.Missing = append(r.Missing, "no-network needs Landlock ABI 4 (Linux 6.7)")
 		}
