@@ -68,12 +68,24 @@ func runExec(o execOptions, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: warning: not confined: %s; running %s unconfined\n", prog, why, o.argv[0])
 			return execUnconfined(root, o.argv, env, fail)
 		}
-		fmt.Fprintf(stderr, "%s: warning: confined in part: not enforced: %s\n", prog, why)
 	}
-	err = confine.Exec(p, o.argv, env)
+	// What the kernel lacks shows in the plan; what it lets past (the
+	// ways around the TCP rules) only in the check on the thread, so the
+	// decision is taken there, on what was seen.
+	partial := func(r confine.Report) bool {
+		if o.bestEffort {
+			fmt.Fprintf(stderr, "%s: warning: confined in part: not enforced: %s\n", prog, strings.Join(r.Missing, "; "))
+		}
+		return o.bestEffort
+	}
+	err = confine.Exec(p, o.argv, env, partial)
 	var ee *confine.ExecError
 	if errors.As(err, &ee) {
 		return fail(126, "%s: %v", o.argv[0], ee.Err)
+	}
+	var ie *confine.IncompleteError
+	if errors.As(err, &ie) {
+		return fail(1, "cannot confine %s: %s (--best-effort runs it anyway)", o.argv[0], strings.Join(ie.Missing, "; "))
 	}
 	if o.bestEffort {
 		fmt.Fprintf(stderr, "%s: warning: not confined: %v; running %s unconfined\n", prog, err, o.argv[0])

@@ -247,6 +247,22 @@ func TestExecNoNetwork(t *testing.T) {
 	if code, out := b.sh(connect, "--no-network"); code == 0 || strings.Contains(out, "served") || !strings.Contains(out, "Permission denied") {
 		t.Errorf("--no-network: %d %q", code, out)
 	}
+	// An MPTCP socket falls back to plain TCP and is not what Landlock's
+	// TCP rules check: --no-network refuses it all the same.
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl for an MPTCP socket")
+	}
+	mptcp := `exec perl -MSocket -e 'socket(my $s, AF_INET, SOCK_STREAM, 262) or die "socket: $!\n"; connect($s, pack_sockaddr_in(` + port + `, inet_aton("127.0.0.1"))) or die "connect: $!\n"; print scalar <$s>'`
+	code, out := b.sh(mptcp)
+	if code != 0 && strings.Contains(out, "socket: Protocol not") {
+		t.Skipf("this kernel has no MPTCP: %s", out)
+	}
+	if code != 0 || out != "served\n" {
+		t.Fatalf("MPTCP without --no-network: %d %q", code, out)
+	}
+	if code, out := b.sh(mptcp, "--no-network"); code == 0 || strings.Contains(out, "served") || !strings.Contains(out, "socket: Permission denied") {
+		t.Errorf("MPTCP with --no-network: %d %q", code, out)
+	}
 }
 
 // TestExecSignalsAndEnviron: the confined command cannot signal an

@@ -44,7 +44,8 @@
 // executable (found by PATH; with a slash, relative to DIR), and use
 // /dev/null, /dev/zero, /dev/urandom and /dev/random (not /dev/tty);
 // everything else, the home directory, /tmp, /proc and /sys included, is
-// refused. With --no-network it cannot bind or connect TCP sockets. From
+// refused. With --no-network it cannot bind or connect TCP sockets (MPTCP
+// and TCP Fast Open included; io_uring is refused). From
 // Landlock ABI 6 it cannot signal processes outside, nor reach abstract
 // Unix sockets made outside. CMD runs in DIR, TMPDIR set to DIR (unless
 // the inherited one is writable under the policy); mcp-jail execs it, so
@@ -99,8 +100,9 @@ refused. CMD runs in DIR with TMPDIR=DIR (unless the inherited TMPDIR is
 writable), and mcp-jail execs it: the exit status is CMD's.
   --allow-read DIR   also readable (repeatable)
   --allow-write DIR  also readable and writable (repeatable)
-  --no-network       no TCP bind or connect (Landlock ABI 4, Linux 6.7;
-                     UDP is not covered)
+  --no-network       no TCP bind or connect, MPTCP and TCP Fast Open
+                     included, and no io_uring (Landlock ABI 4, Linux 6.7,
+                     and seccomp; UDP is not covered)
   --readonly         DIR is read-only too
   --best-effort      when the kernel cannot confine (in full), warn and run
                      CMD anyway instead of exiting 1

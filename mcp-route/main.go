@@ -129,7 +129,8 @@ symlinks; read and write --root (read only with --readonly) and a private
 TMPDIR made for this server; read --allow-read and read and write
 --allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
 else: not the home directory, not /proc (ps does not work confined). With
---no-network (Landlock ABI 4, Linux 6.7) no TCP connect or bind; on ABI 6
+--no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect or
+bind, MPTCP and TCP Fast Open included, and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
 outside. A tool's definition cannot widen this. auto runs tools unconfined,
 with one warning, where the kernel cannot (Landlock needs Linux 5.13);

@@ -46,4 +46,6 @@ func (s *Spawner) Close() {}
 func Probe(s *Spawner, probeExe string) error { return ErrUnsupported }
 
 // Exec returns ErrUnsupported.
-func Exec(p Policy, argv []string, env []string) error { return ErrUnsupported }
+func Exec(p Policy, argv []string, env []string, partial func(Report) bool) error {
+	return ErrUnsupported
+}

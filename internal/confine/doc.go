@@ -21,8 +21,31 @@
 // itself refuses ptrace of processes outside the domain. From ABI 6 the
 // domain is also scoped: no signals to processes outside it, no connect
 // to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP
-// bind and connect are denied; UDP and pathname Unix sockets are not
-// covered.
+// bind and connect are denied, MPTCP and TCP Fast Open included (see
+// below); UDP and other protocols, pathname Unix sockets, and a TCP
+// listen(2) without bind(2) (the kernel picks the port: inbound only)
+// are not covered.
+//
+// # NoNetwork: the seccomp filter
+//
+// Landlock's TCP rules check bind(2) and connect(2) of IPPROTO_TCP
+// sockets. Linux (6.18 at least) lets two ways past them: an MPTCP
+// socket (protocol IPPROTO_MPTCP, which falls back to plain TCP) and TCP
+// Fast Open (sendto or sendmsg with MSG_FASTOPEN connects without
+// connect(2)). With NoNetwork the confined thread also gets a seccomp
+// filter, after PR_SET_NO_NEW_PRIVS and before landlock_restrict_self,
+// for that thread only (no SECCOMP_FILTER_FLAG_TSYNC) and inherited by
+// what it forks and execs. It refuses with EACCES socket(2) with
+// IPPROTO_MPTCP, sendto, sendmsg and sendmmsg with MSG_FASTOPEN, and
+// setsockopt IPPROTO_TCP TCP_FASTOPEN_CONNECT; with ENOSYS
+// io_uring_setup, since io_uring's socket and send operations are not
+// seen by seccomp (a program that uses io_uring falls back or fails);
+// and it kills a process that makes a system call of another convention
+// (x32 on amd64, 32-bit), whose numbers it does not check. Everything
+// else passes. The arguments are compared as the kernel reads them,
+// 32-bit ints. There is a filter for amd64 and arm64 only; elsewhere, or
+// when it cannot be installed, the check below finds the ways open and
+// NoNetwork is Missing.
 //
 // Each path is resolved (symlinks followed) when the rules are built and
 // the rule attaches to what it resolved to; a symlink inside Root that
@@ -74,9 +97,9 @@
 // readable rule opens, and, when asked, that a TCP connect to a loopback
 // listener, kill(2) of a process outside and a connect to an abstract
 // socket made outside are refused. With NoNetwork it also tries the ways
-// past Landlock's TCP rules that some kernels leave open (an MPTCP socket,
-// TCP Fast Open's sendto; Linux 6.18 has both): one that gets through
-// makes no-network Missing, so the Report is not Complete. Probe then
+// past Landlock's TCP rules (an MPTCP connect, TCP Fast Open's sendto,
+// io_uring_setup): one that gets through makes no-network Missing, so
+// the Report is not Complete. Probe then
 // starts a real child through the Spawner and checks the same from the
 // child. A Report says
 // Verified only after seeing it; a protection that could not be tested is
@@ -97,7 +120,9 @@
 //
 // Exec is for mcp-jail --exec: the same checks on a locked thread, then
 // chdir to Root and execve from that thread, so the new program (whose
-// only thread it is) runs in the domain.
+// only thread it is) runs in the domain. A check that finds the policy
+// not enforced in full refuses the exec (*IncompleteError) unless the
+// caller's partial function accepts it.
 //
 // InForce lets a program confined this way see it: opening "/" is
 // refused. sh_exec refuses to run without it.

@@ -28,7 +28,9 @@ type Policy struct {
 	AllowRead []string
 	// AllowWrite are read-write (--allow-write).
 	AllowWrite []string
-	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4).
+	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4), and by
+	// a seccomp filter MPTCP, TCP Fast Open and io_uring (see the
+	// package doc).
 	NoNetwork bool
 }
 
@@ -183,8 +185,11 @@ type plan struct {
 	report     Report
 	handledFS  uint64
 	handledNet uint64
-	scoped     uint64
-	masks      []uint64 // one per report.Rules entry
+	// netFilterErr: why the NoNetwork seccomp filter could not be
+	// installed on the thread (set by restrictThread).
+	netFilterErr error
+	scoped       uint64
+	masks        []uint64 // one per report.Rules entry
 }
 
 // Rights per ABI version; only what the kernel knows may be asked.
@@ -319,7 +324,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		case abi >= 4:
 			pl.handledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 			r.NoNetwork = true
-			r.Limits = append(r.Limits, "no-network covers TCP only: UDP is not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6)")
+			r.Limits = append(r.Limits, "no-network covers TCP only: UDP and other protocols are not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6), nor a TCP listen without bind (inbound only, on a port the kernel picks)")
 		default:
 			r.Missing = append(r.Missing, "no-network needs Landlock ABI 4 (Linux 6.7)")
 		}
@@ -404,3 +409,14 @@ type ExecError struct {
 func (e *ExecError) Error() string { return "confine: exec " + e.Path + ": " + e.Err.Error() }
 
 func (e *ExecError) Unwrap() error { return e.Err }
+
+// IncompleteError is Exec's error when the confinement, as checked, does
+// not enforce all the policy asks and the caller did not accept that;
+// nothing was exec'd.
+type IncompleteError struct {
+	Missing []string // as in Report.Missing
+}
+
+func (e *IncompleteError) Error() string {
+	return "confine: not enforced: " + strings.Join(e.Missing, "; ")
+}
