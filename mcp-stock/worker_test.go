@@ -326,3 +326,73 @@ type shOut struct {
 		Stderr   string `json:"stderr"`
 	} `json:"structuredContent"`
 }
+
+// TestWorkerRootReplaced: a worker keeps its root open between calls, yet
+// a call works in the directory MCP_ROOT names when it starts, as a tool
+// run once per call does: after the root is renamed and another directory
+// put in its place, or a symlink root pointed elsewhere, calls see the new
+// directory and cannot reach the old one; with no directory there, a call
+// fails and the worker serves the next one once it is back.
+func TestWorkerRootReplaced(t *testing.T) {
+	parent := t.TempDir()
+	mkRoot := func(name, content string) string {
+		dir := filepath.Join(parent, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	root := mkRoot("root", "first\n")
+	w := startStock(t, "fs_read", parent, "MCP_ROOT="+root)
+	id := 0
+	read := func(path, wantOut, wantErr string) {
+		t.Helper()
+		id++
+		a := w.call(id, "fs_read", fmt.Sprintf(`{"path":%q}`, path))
+		switch {
+		case wantErr != "" && (a.Output != nil || !strings.Contains(a.Error, wantErr)):
+			t.Errorf("read %s: output %v error %q, want error containing %q", path, a.Output, a.Error, wantErr)
+		case wantErr == "" && (a.Output == nil || *a.Output != wantOut):
+			t.Errorf("read %s: output %v error %q, want %q", path, a.Output, a.Error, wantOut)
+		}
+	}
+	read("a.txt", "first\n", "")
+	read("a.txt", "first\n", "")
+
+	if err := os.Rename(root, filepath.Join(parent, "old")); err != nil {
+		t.Fatal(err)
+	}
+	mkRoot("root", "second\n")
+	read("a.txt", "second\n", "")
+	read(filepath.Join(parent, "old", "a.txt"), "", "path escapes root")
+
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	read("a.txt", "", "opening the root")
+	mkRoot("root", "third\n")
+	read("a.txt", "third\n", "")
+
+	// A root given through a symlink follows the link's target.
+	link := filepath.Join(parent, "link")
+	if err := os.Symlink("root", link); err != nil {
+		t.Fatal(err)
+	}
+	w.wait()
+	w = startStock(t, "fs_read", parent, "MCP_ROOT="+link)
+	id = 0
+	read("a.txt", "third\n", "")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("old", link); err != nil {
+		t.Fatal(err)
+	}
+	read("a.txt", "first\n", "")
+	if code := w.wait(); code != 0 {
+		t.Errorf("exit status %d, want 0; stderr:\n%s", code, w.log())
+	}
+}

@@ -17,15 +17,23 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 )
 
-// openRoot opens the call's root (MCP_ROOT) as a jail. Every tool that
-// touches a file opens it once per call and closes it when done; every path
-// of the call goes through it.
-func openRoot(c *tool.Call) (*jail.Root, error) {
+// openRoot opens the call's root (MCP_ROOT) as a jail and returns it with
+// the function that closes it when the call is done. Every tool that
+// touches a file opens it once per call; every path of the call goes
+// through it. In a worker the root stays open between calls (rootCache).
+func openRoot(c *tool.Call) (*jail.Root, func() error, error) {
+	if rc := rootCacheOf(c.Context()); rc != nil {
+		r, done, err := rc.open(c.Root())
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening the root: %w", err)
+		}
+		return r, done, nil
+	}
 	r, err := jail.Open(c.Root())
 	if err != nil {
-		return nil, fmt.Errorf("opening the root: %w", err)
+		return nil, nil, fmt.Errorf("opening the root: %w", err)
 	}
-	return r, nil
+	return r, r.Close, nil
 }
 
 // openRegular opens the regular file name for reading and returns it with

@@ -307,11 +307,11 @@ func rooted[A any](h func(c *tool.Call, r *jail.Root, args *A) error) func(*tool
 				return err
 			}
 		}
-		r, err := openRoot(c)
+		r, done, err := openRoot(c)
 		if err != nil {
 			return err
 		}
-		defer r.Close()
+		defer done()
 		return h(c, r, &args)
 	}
 }

@@ -114,11 +114,11 @@ func shExec(c *tool.Call) error {
 	if err := allow.Check(argv); err != nil {
 		return err
 	}
-	r, err := openRoot(c)
+	r, done, err := openRoot(c)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer done()
 	// inside refuses a path that names a place outside the root.
 	inside := func(p string) error {
 		switch _, err := r.Resolve(p); {

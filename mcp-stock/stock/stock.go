@@ -91,8 +91,11 @@
 // Install writes nothing more than the links. MCP_ROOT and the sh_exec and
 // env_get settings come from the worker's environment, set once at its
 // start; the arguments, MCP_TOOL and MCP_PROTOCOL_VERSION are the
-// request's (package mcp-route/tool). A call still gets a root opened for it
-// alone, and sh_exec's program still runs in a process group of its own
+// request's (package mcp-route/tool). The root is opened once and shared by
+// the worker's calls; each call checks, with one stat, that MCP_ROOT still
+// names the directory held and opens it again when it does not (the root was
+// renamed or replaced), so a call works where MCP_ROOT points when it starts,
+// as in a process of its own. sh_exec's program still runs in a process group of its own
 // that is killed when the call ends, times out or is cancelled, so nothing a
 // call starts outlives it. SIGTERM cancels every call, and the worker exits
 // once they have answered.
@@ -203,6 +206,8 @@ func Main(p tool.Process, version string) int {
 		}
 		ctx, stop := signal.NotifyContext(p.Context, syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
+		ctx, closeRoot := withRootCache(ctx)
+		defer closeRoot()
 		p.Context = ctx
 		return tool.ExecMany(p, execAll())
 	}
