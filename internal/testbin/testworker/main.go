@@ -145,11 +145,13 @@ func serve(r request, cancel chan struct{}) {
 func handle(r request, cancel <-chan struct{}, progress func(i, n int)) (output, errText string) {
 	n := calls.Add(1)
 	a := r.Arguments
-	if p, ok := a["pidfile"].(string); ok {
-		os.WriteFile(p, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644)
-	}
+	// stderr first: a test that kills the worker once the pid file is
+	// there expects the line in the worker's stderr tail.
 	if s, ok := a["stderr"].(string); ok {
 		fmt.Fprintln(os.Stderr, s)
+	}
+	if p, ok := a["pidfile"].(string); ok {
+		os.WriteFile(p, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644)
 	}
 	if mb, ok := a["grow"].(float64); ok {
 		b := make([]byte, int(mb)<<20)
