@@ -16,14 +16,13 @@ import (
 	"time"
 	"unsafe"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
 // ABI returns the Landlock ABI version of the running kernel: 0 when the
 // kernel has no Landlock or it is disabled.
 func ABI() int {
-	v, err := ll.LandlockGetABIVersion()
+	v, err := landlockVersion(createRulesetVersion)
 	if err != nil || v < 0 {
 		return 0
 	}
@@ -31,7 +30,7 @@ func ABI() int {
 }
 
 func errata() int {
-	e, err := ll.LandlockGetErrata()
+	e, err := landlockVersion(createRulesetErrata)
 	if err != nil || e < 0 {
 		return 0
 	}
@@ -61,8 +60,8 @@ func restrictThread(pl *plan) error {
 		// rules open and reports no-network as not enforced, with this.
 		pl.netFilterErr = installNetFilter()
 	}
-	attr := ll.RulesetAttr{HandledAccessFS: pl.handledFS, HandledAccessNet: pl.handledNet, Scoped: pl.scoped}
-	rfd, err := ll.LandlockCreateRuleset(&attr, 0)
+	attr := rulesetAttr{handledAccessFS: pl.handledFS, handledAccessNet: pl.handledNet, scoped: pl.scoped}
+	rfd, err := landlockCreateRuleset(&attr, 0)
 	if err != nil {
 		return fmt.Errorf("confine: landlock_create_ruleset (ABI %d): %w", pl.report.ABI, err)
 	}
@@ -72,7 +71,7 @@ func restrictThread(pl *plan) error {
 		if err != nil {
 			return fmt.Errorf("confine: rule %s %s: %w", rl.Access, rl.Path, err)
 		}
-		err = ll.LandlockAddPathBeneathRule(rfd, &ll.PathBeneathAttr{AllowedAccess: pl.masks[i], ParentFd: fd}, 0)
+		err = landlockAddPathBeneathRule(rfd, &pathBeneathAttr{allowedAccess: pl.masks[i], parentFd: int32(fd)})
 		unix.Close(fd)
 		if err != nil {
 			return fmt.Errorf("confine: landlock_add_rule %s %s: %w", rl.Access, rl.Path, err)
@@ -80,7 +79,7 @@ func restrictThread(pl *plan) error {
 	}
 	// Per thread on purpose (no LANDLOCK_RESTRICT_SELF_TSYNC, no psx):
 	// only this thread, and what it forks, enters the domain.
-	if err := ll.LandlockRestrictSelf(rfd, 0); err != nil {
+	if err := landlockRestrictSelf(rfd); err != nil {
 		return fmt.Errorf("confine: landlock_restrict_self: %w", err)
 	}
 	return nil
@@ -105,7 +104,7 @@ func outsideDir(pl *plan) (dir, secret string) {
 		if err != nil {
 			continue
 		}
-		if real, err := filepath.EvalSymlinks(d); err == nil && !pl.covered(real, ll.AccessFSReadFile) && !pl.covered(real, ll.AccessFSMakeReg) {
+		if real, err := filepath.EvalSymlinks(d); err == nil && !pl.covered(real, accessFSReadFile) && !pl.covered(real, accessFSMakeReg) {
 			f := filepath.Join(real, "secret")
 			if os.WriteFile(f, []byte("witness\n"), 0o600) == nil {
 				return real, f
@@ -132,7 +131,7 @@ func newWitness(pl *plan) *witness {
 			}
 		}
 	}
-	if pl.scoped&ll.ScopeAbstractUnixSocket != 0 {
+	if pl.scoped&scopeAbstractUnixSocket != 0 {
 		if fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
 			name := fmt.Sprintf("@mcpipe-confine-witness-%d-%d", os.Getpid(), time.Now().UnixNano())
 			if unix.Bind(fd, &unix.SockaddrUnix{Name: name}) == nil && unix.Listen(fd, 4) == nil {
@@ -196,7 +195,7 @@ func (w *witness) check(pl *plan) (Report, error) {
 		}
 	}
 	for i, rl := range r.Rules {
-		if pl.masks[i]&ll.AccessFSReadFile == 0 && pl.masks[i]&ll.AccessFSReadDir == 0 {
+		if pl.masks[i]&accessFSReadFile == 0 && pl.masks[i]&accessFSReadDir == 0 {
 			continue
 		}
 		flags := unix.O_RDONLY | unix.O_CLOEXEC
@@ -233,7 +232,7 @@ func (w *witness) check(pl *plan) (Report, error) {
 			}
 		}
 	}
-	if pl.scoped&ll.ScopeSignal != 0 {
+	if pl.scoped&scopeSignal != 0 {
 		target := 1
 		if os.Getpid() == 1 {
 			target = os.Getppid()
@@ -245,7 +244,7 @@ func (w *witness) check(pl *plan) (Report, error) {
 			return r, err
 		}
 	}
-	if pl.scoped&ll.ScopeAbstractUnixSocket != 0 {
+	if pl.scoped&scopeAbstractUnixSocket != 0 {
 		if w.abstract < 0 {
 			r.ScopedAbstractSockets = false
 			r.Limits = append(r.Limits, "abstract socket scoping could not be verified")
@@ -422,7 +421,7 @@ func NewNestedSpawner() (*Spawner, error) {
 	pl := &plan{handledFS: fsMakeDevice}
 	pl.report.ABI = abi
 	if abi >= 6 && errata()&errScopeFix != 0 {
-		pl.scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
+		pl.scoped = scopeSignal | scopeAbstractUnixSocket
 		pl.report.ScopedSignals, pl.report.ScopedAbstractSockets = true, true
 	}
 	s := &Spawner{reqs: make(chan spawnReq), quit: make(chan struct{})}
@@ -568,7 +567,7 @@ func Exec(p Policy, argv []string, env []string, partial func(Report) bool) erro
 	if err != nil {
 		return err
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil && !pl.covered(real, ll.AccessFSExecute) {
+	if real, err := filepath.EvalSymlinks(path); err == nil && !pl.covered(real, accessFSExecute) {
 		p.ReadExec = append(append([]string(nil), p.ReadExec...), real)
 		if pl, err = readyPlan(p); err != nil {
 			return err

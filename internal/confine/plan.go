@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // Policy is what a confined process may touch. Paths may be relative
@@ -194,14 +192,14 @@ type plan struct {
 
 // Rights per ABI version; only what the kernel knows may be asked.
 const (
-	fsRead     = ll.AccessFSReadFile | ll.AccessFSReadDir
-	fsReadExec = fsRead | ll.AccessFSExecute
-	fsFile     = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
-	fsDevice   = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSIoctlDev
+	fsRead     = accessFSReadFile | accessFSReadDir
+	fsReadExec = fsRead | accessFSExecute
+	fsFile     = accessFSExecute | accessFSWriteFile | accessFSReadFile | accessFSTruncate | accessFSIoctlDev
+	fsDevice   = accessFSReadFile | accessFSWriteFile | accessFSIoctlDev
 	// fsMakeDevice is never granted: a device node made in a writable
 	// place opens by its path there, so root (CAP_MKNOD) could make one
 	// for the disk or /dev/kmsg in the root and read or write it.
-	fsMakeDevice = ll.AccessFSMakeChar | ll.AccessFSMakeBlock
+	fsMakeDevice = accessFSMakeChar | accessFSMakeBlock
 )
 
 // fsAll is every file-system right ABI abi knows. Newer rights (ABI 9
@@ -322,7 +320,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 	if p.NoNetwork {
 		switch {
 		case abi >= 4:
-			pl.handledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+			pl.handledNet = accessNetBindTCP | accessNetConnectTCP
 			r.NoNetwork = true
 			r.Limits = append(r.Limits, "no-network covers TCP only: UDP and other protocols are not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6), nor a TCP listen without bind (inbound only, on a port the kernel picks)")
 		default:
@@ -331,7 +329,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 	}
 	switch {
 	case abi >= 6 && errata&errScopeFix != 0:
-		pl.scoped = ll.ScopeSignal | ll.ScopeAbstractUnixSocket
+		pl.scoped = scopeSignal | scopeAbstractUnixSocket
 		r.ScopedSignals, r.ScopedAbstractSockets = true, true
 	case abi >= 6:
 		r.Limits = append(r.Limits, "signal and abstract-socket scoping left off: this kernel lacks the fix for Landlock erratum 2")

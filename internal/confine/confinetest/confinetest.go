@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"testing"
-
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // RequireEnv names the variable that turns a skip into a failure.
@@ -34,10 +32,7 @@ func Need(t testing.TB, min int) int {
 	t.Helper()
 	// Asked here rather than through confine.ABI, so that confine's own
 	// tests can use this package.
-	abi, err := ll.LandlockGetABIVersion()
-	if err != nil {
-		abi = 0
-	}
+	abi := kernelABI()
 	if abi >= min && abi > 0 {
 		return abi
 	}
