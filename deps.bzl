@@ -176,13 +176,6 @@ def go_dependencies():
     )
 
     go_repository(
-        name = "com_github_landlock_lsm_go_landlock",
-        importpath = "github.com/landlock-lsm/go-landlock",
-        sum = "h1:QS17AXv0o19V55BJFPpKhU/s6KC71nXvJZkjIvCyTYg=",
-        version = "v0.11.2",
-    )
-
-    go_repository(
         name = "com_github_mattn_go_shellwords",
         importpath = "github.com/mattn/go-shellwords",
         sum = "h1:RRxAaRzU1YbzOSCj9NJqg2/VIbSWv0dnPoD3EwE8kxI=",
@@ -404,12 +397,7 @@ def go_dependencies():
         sum = "h1:bbrp8t3bGUeFOx08pvsMYRTCVSMk89u4tKbNOZbp88U=",
         version = "v0.15.0",
     )
-    go_repository(
-        name = "org_kernel_pub_linux_libs_security_libcap_psx",
-        importpath = "kernel.org/pub/linux/libs/security/libcap/psx",
-        sum = "h1:PC3yNs51cX5LZ7U57a7xielBcoXB3xnV+rXD8V0H0DQ=",
-        version = "v1.2.78",
-    )
+
     go_repository(
         name = "org_uber_go_goleak",
         importpath = "go.uber.org/goleak",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,5 +132,23 @@ func TestSignals(t *testing.T) {
 	}
 	if syscall.Kill(child, 0) == nil {
 		t.Errorf("sleep (pid %d) outlived sh_exec's SIGTERM", child)
+	}
+}
+
+// TestStaticBinary: mcp-stock runs once per exec'd tool call, and a
+// dynamically linked binary pays the dynamic loader on every one (0.6 ms,
+// 40% of a call, when a dependency pulled in cgo). A dependency that
+// brings cgo back fails here rather than in a benchmark nobody runs.
+func TestStaticBinary(t *testing.T) {
+	bin := testbin.Path(t, "MCP_STOCK_BIN", "mcp-stock")
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Skipf("not an ELF binary: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatalf("%s is dynamically linked (it names an interpreter): a dependency brought in cgo; every tool exec would pay the dynamic loader", bin)
+		}
 	}
 }
