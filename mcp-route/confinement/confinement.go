@@ -194,32 +194,36 @@ func Start(cfg Config) (*Confinement, error) {
 		close(c.ready)
 		return c, nil
 	}
-	c.policy = cfg.Policy()
+	if cfg.Mode == Auto {
+		// Even the plan (the tool directories scanned for links, the
+		// system directories resolved) is off the start-up path.
+		go func() {
+			defer close(c.ready)
+			c.planAndProve()
+		}()
+		return c, nil
+	}
+	err := c.planAndProve()
+	close(c.ready)
+	return c.orNil(err)
+}
+
+// planAndProve builds the policy and its plan, and proves it (prove);
+// what cannot be enforced goes through fail.
+func (c *Confinement) planAndProve() error {
+	c.policy = c.cfg.Policy()
 	plan := c.policy.Plan()
 	if plan.ABI == 0 {
 		why := "this kernel has no Landlock"
 		if len(plan.Missing) > 0 {
 			why = strings.Join(plan.Missing, "; ")
 		}
-		err := c.fail(why)
-		close(c.ready)
-		return c.orNil(err)
+		return c.fail(why)
 	}
-	if !plan.Complete() && cfg.Mode == Require {
-		err := c.fail("cannot be enforced in full: " + strings.Join(plan.Missing, "; "))
-		close(c.ready)
-		return c.orNil(err)
+	if !plan.Complete() && c.cfg.Mode == Require {
+		return c.fail("cannot be enforced in full: " + strings.Join(plan.Missing, "; "))
 	}
-	if cfg.Mode == Auto {
-		go func() {
-			defer close(c.ready)
-			c.prove()
-		}()
-		return c, nil
-	}
-	err := c.prove()
-	close(c.ready)
-	return c.orNil(err)
+	return c.prove()
 }
 
 func (c *Confinement) orNil(err error) (*Confinement, error) {
