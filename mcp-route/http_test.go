@@ -228,6 +228,12 @@ func TestHTTPModernHeaders(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"resultType":"complete"`) || h.Get("Mcp-Session-Id") != "" {
 		t.Fatalf("modern call: %d %v %s", code, h, body)
 	}
+	// The same name written as =?base64?…?= (what a client sends for a
+	// name that is not plain ASCII) stands for the same name; a broken
+	// encoding is a mismatch below.
+	if code, _, body := post(t, r.url, call, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "=?base64?ZWNobw==?="); code != 200 {
+		t.Errorf("modern call with an encoded Mcp-Name: %d %s", code, body)
+	}
 	for _, c := range []struct {
 		name    string
 		headers []string
@@ -235,6 +241,7 @@ func TestHTTPModernHeaders(t *testing.T) {
 	}{
 		{"wrong name", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "other"}, "Mcp-Name header value 'other' does not match body value 'echo'"},
 		{"missing name", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call"}, "missing required Mcp-Name"},
+		{"broken encoding", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "=?base64?!!?="}, "Mcp-Name header value '=?base64?!!?='"},
 		{"wrong method", []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list", "Mcp-Name", "echo"}, "Mcp-Method header value 'tools/list'"},
 		{"missing version", []string{"Mcp-Method", "tools/call", "Mcp-Name", "echo"}, "missing required Mcp-Protocol-Version"},
 	} {

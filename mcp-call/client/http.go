@@ -47,7 +47,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +54,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,9 +134,9 @@ type httpTransport struct {
 	closeOnce sync.Once
 
 	mu            sync.Mutex
-	session       string                   // legacy Mcp-Session-Id
-	legacyVersion string                   // the negotiated legacy version; "" in the modern era
-	paramHeaders  map[string][]paramHeader // tool name → its x-mcp-header arguments
+	session       string                         // legacy Mcp-Session-Id
+	legacyVersion string                         // the negotiated legacy version; "" in the modern era
+	paramHeaders  map[string][]codec.HeaderParam // tool name → its x-mcp-header arguments
 }
 
 // NewHTTP returns a Client for the Streamable HTTP endpoint at endpoint
@@ -470,11 +467,11 @@ func (h *httpTransport) headers(m *codec.Message) (http.Header, error) {
 	switch m.Method {
 	case codec.MethodToolsCall, "prompts/get":
 		if p.Name != nil {
-			hdr.Set("Mcp-Name", headerValue(*p.Name))
+			hdr.Set("Mcp-Name", codec.EncodeHeaderValue(*p.Name))
 		}
 	case "resources/read":
 		if p.URI != nil {
-			hdr.Set("Mcp-Name", headerValue(*p.URI))
+			hdr.Set("Mcp-Name", codec.EncodeHeaderValue(*p.URI))
 		}
 	}
 	if m.Method == codec.MethodToolsCall && p.Name != nil {
@@ -486,29 +483,6 @@ func (h *httpTransport) headers(m *codec.Message) (http.Header, error) {
 		}
 	}
 	return hdr, nil
-}
-
-// headerValue encodes a value for Mcp-Name or Mcp-Param-*: as it is when
-// it is plain visible ASCII (spaces inside allowed), else as
-// =?base64?…?=; a plain value that looks encoded is encoded too.
-func headerValue(s string) string {
-	plain := s == strings.TrimSpace(s) &&
-		!(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
-	for i := 0; plain && i < len(s); i++ {
-		if (s[i] < 0x20 || s[i] > 0x7e) && s[i] != '\t' {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-}
-
-// paramHeader is one tool argument mirrored into Mcp-Param-NAME.
-type paramHeader struct {
-	path []string // the chain of properties keys
-	name string
 }
 
 // learnTools records the x-mcp-header arguments of each tool and returns
@@ -523,7 +497,7 @@ func (h *httpTransport) learnTools(tools []json.RawMessage) []json.RawMessage {
 		return tools
 	}
 	kept := make([]json.RawMessage, 0, len(tools))
-	byName := map[string][]paramHeader{}
+	byName := map[string][]codec.HeaderParam{}
 	for _, raw := range tools {
 		var t struct {
 			Name        string          `json:"name"`
@@ -533,7 +507,7 @@ func (h *httpTransport) learnTools(tools []json.RawMessage) []json.RawMessage {
 			kept = append(kept, raw) // ListTools reports it
 			continue
 		}
-		params, err := headerParams(t.InputSchema)
+		params, err := codec.HeaderParams(t.InputSchema)
 		if err != nil {
 			if h.c.opts.OnWarning != nil {
 				h.c.opts.OnWarning(fmt.Sprintf("tools/list: left out tool %q: %v", t.Name, err))
@@ -549,100 +523,9 @@ func (h *httpTransport) learnTools(tools []json.RawMessage) []json.RawMessage {
 	return kept
 }
 
-// headerParams finds the x-mcp-header annotations of an inputSchema and
-// checks them against the 2026-07-28 rules: on a property reached from the
-// root through properties keys alone, of type integer, string or boolean,
-// named by a non-empty HTTP token unique regardless of case.
-func headerParams(schema json.RawMessage) ([]paramHeader, error) {
-	if len(schema) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return nil, nil // not ours to judge; the schema checks report it
-	}
-	var out []paramHeader
-	seen := map[string]bool{}
-	var walk func(node any, path []string, chain bool) error
-	walk = func(node any, path []string, chain bool) error {
-		switch n := node.(type) {
-		case []any:
-			for _, e := range n {
-				if err := walk(e, path, false); err != nil {
-					return err
-				}
-			}
-		case map[string]any:
-			if v, ok := n["x-mcp-header"]; ok {
-				where := "/" + strings.Join(path, "/")
-				name, _ := v.(string)
-				typ, _ := n["type"].(string)
-				switch {
-				case !chain || len(path) == 0:
-					return fmt.Errorf("x-mcp-header at %s is not on a property reached through properties alone", where)
-				case !isToken(name):
-					return fmt.Errorf("x-mcp-header %v at %s is not an HTTP header name token", v, where)
-				case seen[strings.ToLower(name)]:
-					return fmt.Errorf("x-mcp-header %q appears twice", name)
-				case typ != "string" && typ != "integer" && typ != "boolean":
-					return fmt.Errorf("x-mcp-header %q is on a property of type %v (want string, integer or boolean)", name, n["type"])
-				}
-				seen[strings.ToLower(name)] = true
-				out = append(out, paramHeader{path: slices.Clone(path), name: name})
-			}
-			keys := make([]string, 0, len(n))
-			for k := range n {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == "x-mcp-header" {
-					continue
-				}
-				if props, ok := n[k].(map[string]any); ok && k == "properties" {
-					names := make([]string, 0, len(props))
-					for pk := range props {
-						names = append(names, pk)
-					}
-					sort.Strings(names)
-					for _, pk := range names {
-						if err := walk(props[pk], append(slices.Clone(path), pk), chain); err != nil {
-							return err
-						}
-					}
-					continue
-				}
-				if err := walk(n[k], append(slices.Clone(path), k), false); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil, true); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // setParamHeaders adds Mcp-Param-NAME for each annotated argument present
 // in args and not null.
-func setParamHeaders(hdr http.Header, params []paramHeader, args json.RawMessage) error {
+func setParamHeaders(hdr http.Header, params []codec.HeaderParam, args json.RawMessage) error {
 	if len(params) == 0 || len(args) == 0 {
 		return nil
 	}
@@ -654,7 +537,7 @@ func setParamHeaders(hdr http.Header, params []paramHeader, args json.RawMessage
 	}
 	for _, p := range params {
 		v := obj
-		for _, k := range p.path {
+		for _, k := range p.Path {
 			m, ok := v.(map[string]any)
 			if !ok {
 				v = nil
@@ -678,7 +561,7 @@ func setParamHeaders(hdr http.Header, params []paramHeader, args json.RawMessage
 		default:
 			continue // absent, null, or not a primitive: no header
 		}
-		hdr.Set("Mcp-Param-"+p.name, headerValue(s))
+		hdr.Set(codec.HeaderParamPrefix+p.Name, codec.EncodeHeaderValue(s))
 	}
 	return nil
 }

@@ -187,20 +187,6 @@ func TestHTTPModernHeaders(t *testing.T) {
 	}
 }
 
-func TestHeaderValue(t *testing.T) {
-	for in, want := range map[string]string{
-		"us-west1":           "us-west1",
-		" padded ":           "=?base64?IHBhZGRlZCA=?=",
-		"line1\nline2":       "=?base64?bGluZTEKbGluZTI=?=",
-		"=?base64?literal?=": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
-		"a b":                "a b",
-	} {
-		if got := headerValue(in); got != want {
-			t.Errorf("headerValue(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestHTTPErrors(t *testing.T) {
 	var mode string
 	f := newFakeHTTP(t, modernServer(`[{"name":"t","inputSchema":{"type":"object"}}]`, func(w http.ResponseWriter, r *http.Request, m *codec.Message) {

@@ -472,8 +472,12 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	case "resources/read":
 		want = p.URI
 	}
-	if got := r.Header.Get(HeaderName); want != "" && got != want {
-		return mismatch(HeaderName, got, want)
+	// The client encodes a name that is not plain ASCII
+	// (codec.EncodeHeaderValue): compare what it stands for.
+	if got := r.Header.Get(HeaderName); want != "" {
+		if dec, err := codec.DecodeHeaderValue(got); err != nil || dec != want {
+			return mismatch(HeaderName, got, want)
+		}
 	}
 	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && p.Name != "" {
 		if msg := checkParams(r.Header, sc.InputSchema(p.Name), m.Params); msg != "" {

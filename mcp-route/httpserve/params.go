@@ -2,61 +2,28 @@ package httpserve
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/mcpipe/mcpipe/codec"
 )
-
-// paramPrefix starts the headers that mirror tools/call arguments whose
-// inputSchema property carries "x-mcp-header": NAME (Mcp-Param-NAME).
-const paramPrefix = "Mcp-Param-"
-
-// base64Wrap marks a header value that is base64 (non-ASCII or padded
-// with white space in the body): =?base64?...?=.
-const base64Open, base64Close = "=?base64?", "?="
 
 // schemas is what a Backend offers for the Mcp-Param-* check.
 type schemas interface {
 	InputSchema(tool string) json.RawMessage
 }
 
-// paramBinding is one argument mirrored into a header.
-type paramBinding struct {
-	path   []string // property names from the arguments object down
-	header string
-}
-
-// paramBindings lists the x-mcp-header annotations of an input schema,
-// nested objects included.
-func paramBindings(schema json.RawMessage, prefix []string, out []paramBinding) []paramBinding {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return out
-	}
-	for name, prop := range s.Properties {
-		var p struct {
-			Header string `json:"x-mcp-header"`
-		}
-		json.Unmarshal(prop, &p)
-		path := append(append([]string(nil), prefix...), name)
-		if p.Header != "" {
-			out = append(out, paramBinding{path, p.Header})
-		}
-		out = paramBindings(prop, path, out)
-	}
-	return out
-}
-
 // checkParams compares the Mcp-Param-* headers of a tools/call with its
-// arguments; it returns the mismatch, "" when they agree.
+// arguments (codec.HeaderParams: which arguments, codec.DecodeHeaderValue:
+// how their values are written); it returns the mismatch, "" when they
+// agree. A schema whose annotations break the rules binds nothing: a
+// client leaves such a tool out, so there is nothing to check.
 func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) string {
-	bindings := paramBindings(schema, nil, nil)
-	if len(bindings) == 0 {
+	bindings, err := codec.HeaderParams(schema)
+	if err != nil || len(bindings) == 0 {
 		return ""
 	}
 	var p struct {
@@ -64,32 +31,28 @@ func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) 
 	}
 	json.Unmarshal(params, &p)
 	for _, b := range bindings {
-		header := paramPrefix + b.header
+		header := codec.HeaderParamPrefix + b.Name
 		got := h.Get(header)
-		arg, ok := lookupArg(p.Arguments, b.path)
+		arg, ok := lookupArg(p.Arguments, b.Path)
 		if !ok {
 			if got != "" {
-				return fmt.Sprintf("Header mismatch: %s header present but argument '%s' is absent", header, strings.Join(b.path, "."))
+				return fmt.Sprintf("Header mismatch: %s header present but argument '%s' is absent", header, strings.Join(b.Path, "."))
 			}
 			continue
 		}
 		want, ok := primitive(arg)
 		if !ok {
-			return fmt.Sprintf("Header mismatch: argument '%s' mirrored in %s is not a string, number or boolean", strings.Join(b.path, "."), header)
+			return fmt.Sprintf("Header mismatch: argument '%s' mirrored in %s is not a string, number or boolean", strings.Join(b.Path, "."), header)
 		}
 		if got == "" {
 			return fmt.Sprintf("Header mismatch: missing required %s header (body value '%s')", header, want)
 		}
-		if inner, ok := strings.CutPrefix(got, base64Open); ok {
-			inner, ok = strings.CutSuffix(inner, base64Close)
-			dec, err := base64.StdEncoding.DecodeString(inner)
-			if !ok || err != nil {
-				return fmt.Sprintf("Header mismatch: %s header value '%s' is not valid =?base64?...?= text", header, got)
-			}
-			got = string(dec)
+		dec, err := codec.DecodeHeaderValue(got)
+		if err != nil {
+			return fmt.Sprintf("Header mismatch: %s header value '%s' is %v", header, got, err)
 		}
-		if !sameValue(got, want, arg) {
-			return fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", header, got, want)
+		if !sameValue(dec, want, arg) {
+			return fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", header, dec, want)
 		}
 	}
 	return ""
