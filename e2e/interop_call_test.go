@@ -57,28 +57,7 @@ func TestInteropGoSDK(t *testing.T) {
 			run := func(stdin string, argv ...string) callOut {
 				return mcpCall(t, stdin, append(append([]string{"--era", tc.era}, argv...), server...)...)
 			}
-			r := run("", "discover")
-			if r.code != 0 || !strings.Contains(r.stdout, "era:               "+tc.wantEra) ||
-				!strings.Contains(r.stdout, "gosdk-server 1.0.0") || !strings.Contains(r.stdout, tc.wantProbe) {
-				t.Errorf("discover: %+v", r)
-			}
-			r = run("", "tools")
-			got := strings.Fields(r.stdout)
-			slices.Sort(got)
-			if r.code != 0 || !slices.Equal(got, []string{"add", "fail", "greet", "region", "slow"}) {
-				t.Errorf("tools: %+v", r)
-			}
-			if r = run("", "call", "greet", "name=Ann"); r.code != 0 || r.stdout != "Hello, Ann!\n" {
-				t.Errorf("greet: %+v", r)
-			}
-			r = run("", "--structured", "call", "add", "a=2", "b=40")
-			var sum struct{ Sum int }
-			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &sum) != nil || sum.Sum != 42 {
-				t.Errorf("add: %+v", r)
-			}
-			if r = run("", "call", "fail", "reason=on purpose"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "on purpose") {
-				t.Errorf("fail: %+v", r)
-			}
+			r := checkGoSDKServer(t, run, tc.wantEra, tc.wantProbe)
 			if r = run("", "call", "add", "a=two", "b=1"); r.code != 2 || !strings.Contains(r.stderr, `argument "a"`) {
 				t.Errorf("bad argument: %+v", r)
 			}
@@ -160,4 +139,35 @@ func TestInteropNodeTSSDK(t *testing.T) {
 	if r := run("call", "divide", "a=1", "b=zero"); r.code != 2 || !strings.Contains(r.stderr, `argument "b"`) {
 		t.Errorf("bad argument: %+v", r)
 	}
+}
+
+// checkGoSDKServer runs what every transport of mcp-call must do against
+// the Go SDK's server: discover (era and probe), the tool list, a text
+// call, a structured call and a tool error (exit 1, text on stderr). It
+// returns the last result for the caller's own checks.
+func checkGoSDKServer(t *testing.T, run func(stdin string, argv ...string) callOut, wantEra, wantProbe string) callOut {
+	t.Helper()
+	r := run("", "discover")
+	if r.code != 0 || !strings.Contains(r.stdout, "era:               "+wantEra) ||
+		!strings.Contains(r.stdout, "gosdk-server 1.0.0") || !strings.Contains(r.stdout, wantProbe) {
+		t.Errorf("discover: %+v", r)
+	}
+	r = run("", "tools")
+	got := strings.Fields(r.stdout)
+	slices.Sort(got)
+	if r.code != 0 || !slices.Equal(got, []string{"add", "fail", "greet", "region", "slow"}) {
+		t.Errorf("tools: %+v", r)
+	}
+	if r = run("", "call", "greet", "name=Ann"); r.code != 0 || r.stdout != "Hello, Ann!\n" {
+		t.Errorf("greet: %+v", r)
+	}
+	r = run("", "--structured", "call", "add", "a=2", "b=40")
+	var sum struct{ Sum int }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &sum) != nil || sum.Sum != 42 {
+		t.Errorf("add: %+v", r)
+	}
+	if r = run("", "call", "fail", "reason=on purpose"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "on purpose") {
+		t.Errorf("fail: %+v", r)
+	}
+	return r
 }

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bufio"
-	"encoding/json"
 	"os/exec"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,28 +80,7 @@ func TestInteropGoSDKHTTP(t *testing.T) {
 			run := func(stdin string, argv ...string) callOut {
 				return mcpCall(t, stdin, append([]string{"--url", url, "--era", tc.era}, argv...)...)
 			}
-			r := run("", "discover")
-			if r.code != 0 || !strings.Contains(r.stdout, "era:               "+tc.wantEra) ||
-				!strings.Contains(r.stdout, "gosdk-server 1.0.0") || !strings.Contains(r.stdout, tc.wantProbe) {
-				t.Errorf("discover: %+v", r)
-			}
-			r = run("", "tools")
-			got := strings.Fields(r.stdout)
-			slices.Sort(got)
-			if r.code != 0 || !slices.Equal(got, []string{"add", "fail", "greet", "region", "slow"}) {
-				t.Errorf("tools: %+v", r)
-			}
-			if r = run("", "call", "greet", "name=Ann"); r.code != 0 || r.stdout != "Hello, Ann!\n" {
-				t.Errorf("greet: %+v", r)
-			}
-			r = run("", "--structured", "call", "add", "a=2", "b=40")
-			var sum struct{ Sum int }
-			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &sum) != nil || sum.Sum != 42 {
-				t.Errorf("add: %+v", r)
-			}
-			if r = run("", "call", "fail", "reason=on purpose"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "on purpose") {
-				t.Errorf("fail: %+v", r)
-			}
+			r := checkGoSDKServer(t, run, tc.wantEra, tc.wantProbe)
 			if r = run("", "call", "nope"); r.code != 2 || !strings.Contains(r.stderr, `no tool named "nope"`) {
 				t.Errorf("unknown tool: %+v", r)
 			}
