@@ -311,6 +311,37 @@ func TestHTTPMalformedAndBodyCap(t *testing.T) {
 	}
 }
 
+// A sender that trickles its body (slowloris) is cut off after
+// --http-body-timeout with 408; a call that runs longer than that, its body
+// in at once, is not: the deadline covers the body only.
+func TestHTTPBodyTimeout(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--http-body-timeout", "1s")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	// Generous: the server answers after 1 s; a server without the
+	// deadline never does.
+	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a trickled body got no answer: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 408 || !strings.Contains(string(b), "--http-body-timeout") {
+		t.Errorf("trickled body: %d %s, want 408 naming --http-body-timeout", resp.StatusCode, b)
+	}
+
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":3},` + metaRev + `}}`
+	code, _, out := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
+	if code != 200 || !strings.Contains(out, "slept") {
+		t.Errorf("a 3 s call after a 1 s body timeout: %d %s, want 200 with the tool's output", code, out)
+	}
+}
+
 func TestHTTPOriginAndTokens(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(tokens, []byte("# ops\nsecret-one\nsecret-two\n"), 0o600)
