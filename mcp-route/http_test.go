@@ -311,6 +311,34 @@ func TestHTTPMalformedAndBodyCap(t *testing.T) {
 	}
 }
 
+// The headers are checked against the members the core reads, matched
+// exactly: encoding/json folds case into struct fields, so a body with
+// "name" and "Name" (or "arguments" and "Arguments") could show the check
+// one tool or value and run another.
+func TestHTTPHeadersMatchExactMembers(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	hdr := func(name, region string) []string {
+		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", name, "Mcp-Param-Region", region}
+	}
+	for _, c := range []struct {
+		what, params string
+		headers      []string
+	}{
+		{"Mcp-Name of a Name member", `"name":"where","Name":"echo","arguments":{"region":"eu"}`, hdr("echo", "eu")},
+		{"Mcp-Param of an Arguments member", `"name":"where","arguments":{"region":"eu"},"Arguments":{"region":"us"}`, hdr("where", "us")},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + c.params + `,` + metaRev + `}}`
+		code, _, out := post(t, r.url, body, c.headers...)
+		if code != 400 || !strings.Contains(out, "-32020") || strings.Contains(out, "in eu") {
+			t.Errorf("%s: %d %s, want 400 with -32020 and no call", c.what, code, out)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("where", "eu")...); code != 200 || !strings.Contains(out, "in eu") {
+		t.Errorf("matching headers: %d %s, want 200 with the tool's output", code, out)
+	}
+}
+
 // A sender that trickles its body (slowloris) is cut off after
 // --http-body-timeout with 408; a call that runs longer than that, its body
 // in at once, is not: the deadline covers the body only.

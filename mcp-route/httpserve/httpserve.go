@@ -482,23 +482,19 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	if got := r.Header.Get(HeaderMethod); got != m.Method {
 		return mismatch(HeaderMethod, got, m.Method)
 	}
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	json.Unmarshal(m.Params, &p)
+	name, uri := paramString(m.Params, "name"), paramString(m.Params, "uri")
 	want := ""
 	switch m.Method {
 	case codec.MethodToolsCall, "prompts/get":
-		want = p.Name
+		want = name
 	case "resources/read":
-		want = p.URI
+		want = uri
 	}
 	if got := r.Header.Get(HeaderName); want != "" && got != want {
 		return mismatch(HeaderName, got, want)
 	}
-	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && p.Name != "" {
-		if msg := checkParams(r.Header, sc.InputSchema(p.Name), m.Params); msg != "" {
+	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && name != "" {
+		if msg := checkParams(r.Header, sc.InputSchema(name), m.Params); msg != "" {
 			httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
 			return false
 		}

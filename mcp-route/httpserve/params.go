@@ -59,14 +59,11 @@ func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) 
 	if len(bindings) == 0 {
 		return ""
 	}
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	json.Unmarshal(params, &p)
+	arguments := paramRaw(params, "arguments")
 	for _, b := range bindings {
 		header := paramPrefix + b.header
 		got := h.Get(header)
-		arg, ok := lookupArg(p.Arguments, b.path)
+		arg, ok := lookupArg(arguments, b.path)
 		if !ok {
 			if got != "" {
 				return fmt.Sprintf("Header mismatch: %s header present but argument '%s' is absent", header, strings.Join(b.path, "."))
@@ -141,4 +138,23 @@ func sameValue(header, want string, raw json.RawMessage) bool {
 		return err == nil && h == n
 	}
 	return header == want
+}
+
+// paramRaw returns the member key of the params object, matched exactly as
+// the core matches it: a struct field would also take "Name" or "NAME"
+// (encoding/json folds case), and a body with both "name" and "Name" would
+// then be checked against one tool and run another.
+func paramRaw(params json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil {
+		return nil
+	}
+	return m[key]
+}
+
+// paramString is paramRaw's member when it is a string, else "".
+func paramString(params json.RawMessage, key string) string {
+	var s string
+	json.Unmarshal(paramRaw(params, key), &s)
+	return s
 }
