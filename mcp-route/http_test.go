@@ -317,6 +317,18 @@ func TestHTTPMalformedAndBodyCap(t *testing.T) {
 // one tool or value and run another.
 func TestHTTPHeadersMatchExactMembers(t *testing.T) {
 	r := startHTTP(t, "--tools", httpTools(t))
+	// The Mcp-Param-* check needs the tools' schemas: wait for the load.
+	proctest.Eventually(t, func() string {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return "tools not loaded"
+		}
+		return ""
+	})
 	hdr := func(name, region string) []string {
 		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", name, "Mcp-Param-Region", region}
 	}
@@ -336,6 +348,16 @@ func TestHTTPHeadersMatchExactMembers(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},` + metaRev + `}}`
 	if code, _, out := post(t, r.url, body, hdr("where", "eu")...); code != 200 || !strings.Contains(out, "in eu") {
 		t.Errorf("matching headers: %d %s, want 200 with the tool's output", code, out)
+	}
+	// An empty string argument is mirrored by an empty header, which is
+	// there all the same; an absent argument by no header at all.
+	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":""},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("where", "")...); code != 200 || !strings.Contains(out, `"in \n"`) {
+		t.Errorf("empty argument, empty header: %d %s, want 200 with the tool's output", code, out)
+	}
+	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("where", "")...); code != 400 || !strings.Contains(out, "-32020") {
+		t.Errorf("absent argument, empty header: %d %s, want 400 with -32020", code, out)
 	}
 }
 

@@ -62,10 +62,16 @@ func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) 
 	arguments := paramRaw(params, "arguments")
 	for _, b := range bindings {
 		header := paramPrefix + b.header
-		got := h.Get(header)
+		// Presence, not h.Get's "": an empty string argument has an empty
+		// header.
+		values, present := h[http.CanonicalHeaderKey(header)]
+		got := ""
+		if present {
+			got = values[0]
+		}
 		arg, ok := lookupArg(arguments, b.path)
 		if !ok {
-			if got != "" {
+			if present {
 				return fmt.Sprintf("Header mismatch: %s header present but argument '%s' is absent", header, strings.Join(b.path, "."))
 			}
 			continue
@@ -74,7 +80,7 @@ func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) 
 		if !ok {
 			return fmt.Sprintf("Header mismatch: argument '%s' mirrored in %s is not a string, number or boolean", strings.Join(b.path, "."), header)
 		}
-		if got == "" {
+		if !present {
 			return fmt.Sprintf("Header mismatch: missing required %s header (body value '%s')", header, want)
 		}
 		if inner, ok := strings.CutPrefix(got, base64Open); ok {
