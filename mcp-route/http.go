@@ -18,7 +18,7 @@ import (
 // httpOpts are the --http flags.
 type httpOpts struct {
 	addr, keyFile, tokenFile, cert, key string
-	ttl, keepalive                      time.Duration
+	ttl, keepalive, bodyTimeout         time.Duration
 	insecure                            bool
 	origins                             *listFlag
 }
@@ -34,6 +34,7 @@ func httpFlags(fs *flag.FlagSet) *httpOpts {
 	fs.StringVar(&o.cert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (with --tls-key)")
 	fs.StringVar(&o.key, "tls-key", "", "private key `FILE` for --tls-cert")
 	fs.DurationVar(&o.keepalive, "sse-keepalive", httpserve.DefaultKeepalive, "an answer later than this goes out as SSE, with a comment line every interval")
+	fs.DurationVar(&o.bodyTimeout, "http-body-timeout", httpserve.DefaultBodyTimeout, "a request body must arrive within this; a slower one gets 408")
 	return o
 }
 
@@ -73,8 +74,8 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 	if (o.cert == "") != (o.key == "") {
 		return fail(2, "--tls-cert and --tls-key go together")
 	}
-	if o.ttl <= 0 || o.keepalive <= 0 {
-		return fail(2, "--session-ttl and --sse-keepalive: want positive durations")
+	if o.ttl <= 0 || o.keepalive <= 0 || o.bodyTimeout <= 0 {
+		return fail(2, "--session-ttl, --sse-keepalive and --http-body-timeout: want positive durations")
 	}
 	var key []byte
 	if o.keyFile != "" {
@@ -97,6 +98,7 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 		AllowOrigins: o.origins.vals,
 		MaxBody:      int64(ropts.MaxFrame), // one body is one frame: --max-frame caps both
 		Keepalive:    o.keepalive,
+		BodyTimeout:  o.bodyTimeout,
 		Metrics:      metrics,
 		Logger:       logger,
 	})

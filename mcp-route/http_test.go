@@ -318,6 +318,87 @@ func TestHTTPMalformedAndBodyCap(t *testing.T) {
 	}
 }
 
+// The headers are checked against the members the core reads, matched
+// exactly: encoding/json folds case into struct fields, so a body with
+// "name" and "Name" (or "arguments" and "Arguments") could show the check
+// one tool or value and run another.
+func TestHTTPHeadersMatchExactMembers(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	// The Mcp-Param-* check needs the tools' schemas: wait for the load.
+	proctest.Eventually(t, func() string {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return "tools not loaded"
+		}
+		return ""
+	})
+	hdr := func(name, region string) []string {
+		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", name, "Mcp-Param-Region", region}
+	}
+	for _, c := range []struct {
+		what, params string
+		headers      []string
+	}{
+		{"Mcp-Name of a Name member", `"name":"where","Name":"echo","arguments":{"region":"eu"}`, hdr("echo", "eu")},
+		{"Mcp-Param of an Arguments member", `"name":"where","arguments":{"region":"eu"},"Arguments":{"region":"us"}`, hdr("where", "us")},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + c.params + `,` + metaRev + `}}`
+		code, _, out := post(t, r.url, body, c.headers...)
+		if code != 400 || !strings.Contains(out, "-32020") || strings.Contains(out, "in eu") {
+			t.Errorf("%s: %d %s, want 400 with -32020 and no call", c.what, code, out)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("where", "eu")...); code != 200 || !strings.Contains(out, "in eu") {
+		t.Errorf("matching headers: %d %s, want 200 with the tool's output", code, out)
+	}
+	// An empty string argument is mirrored by an empty header, which is
+	// there all the same; an absent argument by no header at all.
+	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":""},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("where", "")...); code != 200 || !strings.Contains(out, `"in \n"`) {
+		t.Errorf("empty argument, empty header: %d %s, want 200 with the tool's output", code, out)
+	}
+	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("where", "")...); code != 400 || !strings.Contains(out, "-32020") {
+		t.Errorf("absent argument, empty header: %d %s, want 400 with -32020", code, out)
+	}
+}
+
+// A sender that trickles its body (slowloris) is cut off after
+// --http-body-timeout with 408; a call that runs longer than that, its body
+// in at once, is not: the deadline covers the body only.
+func TestHTTPBodyTimeout(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t), "--http-body-timeout", "1s")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	// Generous: the server answers after 1 s; a server without the
+	// deadline never does.
+	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a trickled body got no answer: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 408 || !strings.Contains(string(b), "--http-body-timeout") {
+		t.Errorf("trickled body: %d %s, want 408 naming --http-body-timeout", resp.StatusCode, b)
+	}
+
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"pidfile":"` + pidfile + `","secs":3},` + metaRev + `}}`
+	code, _, out := post(t, r.url, body, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "slow")
+	if code != 200 || !strings.Contains(out, "slept") {
+		t.Errorf("a 3 s call after a 1 s body timeout: %d %s, want 200 with the tool's output", code, out)
+	}
+}
+
 func TestHTTPOriginAndTokens(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(tokens, []byte("# ops\nsecret-one\nsecret-two\n"), 0o600)

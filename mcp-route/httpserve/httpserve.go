@@ -56,7 +56,9 @@
 // but /healthz and /readyz when set: 401 with WWW-Authenticate otherwise.
 // A request with an Origin header that is neither a loopback origin nor in
 // Options.AllowOrigins gets 403 (DNS rebinding). A body over MaxBody gets
-// 413. Malformed JSON gets 400 with -32700.
+// 413; a POST body not in within BodyTimeout gets 408 and the connection
+// is closed (the server has no overall read timeout, which would end SSE
+// streams). Malformed JSON gets 400 with -32700.
 //
 // Drain: Drain makes /readyz 503 at once, refuses new POSTs with 503 and
 // ends the conversations in flight the core's way: their requests get the
@@ -89,6 +91,9 @@ const (
 	DefaultSessionTTL = 24 * time.Hour
 	DefaultKeepalive  = 15 * time.Second
 	DefaultMaxBody    = codec.DefaultMaxFrame
+	// DefaultBodyTimeout bounds how long a request body may take to
+	// arrive, like the server's 30 s for the headers.
+	DefaultBodyTimeout = 30 * time.Second
 	// Path is the MCP endpoint.
 	Path = "/mcp"
 )
@@ -119,6 +124,7 @@ type Options struct {
 	Tokens       []string      // optional: bearer tokens, one of which every request must carry
 	AllowOrigins []string      // optional: Origin values accepted besides loopback ones
 	MaxBody      int64         // optional: request body cap in bytes
+	BodyTimeout  time.Duration // optional: how long a POST body may take to arrive
 	Keepalive    time.Duration // optional: when a late answer turns SSE, and the comment interval
 	Metrics      *Metrics      // optional: /metrics; nil serves 404 there
 	Logger       *slog.Logger  // optional: Warn for refusals worth a look, Debug for routine events
@@ -152,6 +158,9 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -291,15 +300,28 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, nil, codec.CodeInternalError, "server draining: try again (another replica)")
 		return
 	}
+	// The server has no ReadTimeout (it would end SSE streams): the body
+	// gets a deadline of its own, or a sender trickling it would hold a
+	// connection and a goroutine for ever. The deadline is lifted once the
+	// body is in, for the read that notices the client going away.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
 			httpError(w, http.StatusRequestEntityTooLarge, nil, codec.CodeInvalidRequest,
 				fmt.Sprintf("request body too large: the limit is %d bytes (--max-frame)", mbe.Limit))
-			return
+		case errors.As(err, &ne) && ne.Timeout():
+			h.warnf("request body from %s not in after %s: refused", r.RemoteAddr, h.opts.BodyTimeout)
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusRequestTimeout, nil, codec.CodeInvalidRequest,
+				fmt.Sprintf("request timeout: the body did not arrive within %s (--http-body-timeout)", h.opts.BodyTimeout))
 		}
-		return // the client went away
+		return // otherwise the client went away
 	}
 	msgs, batch, derr := codec.DecodeFrame(body, true)
 	var de *codec.DecodeError
@@ -460,17 +482,13 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	if got := r.Header.Get(HeaderMethod); got != m.Method {
 		return mismatch(HeaderMethod, got, m.Method)
 	}
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	json.Unmarshal(m.Params, &p)
+	name, uri := paramString(m.Params, "name"), paramString(m.Params, "uri")
 	want := ""
 	switch m.Method {
 	case codec.MethodToolsCall, "prompts/get":
-		want = p.Name
+		want = name
 	case "resources/read":
-		want = p.URI
+		want = uri
 	}
 	// The client encodes a name that is not plain ASCII
 	// (codec.EncodeHeaderValue): compare what it stands for.
@@ -479,8 +497,8 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 			return mismatch(HeaderName, got, want)
 		}
 	}
-	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && p.Name != "" {
-		if msg := checkParams(r.Header, sc.InputSchema(p.Name), m.Params); msg != "" {
+	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && name != "" {
+		if msg := checkParams(r.Header, sc.InputSchema(name), m.Params); msg != "" {
 			httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
 			return false
 		}

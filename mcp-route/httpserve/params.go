@@ -26,16 +26,19 @@ func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) 
 	if err != nil || len(bindings) == 0 {
 		return ""
 	}
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	json.Unmarshal(params, &p)
+	arguments := paramRaw(params, "arguments")
 	for _, b := range bindings {
 		header := codec.HeaderParamPrefix + b.Name
-		got := h.Get(header)
-		arg, ok := lookupArg(p.Arguments, b.Path)
+		// Presence, not h.Get's "": an empty string argument has an empty
+		// header.
+		values, present := h[http.CanonicalHeaderKey(header)]
+		got := ""
+		if present {
+			got = values[0]
+		}
+		arg, ok := lookupArg(arguments, b.Path)
 		if !ok {
-			if got != "" {
+			if present {
 				return fmt.Sprintf("Header mismatch: %s header present but argument '%s' is absent", header, strings.Join(b.Path, "."))
 			}
 			continue
@@ -44,7 +47,7 @@ func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) 
 		if !ok {
 			return fmt.Sprintf("Header mismatch: argument '%s' mirrored in %s is not a string, number or boolean", strings.Join(b.Path, "."), header)
 		}
-		if got == "" {
+		if !present {
 			return fmt.Sprintf("Header mismatch: missing required %s header (body value '%s')", header, want)
 		}
 		dec, err := codec.DecodeHeaderValue(got)
@@ -104,4 +107,23 @@ func sameValue(header, want string, raw json.RawMessage) bool {
 		return err == nil && h == n
 	}
 	return header == want
+}
+
+// paramRaw returns the member key of the params object, matched exactly as
+// the core matches it: a struct field would also take "Name" or "NAME"
+// (encoding/json folds case), and a body with both "name" and "Name" would
+// then be checked against one tool and run another.
+func paramRaw(params json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil {
+		return nil
+	}
+	return m[key]
+}
+
+// paramString is paramRaw's member when it is a string, else "".
+func paramString(params json.RawMessage, key string) string {
+	var s string
+	json.Unmarshal(paramRaw(params, key), &s)
+	return s
 }
