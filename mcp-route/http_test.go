@@ -416,6 +416,16 @@ func TestHTTPOriginAndTokens(t *testing.T) {
 	if code, _, body := post(t, r.url, list, auth...); code != 200 {
 		t.Errorf("good token: %d %s", code, body)
 	}
+	// The scheme name is case-insensitive; the token is not.
+	if code, _, body := post(t, r.url, list, append(hdr, "Authorization", "bearer secret-two")...); code != 200 {
+		t.Errorf("good token, lower-case scheme: %d %s", code, body)
+	}
+	if code, _, _ := post(t, r.url, list, append(hdr, "Authorization", "Bearer SECRET-TWO")...); code != 401 {
+		t.Errorf("token in another case: %d, want 401", code)
+	}
+	if code, _, _ := post(t, r.url, list, append(hdr, "Authorization", "Basic secret-two")...); code != 401 {
+		t.Errorf("another scheme: %d, want 401", code)
+	}
 	// DNS rebinding: a page of another site that resolves to us.
 	if code, _, body := post(t, r.url, list, append(auth, "Origin", "http://evil.example:8080")...); code != 403 || !strings.Contains(body, "--allow-origin") {
 		t.Errorf("foreign Origin: %d %s, want 403", code, body)
@@ -975,5 +985,27 @@ func TestHTTPTLS(t *testing.T) {
 	// Plain HTTP to the TLS port is refused.
 	if resp, err := http.Post(strings.Replace(r.url, "https://", "http://", 1)+"/mcp", "application/json", strings.NewReader(`{}`)); err == nil && resp.StatusCode == 200 {
 		t.Errorf("plain HTTP to the TLS port answered 200")
+	}
+}
+
+// TestHTTPParamCheckWaitsForLoad: a tools/call that arrives while the tools
+// are still being described is checked against the schema once it is
+// known, not let through unchecked: the mismatched Mcp-Param-Region is
+// refused and the matching one runs.
+func TestHTTPParamCheckWaitsForLoad(t *testing.T) {
+	dir := t.TempDir()
+	def := `{"description":"an argument mirrored in a header","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}`
+	proctest.WriteExecutable(t, filepath.Join(dir, "where"), []byte("#!/bin/sh\n"+
+		"if [ \"$1\" = --mcp-describe ]; then sleep 1; echo '"+def+"'; exit 0; fi\necho \"in $MCP_ARG_REGION\"\n"))
+	r := startHTTP(t, "--tools", dir, "--describe-cache", "")
+	hdr := func(region string) []string {
+		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "where", "Mcp-Param-Region", region}
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},` + metaRev + `}}`
+	if code, _, out := post(t, r.url, body, hdr("us")...); code != 400 || !strings.Contains(out, "-32020") || strings.Contains(out, "in eu") {
+		t.Errorf("mismatched header during the load: %d %s, want 400 with -32020 and no call", code, out)
+	}
+	if code, _, out := post(t, r.url, body, hdr("eu")...); code != 200 || !strings.Contains(out, "in eu") {
+		t.Errorf("matching header: %d %s, want 200 with the tool's output", code, out)
 	}
 }

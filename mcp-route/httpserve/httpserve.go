@@ -247,8 +247,9 @@ func (h *Handler) authorized(r *http.Request) bool {
 	if len(h.opts.Tokens) == 0 {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	// The scheme name is case-insensitive (RFC 9110, 11.1).
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
 	match := 0
@@ -498,6 +499,12 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 		}
 	}
 	if sc, ok := h.opts.Backend.(schemas); ok && m.Method == codec.MethodToolsCall && name != "" {
+		// Before the first load there is no schema to check against, and
+		// an unchecked call would run once the load ends: wait for it, as
+		// the call itself would.
+		if !waitReady(r.Context(), h.opts.Backend) {
+			return false // the client went away
+		}
 		if msg := checkParams(r.Header, sc.InputSchema(name), m.Params); msg != "" {
 			httpError(w, http.StatusBadRequest, m.ID, codeHeaderMism, msg)
 			return false
@@ -617,4 +624,16 @@ func (h *Handler) debugf(format string, args ...any) {
 	if h.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
 		h.opts.Logger.Debug(fmt.Sprintf(format, args...))
 	}
+}
+
+// waitReady waits until b has loaded its tools, or ctx is done (false).
+func waitReady(ctx context.Context, b Backend) bool {
+	for !b.Ready() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return true
 }
