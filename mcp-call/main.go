@@ -23,7 +23,7 @@
 //	3  the server could not be started or reached (it exited, closed its
 //	   stdout), or a timeout or interrupt
 //
-// Over --url (see mcp-call/client's HTTP transport): no connection, a
+// Over --url (see codec/client's HTTP transport): no connection, a
 // proxy's 502/503/504, or a stream cut before the answer is 3; any other
 // HTTP error status is 2. --header and --token-file need --url; --url
 // excludes a server command. raw over --url sends each line as one POST, in
@@ -47,7 +47,7 @@
 // escape them (internal/termsafe: \x1b, \u009b); into a pipe or file the
 // bytes pass unchanged. --safe and --raw force either.
 //
-// The protocol work is in package mcp-call/client, argument coercion in
+// The protocol work is in package codec/client, argument coercion in
 // mcp-call/args; this package parses flags, prints, and maps errors to exit
 // statuses.
 package main

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
-	"github.com/mcpipe/mcpipe/mcp-call/client"
+	"github.com/mcpipe/mcpipe/codec/client"
 )
 
 // raw sends stdin's non-blank lines to the server exactly as they are (only

@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpipe/mcpipe/codec/client"
 	"github.com/mcpipe/mcpipe/internal/cmdline"
 	"github.com/mcpipe/mcpipe/internal/termsafe"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
-	"github.com/mcpipe/mcpipe/mcp-call/client"
 )
 
 const prog = "mcp-call"

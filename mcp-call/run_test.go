@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/client"
+	"github.com/mcpipe/mcpipe/internal/fakeserver"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
-	"github.com/mcpipe/mcpipe/mcp-call/client"
-	"github.com/mcpipe/mcpipe/mcp-call/internal/fakeserver"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 )
 

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/client"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
-	"github.com/mcpipe/mcpipe/mcp-call/client"
 )
 
 // session runs one command against one server.

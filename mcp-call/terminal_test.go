@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcpipe/mcpipe/internal/fakeserver"
 	"github.com/mcpipe/mcpipe/internal/testbin"
-	"github.com/mcpipe/mcpipe/mcp-call/internal/fakeserver"
 )
 
 // openPTY returns a pseudo-terminal pair. The terminal side does no output

@@ -3,10 +3,10 @@
 // client side next) and dispatches requests to a method table, so that no
 // binary carries a second copy of the protocol logic.
 //
-// It lives below the binaries, beside codec, because three of them need
-// it: mcp-route serves its tools through it, mcp-call's test server
-// (mcp-call/internal/fakeserver) speaks through it, and the gateway will
-// too; mcp-route and mcp-call must not import each other's packages. It
+// It lives below the binaries, beside codec and codec/client, because
+// more than one needs it: mcp-route serves its tools through it, and the
+// test server internal/fakeserver speaks through it; mcp-route and mcp-call
+// must not import each other's packages. It
 // imports codec and the standard library only (golang.org/x/sys/unix for
 // the output watch).
 //

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
-	"github.com/mcpipe/mcpipe/mcp-call/internal/fakeserver"
+	"github.com/mcpipe/mcpipe/internal/fakeserver"
 )
 
 // pipeServer runs fakeserver in mode on in-process pipes and returns a

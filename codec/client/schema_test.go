@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/fakeserver"
 	"github.com/mcpipe/mcpipe/internal/spectest"
-	"github.com/mcpipe/mcpipe/mcp-call/internal/fakeserver"
 )
 
 // tee records what the client writes, then passes it on.

@@ -1,6 +1,8 @@
 // Package client is an MCP client over one stdio connection or over
-// Streamable HTTP: the library behind mcp-call, usable by tests and other
-// programs.
+// Streamable HTTP: the one client of the project, behind mcp-call and
+// mcp-route's upstreams, usable by tests and other programs. It lives below
+// the binaries, beside codec/server, so that mcp-call and mcp-route need not
+// import each other.
 //
 // A Client reads the server's frames on one goroutine and matches responses
 // to requests by id, so any number of requests may be in flight and methods
