@@ -90,38 +90,6 @@ type nginxProc struct {
 	cmd    *exec.Cmd
 }
 
-// setUpstreams rewrites the upstream servers (HOST:PORT, or "HOST:PORT
-// down" to take one out of rotation) and reloads nginx, as an operator
-// does before stopping a replica: nginx sends it no new request, and its
-// old worker finishes the requests in flight. It returns once the new
-// worker has started and the old one has stopped taking connections.
-func (n *nginxProc) setUpstreams(t *testing.T, upstreams []string) {
-	t.Helper()
-	conf := renderNginxTemplate(t, n.listen, upstreams)
-	if err := os.WriteFile(filepath.Join(n.dir, "mcp.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(n.dir, "logs", "error.log")
-	count := func(what string) int {
-		b, _ := os.ReadFile(logPath)
-		return bytes.Count(b, []byte(what))
-	}
-	// A reload starts new workers, then tells the old ones to quit; until
-	// an old one logs that it is shutting down it still accepts
-	// connections, with the old upstreams.
-	started, quitting := count("start worker process "), count("gracefully shutting down")
-	out, err := exec.Command(n.bin, "-p", n.dir, "-e", logPath, "-c", filepath.Join(n.dir, "nginx.conf"), "-s", "reload").CombinedOutput()
-	if err != nil {
-		t.Fatalf("nginx -s reload: %v\n%s", err, out)
-	}
-	proctest.Eventually(t, func() string {
-		if count("start worker process ") == started || count("gracefully shutting down") == quitting {
-			return "nginx's old worker is not shutting down after -s reload"
-		}
-		return ""
-	})
-}
-
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()

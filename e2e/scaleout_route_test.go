@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -288,7 +286,7 @@ func TestScaleOutRoute(t *testing.T) {
 	})
 
 	// sleep seconds=1 keeps calls in flight on every replica when one is
-	// drained or killed halfway.
+	// killed halfway.
 	const n, inFlight = 200, 32
 	sleepCall := func(cs *mcp.ClientSession) func(ctx context.Context, i int) (string, error) {
 		return func(ctx context.Context, i int) (string, error) {
@@ -296,49 +294,7 @@ func TestScaleOutRoute(t *testing.T) {
 		}
 	}
 
-	// Draining a replica behind nginx the way nginx wants it: out of the
-	// upstream and reload (nginx has no active health checks, and it never
-	// resends a POST, so a replica that answers new requests 503 while it
-	// drains would fail them), then SIGTERM: the calls in flight on it
-	// finish, and no call is lost.
-	t.Run("replica-drained", func(t *testing.T) {
-		ctx := context.Background()
-		// A new client connection per request: nginx's reload closes the
-		// old worker's idle client connections, and a POST on one that
-		// races the close is not retried by net/http.
-		client := mcp.NewClient(&mcp.Implementation{Name: "scaleout-gosdk", Version: "1.0.0"}, nil)
-		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb.URL, HTTPClient: hc, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		drained := reps[1]
-		ups := upstreamsOf(t, urls)
-		res := runLoad(ctx, n, inFlight, sleepCall(cs), func() {
-			lb.setUpstreams(t, []string{ups[0], ups[1] + " down", ups[2]})
-			_ = drained.cmd.Process.Signal(syscall.SIGTERM)
-		})
-		failed := 0
-		for i, r := range res {
-			if r.err != nil {
-				if failed++; failed <= 5 {
-					t.Errorf("call %d failed while a replica drained: %v", i, r.err)
-				}
-			}
-		}
-		if failed > 0 {
-			t.Errorf("%d of %d calls failed while a replica drained; want none", failed, n)
-		}
-		select {
-		case <-drained.exited:
-			if code := drained.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("drained replica exited %d, want 0", code)
-			}
-		case <-time.After(waitLong):
-			t.Errorf("drained replica still running %v after SIGTERM", waitLong)
-		}
-	})
+	// A replica drained by SIGTERM: TestScaleOutRouteDrain.
 
 	t.Run("replica-killed", func(t *testing.T) {
 		ctx := context.Background()

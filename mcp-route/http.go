@@ -110,7 +110,7 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 		scheme = "https"
 	}
 	err = httpserve.Listen(ctx, h, httpserve.ListenOptions{
-		Addr: addr, CertFile: o.cert, KeyFile: o.key, Grace: ropts.Grace,
+		Addr: addr, CertFile: o.cert, KeyFile: o.key, Grace: ropts.Grace, Logger: logger,
 		Ready: func(a net.Addr) { logger.Info(fmt.Sprintf("serving MCP at %s://%s%s", scheme, a, httpserve.Path)) },
 	})
 	rt.StopPolling()

@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -597,8 +598,11 @@ func TestHTTPDisconnectKillsTool(t *testing.T) {
 	})
 }
 
-// TestHTTPDrain: SIGTERM while calls run: /readyz and new calls get 503 at
-// once, every call in flight still gets its result, the exit is 0.
+// TestHTTPDrain: SIGTERM while calls run: /readyz turns 503, a new
+// connection is refused (a proxy then tries another replica: nothing was
+// sent), a call that arrives on a connection taken before the drain is
+// served and its connection closed after, every call in flight still gets
+// its result, the exit is 0.
 func TestHTTPDrain(t *testing.T) {
 	r := startHTTP(t, "--tools", httpTools(t), "--grace", "30s")
 	// Ready once the tools are loaded.
@@ -631,19 +635,58 @@ func TestHTTPDrain(t *testing.T) {
 		}
 		return ""
 	})
+	// Connections taken before the drain, whose requests come during it
+	// (the server leaves a new connection 5 s to send its request).
+	host := strings.TrimPrefix(r.url, "http://")
+	early := make([]net.Conn, 2)
+	for i := range early {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		early[i] = c
+	}
 	r.cmd.Process.Signal(syscall.SIGTERM)
-	// While the calls run (3 s), the replica says it is draining.
 	proctest.Eventually(t, func() string {
-		resp, err := http.Get(r.url + "/readyz")
-		if err != nil || resp.StatusCode != 503 {
-			return fmt.Sprintf("/readyz while draining: %v %v, want 503", resp, err)
+		if !strings.Contains(r.stderr.String(), "draining") {
+			return "no \"draining\" in the log after SIGTERM"
 		}
 		return ""
 	})
-	code, h, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+metaRev+`}}`, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list")
-	if code != 503 || h.Get("Retry-After") == "" {
-		t.Errorf("new request while draining: %d %s, want 503 with Retry-After", code, body)
+	roundTrip := func(c net.Conn, req string) (*http.Response, string) {
+		t.Helper()
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatalf("write on a connection taken before the drain: %v", err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("read on a connection taken before the drain: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
 	}
+	if resp, body := roundTrip(early[0], "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 503 {
+		t.Errorf("/readyz while draining: %d %s, want 503", resp.StatusCode, body)
+	}
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},` + metaRev + `}}`
+	resp, body := roundTrip(early[1], fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Protocol-Version: %s\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s", modernRev, len(call), call))
+	if resp.StatusCode != 200 || !strings.Contains(body, `\"x\":1`) || !resp.Close {
+		t.Errorf("call arriving while draining on a connection taken before: %d %v %s, want its result and Connection: close", resp.StatusCode, resp.Header, body)
+	}
+	// A new connection is refused while the calls in flight finish.
+	proctest.Eventually(t, func() string {
+		c, err := net.DialTimeout("tcp", host, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return "a new connection was taken while draining"
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Sprintf("new connection while draining: %v, want it refused", err)
+		}
+		return ""
+	})
 	for range calls {
 		if a := <-got; a.code != 200 || !strings.Contains(a.body, "slept") {
 			t.Errorf("call in flight at SIGTERM: %d %s, want its result", a.code, a.body)

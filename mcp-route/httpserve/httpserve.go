@@ -60,9 +60,44 @@
 // is closed (the server has no overall read timeout, which would end SSE
 // streams). Malformed JSON gets 400 with -32700.
 //
-// Drain: Drain makes /readyz 503 at once, refuses new POSTs with 503 and
-// ends the conversations in flight the core's way: their requests get the
-// core's grace to answer, subscriptions and GET streams end cleanly.
+// Drain (Listen does it on SIGTERM) loses no call behind a proxy that
+// only knows its replicas from a static list, as nginx's round-robin
+// upstream does: /readyz turns 503 at once; no new connection is accepted;
+// every request that reaches the handler is served, new POSTs included,
+// with Connection: close; the conversations in flight end the core's way
+// (their requests get the core's grace to answer, subscriptions and GET
+// streams end cleanly, a new GET stream gets 503).
+//
+// Why it takes that shape: a proxy resends a request to another replica
+// only when it knows the first one did not get it. nginx resends a POST
+// (tools/call is not idempotent) only when the connect failed or the
+// request could not be written; once written, any failure (a reset, a
+// 503) is the client's answer, since the call may have run. Three ways
+// a draining replica loses calls, and what is done instead:
+//   - Answering new POSTs 503: nginx does not resend them (only with
+//     proxy_next_upstream http_503 non_idempotent, which also resends a
+//     call whose replica died mid-call, running it twice). So a POST that
+//     reaches the handler is served, whatever the drain.
+//   - Closing an idle kept-alive connection: the proxy may be writing a
+//     POST on it at that moment, and gets a reset (nginx: "recv() failed
+//     (104: Connection reset by peer) while reading response header from
+//     upstream", 502). No closing of idle connections can avoid that race,
+//     so the proxy must not keep connections to the replicas (the
+//     examples/deploy nginx template has no upstream keepalive: each
+//     request connects anew, and only a connection the replica answered
+//     with Connection: close is ever closed by the replica).
+//   - Closing the listener: the kernel resets the connections still in
+//     its accept queue, whose requests the proxy has already written.
+//     Listen first makes the listening socket drop new SYNs (a socket
+//     filter, Linux), lets the handshakes under way complete and be
+//     accepted, and closes the listener once its queue is empty; the
+//     proxy's SYN, sent again after 1 s, is then refused, and the proxy
+//     tries another replica: nothing was sent.
+//
+// A client that keeps a connection to the replica itself (no proxy, or a
+// proxy with keepalive) may still see its POST on an idle connection
+// reset when the drain closes it (Go's net/http resends a POST only when
+// it had written none of it).
 package httpserve
 
 import (
@@ -183,15 +218,23 @@ func (h *Handler) serve(x *exchange, sess *codec.Session) {
 	h.opts.Backend.Serve(h.drainCtx, x, sess)
 }
 
-// Drain stops taking calls: /readyz turns 503, new POSTs get 503, and
-// every conversation in flight is shut down the core's way (its requests
-// get the grace to answer). It returns at once.
+// Drain starts the drain (see the package doc): /readyz turns 503, a new
+// GET stream gets 503, every answer says Connection: close, and every
+// conversation in flight is shut down the core's way (its requests get
+// the grace to answer); a POST that still arrives is served. Taking no
+// new connection is Listen's part. It returns at once.
 func (h *Handler) Drain() {
+	h.opts.Logger.Info("draining: /readyz is 503, no new connection is taken, the requests under way are answered")
 	h.draining.Store(true)
 	h.drain()
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.draining.Load() {
+		// Served, but the connection ends with this answer: the client
+		// (the proxy) sends nothing more on it.
+		w.Header().Set("Connection", "close")
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		io.WriteString(w, "ok\n")
@@ -296,11 +339,6 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request, id string) *cl
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
-	if h.draining.Load() {
-		w.Header().Set("Retry-After", "1")
-		httpError(w, http.StatusServiceUnavailable, nil, codec.CodeInternalError, "server draining: try again (another replica)")
-		return
-	}
 	// The server has no ReadTimeout (it would end SSE streams): the body
 	// gets a deadline of its own, or a sender trickling it would hold a
 	// connection and a goroutine for ever. The deadline is lifted once the

@@ -3,6 +3,8 @@ package httpserve
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -17,14 +19,26 @@ type ListenOptions struct {
 	Grace time.Duration
 	// Ready, optional, is called with the bound address once listening.
 	Ready func(addr net.Addr)
+	// Logger, optional, gets a warning when the drain cannot refuse new
+	// handshakes before it closes the listener.
+	Logger *slog.Logger
 }
 
-// Listen serves h on o.Addr until ctx is done, then drains: h.Drain, the
-// conversations in flight end (their calls get Grace), then the HTTP
-// server shuts down once every handler has returned (all of it at most
-// Grace plus 6 s). It returns nil after a clean drain.
+// handshakeSettle is how long the listener stays open, refusing new
+// handshakes, for those already under way to complete and be accepted:
+// one round trip, which in a data center (or on loopback) is far less.
+// A connection refused later still waits for its SYN's retransmission
+// (1 s) before the refusal reaches the proxy, so this stays well under it.
+const handshakeSettle = 250 * time.Millisecond
+
+// Listen serves h on o.Addr until ctx is done, then drains (see the
+// package doc's Drain): h.Drain; the listener stops taking connections
+// without resetting one that was already handed a request; requests on
+// connections already accepted are served; the HTTP server shuts down once
+// every handler has returned (all of it at most Grace plus 6 s). It
+// returns nil after a clean drain.
 func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, err := listenTCP(o.Addr)
 	if err != nil {
 		return err
 	}
@@ -47,19 +61,40 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 		return err
 	case <-ctx.Done():
 	}
-	// The listener stays open while the conversations end: /readyz says
-	// 503 to the load balancer and a new POST gets 503 (not a refused
-	// connection) until they have.
+	deadline := time.Now().Add(o.Grace + 6*time.Second)
 	h.Drain()
-	deadline := time.Now().Add(o.Grace + 5*time.Second)
-	for !h.Idle() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	// Closing a listener resets the connections in its accept queue, and
+	// a proxy has already written its request into them: for a POST it
+	// cannot tell whether the call ran, so it does not resend it, and the
+	// call is lost. So new handshakes are refused first (the proxy's
+	// connect fails, nothing was sent, it tries another replica), the
+	// handshakes under way complete and are accepted, and only then is
+	// the listener closed, its queue empty.
+	if err := refuseHandshakes(ln); err != nil && o.Logger != nil {
+		o.Logger.Warn(fmt.Sprintf("draining: cannot refuse new connections before closing the listener (%v): a connection queued at the close is reset", err))
 	}
-	sctx, cancel := context.WithDeadline(context.Background(), deadline.Add(time.Second))
+	settle := time.Now().Add(handshakeSettle)
+	for time.Now().Before(settle) || acceptQueue(ln) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Shutdown closes the listener, then the idle connections, and waits
+	// for the requests under way, including those that arrive on a
+	// connection accepted a moment ago (the server leaves a new
+	// connection 5 s to send one); their answers say Connection: close.
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	if e := <-served; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
 	return err
+}
+
+// listenTCP listens on plain TCP: Go's default, MPTCP where the kernel
+// has it, is a socket that takes no socket filter (refuseHandshakes), and
+// a replica behind a proxy has no use for several paths.
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
 }
