@@ -19,6 +19,7 @@ import (
 type httpOpts struct {
 	addr, keyFile, tokenFile, cert, key string
 	ttl, keepalive, bodyTimeout         time.Duration
+	maxStreams                          int
 	insecure                            bool
 	origins                             *listFlag
 }
@@ -35,6 +36,7 @@ func httpFlags(fs *flag.FlagSet) *httpOpts {
 	fs.StringVar(&o.key, "tls-key", "", "private key `FILE` for --tls-cert")
 	fs.DurationVar(&o.keepalive, "sse-keepalive", httpserve.DefaultKeepalive, "an answer later than this goes out as SSE, with a comment line every interval")
 	fs.DurationVar(&o.bodyTimeout, "http-body-timeout", httpserve.DefaultBodyTimeout, "a request body must arrive within this; a slower one gets 408")
+	fs.IntVar(&o.maxStreams, "http-max-streams", httpserve.DefaultMaxStreams, "long-lived streams (GET streams, subscriptions/listen) open at once; more get 503 (and a session gets one GET stream per replica: a second gets 409)")
 	return o
 }
 
@@ -77,6 +79,9 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 	if o.ttl <= 0 || o.keepalive <= 0 || o.bodyTimeout <= 0 {
 		return fail(2, "--session-ttl, --sse-keepalive and --http-body-timeout: want positive durations")
 	}
+	if o.maxStreams <= 0 {
+		return fail(2, "--http-max-streams %d: want a positive number of streams", o.maxStreams)
+	}
 	var key []byte
 	if o.keyFile != "" {
 		if key, err = httpserve.ReadKeyFile(o.keyFile); err != nil {
@@ -99,6 +104,7 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 		MaxBody:      int64(ropts.MaxFrame), // one body is one frame: --max-frame caps both
 		Keepalive:    o.keepalive,
 		BodyTimeout:  o.bodyTimeout,
+		MaxStreams:   o.maxStreams,
 		Metrics:      metrics,
 		Logger:       logger,
 	})

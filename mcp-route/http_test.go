@@ -899,6 +899,112 @@ func TestHTTPListChanged(t *testing.T) {
 	}
 }
 
+// openGET opens session sid's GET stream; the caller closes the body.
+func openGET(t *testing.T, url, sid, rev string) *http.Response {
+	t.Helper()
+	get, _ := http.NewRequest("GET", url+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", rev)
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatalf("GET stream: %v", err)
+	}
+	return resp
+}
+
+// openListen opens a 2026-07-28 subscriptions/listen stream; the caller
+// closes the body.
+func openListen(t *testing.T, url string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "subscriptions/listen", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("subscriptions/listen: %v", err)
+	}
+	return resp
+}
+
+// refusal reads a refused stream's answer: its status and JSON-RPC error.
+func refusal(t *testing.T, resp *http.Response) (int, string) {
+	t.Helper()
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHTTPStreamCaps: a client cannot hold streams without bound. A
+// session's second GET stream gets 409 (the spec forbids sending a message
+// on two streams, and one is all a client needs); past --http-max-streams
+// (GET streams and subscriptions together) a new one gets 503 with
+// Retry-After. The streams allowed keep working, calls are not limited by
+// it, and a closed stream frees its slot.
+func TestHTTPStreamCaps(t *testing.T) {
+	tools := httpTools(t)
+	r := startHTTP(t, "--tools", tools, "--poll", "100ms", "--http-max-streams", "3")
+	const rev = "2025-06-18"
+	a := initialize(t, r.url, rev)
+	first := openGET(t, r.url, a, rev)
+	defer first.Body.Close()
+	if first.StatusCode != 200 {
+		t.Fatalf("first GET stream: %d", first.StatusCode)
+	}
+	stream := events(first.Body)
+	for i := 0; i < 3; i++ { // the attack: more streams on one session
+		if code, body := refusal(t, openGET(t, r.url, a, rev)); code != 409 || !strings.Contains(body, "already has a GET stream") {
+			t.Errorf("second GET stream of a session: %d %s, want 409 saying why", code, body)
+		}
+	}
+	b := openGET(t, r.url, initialize(t, r.url, rev), rev)
+	if b.StatusCode != 200 {
+		t.Fatalf("another session's GET stream: %d", b.StatusCode)
+	}
+	listen := openListen(t, r.url)
+	defer listen.Body.Close()
+	if listen.StatusCode != 200 {
+		t.Fatalf("subscriptions/listen: %d", listen.StatusCode)
+	}
+	// The attack: more sessions, each with its stream, past the cap.
+	c := initialize(t, r.url, rev)
+	code, body := refusal(t, openGET(t, r.url, c, rev))
+	if code != 503 || !strings.Contains(body, "--http-max-streams") {
+		t.Errorf("GET stream past the cap: %d %s, want 503 naming --http-max-streams", code, body)
+	}
+	resp := openListen(t, r.url)
+	if resp.Header.Get("Retry-After") == "" {
+		t.Errorf("stream past the cap: no Retry-After")
+	}
+	if code, body := refusal(t, resp); code != 503 || !strings.Contains(body, `"id":9`) {
+		t.Errorf("subscriptions/listen past the cap: %d %s, want 503 with the request's id", code, body)
+	}
+	if n := metric(t, r.url, "mcp_route_streams_open"); n != 3 {
+		t.Errorf("mcp_route_streams_open %v, want 3", n)
+	}
+	// Calls are not streams: served at the cap.
+	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},`+metaRev+`}}`,
+		"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "echo"); code != 200 || !strings.Contains(body, `\"x\":1`) {
+		t.Errorf("call at the stream cap: %d %s", code, body)
+	}
+	// The streams allowed still carry list changes.
+	proctest.WriteExecutable(t, filepath.Join(tools, "added"), []byte("#!/bin/sh\necho added\n"))
+	os.WriteFile(filepath.Join(tools, "added.json"), []byte(`{"description":"new"}`), 0o644)
+	waitEvent(t, stream, "notifications/tools/list_changed")
+	// A closed stream frees its slot (once the server has seen it go).
+	b.Body.Close()
+	proctest.Eventually(t, func() string {
+		resp := openGET(t, r.url, c, rev)
+		if resp.StatusCode != 200 {
+			code, body := refusal(t, resp)
+			return fmt.Sprintf("GET stream after one closed: %d %s", code, body)
+		}
+		resp.Body.Close()
+		return ""
+	})
+}
+
 // TestHTTPQueueAcrossRequests: --max-procs and --max-queue count the calls
 // of every HTTP request together, not per request.
 func TestHTTPQueueAcrossRequests(t *testing.T) {

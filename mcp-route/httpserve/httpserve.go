@@ -46,6 +46,19 @@
 // value; a =?base64?...?= value is decoded first), and none for an absent
 // one; otherwise 400 with -32020 as well.
 //
+// Streams: long-lived streams, GET streams and subscriptions/listen, are
+// capped at Options.MaxStreams open at once: one more gets 503 with
+// Retry-After and a JSON-RPC error naming --http-max-streams (calls are
+// not counted: their own limits are the core's). A session has at most one
+// GET stream on a replica: a second gets 409 Conflict, as the TS and
+// Python SDK servers answer (the spec lets a client hold several, and
+// forbids the server to send a message on more than one; one is all a
+// client needs). The cap is per replica: with no shared store, a session
+// may hold a GET stream on each replica, each counted against that
+// replica's cap. Resumption is not offered: events carry no id, a GET's
+// Last-Event-ID is ignored (it opens a new stream; nothing missed is
+// replayed), and a cut POST stream cancels its request.
+//
 // Cancellation: a client that goes away cancels its requests (the core
 // stops their tools: TERM, grace, KILL). notifications/cancelled in a
 // later POST of the same session reaches the request when it runs in this
@@ -129,6 +142,10 @@ const (
 	// DefaultBodyTimeout bounds how long a request body may take to
 	// arrive, like the server's 30 s for the headers.
 	DefaultBodyTimeout = 30 * time.Second
+	// DefaultMaxStreams caps the long-lived streams (GET streams and
+	// subscriptions/listen) open at once: each holds a connection, a file
+	// descriptor and a few goroutines for as long as the client likes.
+	DefaultMaxStreams = 1000
 	// Path is the MCP endpoint.
 	Path = "/mcp"
 )
@@ -161,6 +178,7 @@ type Options struct {
 	MaxBody      int64         // optional: request body cap in bytes
 	BodyTimeout  time.Duration // optional: how long a POST body may take to arrive
 	Keepalive    time.Duration // optional: when a late answer turns SSE, and the comment interval
+	MaxStreams   int           // optional: GET streams and subscriptions/listen open at once
 	Metrics      *Metrics      // optional: /metrics; nil serves 404 there
 	Logger       *slog.Logger  // optional: Warn for refusals worth a look, Debug for routine events
 }
@@ -176,8 +194,10 @@ type Handler struct {
 
 	active atomic.Int64 // conversations being served
 
-	mu   sync.Mutex
-	live map[string]*exchange // session id + request id → its exchange, while it runs
+	mu         sync.Mutex
+	live       map[string]*exchange // session id + request id → its exchange, while it runs
+	streams    int                  // long-lived streams open (GET, subscriptions/listen)
+	getStreams map[string]bool      // session ids with a GET stream open here
 }
 
 // New returns a Handler.
@@ -197,10 +217,13 @@ func New(opts Options) (*Handler, error) {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{opts: opts, key: opts.SessionKey, now: time.Now, live: map[string]*exchange{}}
+	h := &Handler{opts: opts, key: opts.SessionKey, now: time.Now, live: map[string]*exchange{}, getStreams: map[string]bool{}}
 	if len(h.key) == 0 {
 		h.key = randomKey()
 	}
@@ -429,6 +452,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 
 	x := newExchange(w, r, body, pending, h.opts.Keepalive)
 	x.carriesLists = first.Method == codec.MethodSubscriptionsListen
+	if x.carriesLists {
+		if !h.openStream(w, first.ID, "") {
+			return
+		}
+		defer h.closeStream("")
+	}
 	if sid != "" {
 		h.register(sid, x)
 		defer h.unregister(sid, x)
@@ -571,6 +600,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, nil, codec.CodeInternalError, "server draining")
 		return
 	}
+	if !h.openStream(w, nil, sid) {
+		return
+	}
+	defer h.closeStream(sid)
 	sess, _ := codec.ResumeSession(c.Rev)
 	x := newExchange(w, r, nil, nil, h.opts.Keepalive)
 	x.carriesLists = true
@@ -579,6 +612,46 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	x.mu.Unlock()
 	x.startKeepalive()
 	h.serve(x, sess)
+}
+
+// openStream takes a slot for a long-lived stream, a GET stream of
+// session sid or (sid "") a subscriptions/listen; when there is none it
+// answers the request itself and returns false: 409 for a second GET
+// stream of a session here, 503 when MaxStreams are open.
+func (h *Handler) openStream(w http.ResponseWriter, id *codec.ID, sid string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sid != "" && h.getStreams[sid] {
+		h.debugf("refused a second GET stream of a session")
+		httpError(w, http.StatusConflict, id, codec.CodeInvalidRequest,
+			"conflict: this session already has a GET stream open here (one per session): keep using it, or close it first")
+		return false
+	}
+	if h.streams >= h.opts.MaxStreams {
+		h.warnf("refused a stream: %d open, the limit (--http-max-streams)", h.streams)
+		w.Header().Set("Retry-After", "5")
+		httpError(w, http.StatusServiceUnavailable, id, codec.CodeInternalError,
+			fmt.Sprintf("too many streams: %d GET streams and subscriptions are open, the server's limit (--http-max-streams); try again later", h.streams))
+		return false
+	}
+	h.streams++
+	if sid != "" {
+		h.getStreams[sid] = true
+	}
+	if h.opts.Metrics != nil {
+		h.opts.Metrics.streams.Inc()
+	}
+	return true
+}
+
+func (h *Handler) closeStream(sid string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.streams--
+	delete(h.getStreams, sid)
+	if h.opts.Metrics != nil {
+		h.opts.Metrics.streams.Dec()
+	}
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ type Metrics struct {
 	started  prometheus.Counter
 	killed   prometheus.Counter
 	sessions prometheus.Counter
+	streams  prometheus.Gauge
 	handler  http.Handler
 }
 
@@ -37,8 +38,9 @@ func NewMetrics(load func() (running, queued int)) *Metrics {
 		started:  prometheus.NewCounter(prometheus.CounterOpts{Name: "mcp_route_processes_started_total", Help: "Tool processes started for calls (exec'd calls; workers count once per call they serve)."}),
 		killed:   prometheus.NewCounter(prometheus.CounterOpts{Name: "mcp_route_processes_killed_total", Help: "Tool calls whose process was stopped: cancelled, timed out or over the output cap."}),
 		sessions: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcp_route_sessions_issued_total", Help: "Mcp-Session-Id tokens issued by initialize."}),
+		streams:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcp_route_streams_open", Help: "Long-lived SSE streams open now: GET streams and subscriptions/listen (--http-max-streams caps them)."}),
 	}
-	reg.MustRegister(m.calls, m.latency, m.started, m.killed, m.sessions,
+	reg.MustRegister(m.calls, m.latency, m.started, m.killed, m.sessions, m.streams,
 		// go_gc_heap_live_bytes too: the heap kept after the last GC,
 		// what a leak grows (heap in use swings with garbage).
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
