@@ -83,11 +83,7 @@ func renderNginxTemplate(t *testing.T, listen string, upstreams []string) string
 
 // nginxProc is an nginx the test started.
 type nginxProc struct {
-	URL    string // http://127.0.0.1:PORT/mcp
-	dir    string
-	bin    string
-	listen string
-	cmd    *exec.Cmd
+	URL string // http://127.0.0.1:PORT/mcp
 }
 
 // freePort returns a loopback port that was free a moment ago.
@@ -173,7 +169,7 @@ http {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	n := &nginxProc{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), dir: dir, bin: bin, listen: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
+	n := &nginxProc{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}
 	deadline := time.Now().Add(waitLong)
 	for {
 		select {
