@@ -192,8 +192,6 @@ type Handler struct {
 	drain    context.CancelFunc
 	now      func() time.Time
 
-	active atomic.Int64 // conversations being served
-
 	mu         sync.Mutex
 	live       map[string]*exchange // session id + request id → its exchange, while it runs
 	streams    int                  // long-lived streams open (GET, subscriptions/listen)
@@ -231,13 +229,8 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// Idle reports whether no conversation is being served.
-func (h *Handler) Idle() bool { return h.active.Load() == 0 }
-
-// serve runs one conversation, counted for Idle.
+// serve runs one conversation; the drain shuts it down.
 func (h *Handler) serve(x *exchange, sess *codec.Session) {
-	h.active.Add(1)
-	defer h.active.Add(-1)
 	h.opts.Backend.Serve(h.drainCtx, x, sess)
 }
 
