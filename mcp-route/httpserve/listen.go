@@ -73,8 +73,10 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 	if err := refuseHandshakes(ln); err != nil && o.Logger != nil {
 		o.Logger.Warn(fmt.Sprintf("draining: cannot refuse new connections before closing the listener (%v): a connection queued at the close is reset", err))
 	}
+	// The accept loop empties the queue at once unless it is starved
+	// (no file descriptor left): then a second more, not the whole grace.
 	settle := time.Now().Add(handshakeSettle)
-	for time.Now().Before(settle) || acceptQueue(ln) > 0 && time.Now().Before(deadline) {
+	for time.Now().Before(settle) || acceptQueue(ln) > 0 && time.Now().Before(settle.Add(time.Second)) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// Shutdown closes the listener, then the idle connections, and waits
