@@ -22,11 +22,11 @@ import (
 type state int
 
 const (
-	starting state = iota // a process is being started and connected
-	up                    // connected and listed: calls are forwarded
-	restarting            // waiting for the next start after a death or a failed start
-	down                  // MaxFailures failed starts in a row: retried at MaxBackoff
-	stopped               // Close
+	starting   state = iota // a process is being started and connected
+	up                      // connected and listed: calls are forwarded
+	restarting              // waiting for the next start after a death or a failed start
+	down                    // MaxFailures failed starts in a row: retried at MaxBackoff
+	stopped                 // Close
 )
 
 // Upstream is one supervised upstream server. Its methods are safe for
