@@ -519,7 +519,6 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
-
 func testLogger(w *proctest.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
