@@ -37,6 +37,9 @@ type Upstream struct {
 	notify func() // the Set's: the tool list changed
 	relist chan struct{}
 	tokens atomic.Int64
+	// waitedOut is set when a List waited ListTimeout for the first list
+	// in vain: no request waits for it again.
+	waitedOut atomic.Bool
 
 	mu       sync.Mutex
 	st       state
@@ -105,6 +108,16 @@ func (u *Upstream) setState(st state, retryAt time.Time, why string) {
 }
 
 func (u *Upstream) markListed() { u.listOnce.Do(func() { close(u.listed) }) }
+
+// pending says whether a request should wait for the first list.
+func (u *Upstream) pending() bool {
+	select {
+	case <-u.listed:
+		return false
+	default:
+		return !u.waitedOut.Load()
+	}
+}
 
 // run supervises the upstream until ctx is done: start, connect, list,
 // serve until it dies, back off, again.
