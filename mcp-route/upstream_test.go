@@ -56,6 +56,9 @@ func startGateway(t *testing.T, edit func(local, inner string), extra ...string)
 		edit(g.local, g.inner)
 	}
 	inner := fmt.Sprintf("inner=%s --tools %s --confine off --poll 100ms --describe-cache ''", bin, g.inner)
+	if len(extra) > 1 && extra[0] == "--upstream" {
+		inner, extra = extra[1], extra[2:] // another upstream instead
+	}
 	args := append([]string{"--tools", g.local, "--root", g.root, "--confine", "off", "--poll", "100ms", "--describe-cache", "", "--upstream", inner}, extra...)
 	g.cmd = exec.Command(bin, args...)
 	g.cmd.Env = os.Environ()
@@ -281,5 +284,20 @@ func TestUpstreamFlagsRefused(t *testing.T) {
 	code, _, stderr = runWith(t, "", "--upstream-timeout", "0s")
 	if code != 2 || !strings.Contains(stderr, "upstream-timeout") {
 		t.Errorf("--upstream-timeout 0: exit %d, %q", code, stderr)
+	}
+}
+
+func TestUpstreamOverHTTP(t *testing.T) {
+	tools := t.TempDir()
+	upTool(t, tools, "hello", `echo "hello $MCP_ARG_NAME"`,
+		`{"description":"Say hello.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)
+	inner := startHTTP(t, "--tools", tools, "--describe-cache", "")
+	g := startGateway(t, nil, "--upstream", "web="+inner.url+"/mcp")
+	g.initialize()
+	if got := g.list(2); !slices.Equal(got, []string{"mine", "web__hello"}) {
+		t.Errorf("tools/list %v", got)
+	}
+	if r := g.call(3, "web__hello", `{"name":"http"}`); r.IsError || resultText(r) != "hello http\n" {
+		t.Errorf("web__hello: %+v", r)
 	}
 }

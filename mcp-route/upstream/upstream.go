@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -371,6 +372,14 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 			return u.ended(ctx, tool)
 		case errors.Is(err, client.ErrClosed):
 			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(100*time.Millisecond))), "failed", nil
+		}
+		var herr *client.HTTPError
+		if l.Proc == nil && (errors.Is(err, client.ErrUnreachable) || (errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound)) {
+			// An HTTP upstream gone away, or its session with it: end
+			// this connection, and the supervisor makes a new one after
+			// its backoff, as for a process that died.
+			l.CloseWrite()
+			return codec.ErrorResult(fmt.Sprintf("upstream %s is unreachable: %v; reconnecting", u.spec.Name, err)), "failed", nil
 		}
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %v", u.spec.Name, err)), "failed", nil
 	}
