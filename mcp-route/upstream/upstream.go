@@ -317,7 +317,10 @@ func (u *Upstream) setTools(tools []codec.Tool) {
 }
 
 // cause says how the upstream ended, waiting up to wait for its exit
-// status, with the tail of its stderr.
+// status, with the tail of its stderr. The wait is short in practice: the
+// stdout that just closed is closed by the exit, and the exit status is
+// known once the process is reaped; only a process that closes its stdout
+// and lives on makes it wait in full.
 func (l *link) cause(wait time.Duration) string {
 	if l.Proc == nil {
 		return "the connection closed"
@@ -371,7 +374,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
 		case errors.Is(err, client.ErrClosed):
-			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(100*time.Millisecond))), "failed", nil
+			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(time.Second))), "failed", nil
 		}
 		var herr *client.HTTPError
 		if l.Proc == nil && (errors.Is(err, client.ErrUnreachable) || (errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound)) {
