@@ -301,3 +301,31 @@ func TestUpstreamOverHTTP(t *testing.T) {
 		t.Errorf("web__hello: %+v", r)
 	}
 }
+
+// TestUpstreamEnvironment: an upstream starts like a tool, in --root with
+// the tools' minimal environment: a variable of mcp-route's reaches it only
+// through --pass-env. The nested mcp-route passes it on to its tool with
+// its own --pass-env, so the tool shows what the upstream got.
+func TestUpstreamEnvironment(t *testing.T) {
+	t.Setenv("UPSTREAM_SECRET", "s3cret")
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	for _, pass := range []bool{false, true} {
+		var extra []string
+		tools := t.TempDir()
+		upTool(t, tools, "env", `echo "[$UPSTREAM_SECRET] $MCP_ROOT $(pwd)"`, `{"description":"What the upstream got."}`)
+		extra = append(extra, "--upstream", fmt.Sprintf("inner=%s --tools %s --confine off --pass-env UPSTREAM_SECRET --describe-cache ''", bin, tools))
+		if pass {
+			extra = append(extra, "--pass-env", "UPSTREAM_SECRET")
+		}
+		g := startGateway(t, nil, extra...)
+		g.initialize()
+		got := resultText(g.call(2, "inner__env", `{}`))
+		want := fmt.Sprintf("[] %s %s\n", g.root, g.root)
+		if pass {
+			want = fmt.Sprintf("[s3cret] %s %s\n", g.root, g.root)
+		}
+		if got != want {
+			t.Errorf("--pass-env given: %v: the upstream's tool saw %q, want %q", pass, got, want)
+		}
+	}
+}
