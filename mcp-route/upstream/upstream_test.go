@@ -437,9 +437,17 @@ func TestAdmitWithholds(t *testing.T) {
 	}
 }
 
+// TestListChangeRelists: a legacy upstream's notification and a modern
+// one's on subscriptions/listen make the Set re-list it.
 func TestListChangeRelists(t *testing.T) {
+	for _, mode := range []string{"dual", "legacy"} {
+		t.Run(mode, func(t *testing.T) { testListChange(t, mode) })
+	}
+}
+
+func testListChange(t *testing.T, mode string) {
 	t.Parallel()
-	sp, _ := testSpec(t, "up", "dual")
+	sp, _ := testSpec(t, "up", mode)
 	s := startSet(t, Options{}, sp)
 	changes := make(chan struct{}, 10)
 	s.OnChange(func() { changes <- struct{}{} })
