@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -363,5 +364,54 @@ func TestUpstreamConfined(t *testing.T) {
 	}
 	if got := resultText(g.call(3, "inner__peek", fmt.Sprintf(`{"path":%q}`, outside))); got != "refused\n" {
 		t.Errorf("outside the root: %q, want refused", got)
+	}
+}
+
+// TestUpstreamListChangedOverHTTP: mcp-route --http with a nested
+// mcp-route upstream: a tool added to the nested one reaches a legacy
+// session's GET stream and a 2026-07-28 subscriptions/listen stream.
+func TestUpstreamListChangedOverHTTP(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	inner := t.TempDir()
+	upTool(t, inner, "hello", `echo hello`, `{"description":"Say hello."}`)
+	r := startHTTP(t, "--tools", t.TempDir(), "--poll", "100ms",
+		"--upstream", fmt.Sprintf("inner=%s --tools %s --confine off --poll 100ms --describe-cache ''", bin, inner))
+	hdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"}
+	// The upstream's first list is itself a change: wait until it is in.
+	proctest.Eventually(t, func() string {
+		if _, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+metaRev+`}}`, hdr...); !strings.Contains(body, "inner__hello") {
+			return "inner__hello not listed: " + body
+		}
+		return ""
+	})
+	sid := initialize(t, r.url, "2025-06-18")
+	get, _ := http.NewRequest("GET", r.url+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	gresp, err := http.DefaultClient.Do(get)
+	if err != nil || gresp.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", gresp, err)
+	}
+	defer gresp.Body.Close()
+	legacy := events(gresp.Body)
+	listen, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "subscriptions/listen", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"} {
+		listen.Header.Set(k, v)
+	}
+	lresp, err := http.DefaultClient.Do(listen)
+	if err != nil || lresp.StatusCode != 200 {
+		t.Fatalf("listen: %v %v", lresp, err)
+	}
+	defer lresp.Body.Close()
+	modern := events(lresp.Body)
+	waitEvent(t, modern, "notifications/subscriptions/acknowledged")
+
+	upTool(t, inner, "added", `echo added`, `{"description":"Added later."}`)
+	waitEvent(t, legacy, "notifications/tools/list_changed")
+	waitEvent(t, modern, "notifications/tools/list_changed")
+	_, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+metaRev+`}}`, hdr...)
+	if !strings.Contains(body, "inner__added") {
+		t.Errorf("after the change: %s", body)
 	}
 }

@@ -55,11 +55,14 @@
 // Options.Admit, when set (definition pinning), may withhold a tool: it is
 // left out of the list and a call to it gets isError with the reason.
 //
-// List never waits longer than ListTimeout (--upstream-timeout) in all for
-// upstreams that have not listed yet: it serves what it has. An upstream's
-// notifications/tools/list_changed (for a 2026-07-28 upstream also on the
-// subscriptions/listen request mcp-route opens) makes it re-list that
-// upstream; when the list differs, the OnChange functions run (the router
+// List waits for upstreams that have not listed yet at most ListTimeout
+// (--upstream-timeout) in all, and for each only once: it serves what it
+// has, and an upstream it gave up on appears with the list change its first
+// list makes. An upstream's notifications/tools/list_changed (for a
+// 2026-07-28 upstream on the subscriptions/listen request mcp-route opens,
+// and whose acknowledgement it awaits, at most 5s, before the first
+// tools/list, so that no change falls between the two) makes it re-list
+// that upstream; when the list differs, the OnChange functions run (the router
 // then sends list_changed to its clients). A failed re-list keeps the last
 // good list. An HTTP upstream's notifications reach mcp-route only on the
 // streams of its own requests (the listen request, for a modern one).
