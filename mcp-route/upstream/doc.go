@@ -31,8 +31,9 @@
 // of 2×MaxBackoff or more starts the doubling over. While it waits, its
 // tools stay listed from the last good list and a call to one fails at once
 // with isError "upstream NAME is restarting; retry in 2s". A call that
-// arrives while a start is under way waits for it (within the call's
-// timeout). MaxFailures (5) failed starts in a row (the process cannot
+// arrives while a start is under way waits for it, at most ListTimeout
+// (then isError "upstream NAME is starting and not ready after 3s; retry
+// later"). MaxFailures (5) failed starts in a row (the process cannot
 // start, the handshake fails or gets no answer within ConnectTimeout, or
 // tools/list fails) mark it down: the log says why, calls fail at once
 // naming the last error, and a start is tried again every MaxBackoff.

@@ -435,10 +435,12 @@ func (u *Upstream) ended(ctx context.Context, tool string) (any, string, error) 
 	return codec.ErrorResult(fmt.Sprintf("upstream %s: %s timed out after %v", u.spec.Name, tool, u.opts.CallTimeout)), "timeout", nil
 }
 
-// await returns the live connection, waiting while the upstream starts;
-// nil and the isError text when it is restarting or down, nil and "" when
-// ctx ended first.
+// await returns the live connection, waiting while the upstream starts (at
+// most ListTimeout: a start that hangs must not hold calls for their whole
+// timeout); nil and the isError text when it is restarting, down or still
+// starting, nil and "" when ctx ended first.
 func (u *Upstream) await(ctx context.Context) (*link, string) {
+	var bound <-chan time.Time
 	for {
 		u.mu.Lock()
 		st, l, changed, retryAt, why, failures := u.st, u.conn, u.changed, u.retryAt, u.lastErr, u.failures
@@ -455,10 +457,17 @@ func (u *Upstream) await(ctx context.Context) (*link, string) {
 		case stopped:
 			return nil, fmt.Sprintf("upstream %s is stopped: server shutting down", u.spec.Name)
 		}
+		if bound == nil {
+			t := time.NewTimer(u.opts.ListTimeout)
+			defer t.Stop()
+			bound = t.C
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return nil, ""
+		case <-bound:
+			return nil, fmt.Sprintf("upstream %s is starting and not ready after %v; retry later", u.spec.Name, u.opts.ListTimeout)
 		}
 	}
 }
