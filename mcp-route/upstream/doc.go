@@ -42,6 +42,9 @@
 // result "upstream NAME is unreachable: ...; reconnecting", and the
 // connection is made again the same way, after the same backoff.
 //
+// An upstream's stderr goes to the log at debug level (--verbose), one
+// record per line; its last 2 KiB are kept for the messages above.
+//
 // # Lists
 //
 // Each tool is served as NAME__TOOL with its description, schemas and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -212,6 +213,9 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	var info *client.Info
 	var err error
 	stderr := &tail{}
+	if u.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		stderr.log = func(line string) { u.debugf("upstream %s stderr: %s", u.spec.Name, line) }
+	}
 	if u.spec.URL != "" {
 		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{}, copts)
 	} else {
@@ -549,21 +553,39 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// tail keeps the last bytes of an upstream's stderr.
+// tail keeps the last bytes of an upstream's stderr, and passes each line
+// to log when set (the --verbose log).
 type tail struct {
-	mu  sync.Mutex
-	buf []byte
+	mu      sync.Mutex
+	buf     []byte
+	log     func(line string)
+	partial []byte
 }
 
 const tailSize = 2048
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > tailSize {
 		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-tailSize:]...)
 	}
-	t.mu.Unlock()
+	if t.log != nil {
+		t.partial = append(t.partial, p...)
+		for {
+			i := bytes.IndexByte(t.partial, '\n')
+			if i < 0 {
+				break
+			}
+			t.log(string(t.partial[:i]))
+			t.partial = t.partial[i+1:]
+		}
+		if len(t.partial) > tailSize {
+			t.log(string(t.partial) + "...")
+			t.partial = nil
+		}
+	}
 	return len(p), nil
 }
 

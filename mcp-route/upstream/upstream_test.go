@@ -321,6 +321,9 @@ func TestFailedStartsMarkDown(t *testing.T) {
 		t.Errorf("WaitListed: %v, want the exit status and stderr", err)
 	}
 	proctest.Eventually(t, func() string {
+		if !strings.Contains(logs.String(), "upstream up stderr: boom") {
+			return "the upstream's stderr is not in the debug log: " + logs.String()
+		}
 		if !strings.Contains(logs.String(), "upstream up is down after 3 failed starts in a row") {
 			return "not marked down; log: " + logs.String()
 		}
