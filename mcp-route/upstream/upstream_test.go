@@ -126,6 +126,10 @@ func TestForwardKeepsTheResult(t *testing.T) {
 			if err != nil || text(res) != `héllo "x"` {
 				t.Errorf("echo: %v %v", err, res)
 			}
+			// The upstream's serverInfo is not passed off as mcp-route's.
+			if b, _ := json.Marshal(res); strings.Contains(string(b), "testupstream") {
+				t.Errorf("the upstream's serverInfo passed on: %s", b)
+			}
 		})
 	}
 }
