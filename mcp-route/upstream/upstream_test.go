@@ -438,9 +438,25 @@ func TestAdmitWithholds(t *testing.T) {
 		t.Errorf("call of a withheld tool: %v %s %v", err, outcome, res)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if !slices.Contains(asked, "up/echo") {
 		t.Errorf("Admit was asked %v: want unprefixed names with the upstream", asked)
+	}
+	asked = nil
+	mu.Unlock()
+	// Asked once per list, not per request; again after Readmit.
+	s.List(ctxT(t))
+	s.Lookup(ctxT(t), "up__fail")
+	mu.Lock()
+	if len(asked) != 0 {
+		t.Errorf("Admit asked again without a change: %v", asked)
+	}
+	mu.Unlock()
+	s.Readmit()
+	s.List(ctxT(t))
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(asked, "up/echo") {
+		t.Errorf("Readmit did not ask Admit again: %v", asked)
 	}
 }
 
