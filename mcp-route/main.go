@@ -419,6 +419,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				if abs, err := filepath.Abs(p); err == nil {
 					programs = append(programs, abs)
 				}
+				// The kernel checks the file a symlink leads to.
+				if real, err := filepath.EvalSymlinks(p); err == nil {
+					programs = append(programs, real)
+				}
 			}
 		}
 	}
