@@ -421,7 +421,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}
 				// The kernel checks the file a symlink leads to.
 				if real, err := filepath.EvalSymlinks(p); err == nil {
-					programs = append(programs, real)
+					if abs, err := filepath.Abs(real); err == nil {
+						programs = append(programs, abs)
+					}
 				}
 			}
 		}
