@@ -42,6 +42,18 @@
 // CallToolResult, checked for shape (and structuredContent against
 // outputSchema). Any failure becomes an isError result with a short text.
 //
+// Upstream MCP servers (Options.Upstreams, package mcp-route/upstream) add
+// their tools as NAME__TOOL: tools/list merges them with the local ones,
+// sorted and paginated alike (waiting for an upstream's first list at most
+// its --upstream-timeout), and a tools/call of one is forwarded. A
+// forwarded call holds no MaxProcs slot (it starts no process, and a slow
+// upstream must not starve the local tools) but counts for MaxQueue
+// admission, and is observed with started false. A name both a local tool
+// and an upstream tool claim is served by neither: it is left out of
+// tools/list with one log line, and a call of it gets an isError result
+// saying so. An upstream's list change reaches the clients like a local
+// one.
+//
 // The tool directories are polled (Options.Poll), and re-read by each
 // tools/list: the re-read (which may run a new tool's --mcp-describe) runs
 // on that request's goroutine, so ping, server/discover and every other
