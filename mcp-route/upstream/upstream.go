@@ -136,7 +136,7 @@ func (u *Upstream) run(ctx context.Context) {
 		conn, err := u.connect(ctx)
 		if ctx.Err() != nil {
 			if conn != nil {
-				conn.Close()
+				conn.close()
 			}
 			return
 		}
@@ -173,7 +173,7 @@ func (u *Upstream) run(ctx context.Context) {
 		u.conn = nil
 		u.mu.Unlock()
 		if ctx.Err() != nil {
-			conn.Close()
+			conn.close()
 			return
 		}
 		if time.Since(started) >= 2*u.opts.MaxBackoff {
@@ -183,7 +183,7 @@ func (u *Upstream) run(ctx context.Context) {
 		wait := u.backoff(attempt)
 		u.setState(restarting, time.Now().Add(wait), cause)
 		u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
-		conn.Close()
+		conn.close()
 		if !sleep(ctx, wait) {
 			return
 		}
@@ -194,6 +194,14 @@ func (u *Upstream) run(ctx context.Context) {
 type link struct {
 	*client.Conn
 	stderr *tail
+	stop   context.CancelFunc // ends what serves this connection alone (the listen)
+}
+
+// close ends the connection: the upstream is stopped (or its HTTP session
+// ended) and its subscription given up.
+func (l *link) close() {
+	l.stop()
+	l.Conn.Close()
 }
 
 // connect starts the upstream, connects with the auto era and lists its
@@ -238,7 +246,8 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		}
 		return nil, withStderr(err.Error(), stderr)
 	}
-	l := &link{Conn: conn, stderr: stderr}
+	lctx, stop := context.WithCancel(ctx)
+	l := &link{Conn: conn, stderr: stderr, stop: stop}
 	if info.Era == client.EraModern {
 		// Subscribe before the first list, and wait for the
 		// acknowledgement: a change between the list and the
@@ -250,7 +259,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		ended := make(chan struct{})
 		go func() {
 			defer close(ended)
-			u.listen(ctx, l)
+			u.listen(lctx, l)
 		}()
 		select {
 		case <-acked:
@@ -262,7 +271,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	}
 	tools, err := conn.ListTools(cctx)
 	if err != nil {
-		conn.Close()
+		l.close()
 		return nil, withStderr("tools/list: "+err.Error(), stderr)
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
