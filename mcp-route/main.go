@@ -52,6 +52,13 @@
 // unwritable --log, --confine require that cannot be met, a skeleton
 // refused; --confine-check when require would refuse); 2 for a usage error.
 //
+// --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
+// tool (own process group, the tools' environment, --root, confinement),
+// connects with the best era it offers, and serves its tools as NAME__TOOL,
+// restarting it with backoff when it dies (package mcp-route/upstream and
+// README's Upstreams say the whole contract: names left out, clashes with
+// local tools, errors, what is refused).
+//
 // Nothing a tool can write is trusted (DESIGN.md, "Trust"): without
 // --readonly, a --tools directory under --root, or a tool that leads there
 // through a symlink, refuses the start (a client could write a tool, then
@@ -67,6 +74,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -82,6 +90,7 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
 
 const prog = "mcp-route"
@@ -137,6 +146,20 @@ with one warning, where the kernel cannot (Landlock needs Linux 5.13);
 require exits 1 then. The rules are proved at start by a probe child.
 --confine-check prints them.
 
+Upstreams (--upstream NAME=CMD, repeatable): another MCP server, started
+like a tool (own process group, the tools' environment and confinement,
+--root as working directory) and connected with the best era it offers; its
+tools are served as NAME__TOOL. NAME is 1-32 of A-Z a-z 0-9 -; CMD is split
+like a shell would, none runs; NAME=https://HOST/PATH (http only on
+loopback) mounts a Streamable HTTP server. Left out with a log line: a tool
+name breaking the MCP rules or longer than 64 characters as NAME__TOOL, and
+both of a local and an upstream tool that share a name. An upstream that
+dies fails its calls at once ("upstream NAME died: ..."), is restarted with
+backoff (0.5s doubling to 30s, jittered; down after 5 failed starts, then
+retried every 30s) and its calls meanwhile fail fast ("upstream NAME is
+restarting; retry in 2s"). Its sampling, elicitation and roots requests get
+a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
+
 Flags:
 `
 
@@ -152,7 +175,8 @@ Exit status:
      --confine require would refuse to start; --http: the address cannot
      be bound, a bad --session-key-file or --http-token-file
   2  usage error (a bad flag or value, e.g. --confine other than auto,
-     require or off; --http beyond loopback without --http-token-file or
+     require or off; an --upstream with a bad NAME or CMD, a NAME given
+     twice, or plain http beyond loopback; --http beyond loopback without --http-token-file or
      --http-insecure)
 `
 
@@ -212,6 +236,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
+	upstreams := &listFlag{}
+	fs.Var(upstreams, "upstream", "mount the MCP server `NAME=CMD` (or NAME=https://HOST/PATH; http only on loopback): its tools are served as NAME__TOOL; NAME is 1-32 of [A-Za-z0-9-]; CMD is split like a shell would, without one (repeatable; see README's Upstreams)")
+	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
@@ -251,6 +278,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		{*poll < 0, "poll", "a positive duration, or 0 to turn polling off"},
 		{*describeTimeout <= 0, "describe-timeout", "a positive duration"},
 		{*maxQueue < 0, "max-queue", "0 or more"},
+		{*upstreamTimeout <= 0, "upstream-timeout", "a positive duration"},
 	} {
 		if c.bad {
 			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
@@ -258,6 +286,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	mode, err := confinement.ParseMode(*confineMode)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	specs, err := upstream.ParseSpecs(upstreams.vals)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
@@ -377,7 +410,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
+	var programs []string
+	for _, sp := range specs {
+		// Upstreams start on the tools' confined spawner: their programs
+		// must be executable there.
+		if len(sp.Argv) > 0 {
+			if p, err := exec.LookPath(sp.Argv[0]); err == nil {
+				if abs, err := filepath.Abs(p); err == nil {
+					programs = append(programs, abs)
+				}
+				// The kernel checks the file a symlink leads to.
+				if real, err := filepath.EvalSymlinks(p); err == nil {
+					if abs, err := filepath.Abs(real); err == nil {
+						programs = append(programs, abs)
+					}
+				}
+			}
+		}
+	}
 	policy := confinement.Config{
+		Programs:   programs,
 		Mode:       mode,
 		Root:       rootDir,
 		ReadOnly:   *readonly,
@@ -441,7 +493,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
-	if len(dirs) == 0 {
+	if len(dirs) == 0 && len(specs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
@@ -484,6 +536,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
+	}
+	if len(specs) > 0 {
+		set := upstream.NewSet(specs, upstream.Options{
+			Env:         slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
+			Dir:         rootDir,
+			Spawn:       conf.Spawn(),
+			Grace:       *grace,
+			CallTimeout: *timeout,
+			ListTimeout: *upstreamTimeout,
+			ReadOnly:    *readonly,
+			ClientInfo:  codec.Implementation{Name: *name, Version: version.Number},
+			Logger:      logger,
+		})
+		// Started before serving, so the first tools/list finds them
+		// under way; stopped (and reaped) after the last answer.
+		set.Start(context.WithoutCancel(ctx))
+		defer set.Close()
+		ropts.Upstreams = set
 	}
 	if hf.addr != "" {
 		return serveHTTP(ctx, hf, ropts, logger, stderr)
