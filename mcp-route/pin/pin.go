@@ -73,8 +73,13 @@
 // # Semantics
 //
 // TrustFirstUse records the tools of an upstream the file has no entry for
-// (trust on first use), and does nothing for a known one. Pin records an
-// upstream's tools on purpose, replacing its entry (`mcp-route pin`).
+// (trust on first use), and does nothing for a known one or an empty list.
+// Pin records an upstream's tools on purpose, replacing its entry: a tool
+// no longer listed loses its pin; PinAll does it for several upstreams in
+// one write (`mcp-route pin`). A tool whose name breaks the tool-name
+// rules, one listed twice (which definition is served would be the
+// upstream's choice), one beyond MaxTools and one whose definition cannot
+// be pinned are refused, and so withheld.
 // Check tells whether a tool may be served: only when its upstream is
 // pinned and its definition is the recorded one; a new tool of a pinned
 // upstream is withheld until pinned. Its reason, for the client, names the
@@ -83,9 +88,12 @@
 // shows old against new, clipped around the first difference.
 //
 // Check reads the file again when it has changed on disk (another process
-// pinned), so a running server follows `mcp-route pin`. When that read
-// fails (the file was corrupted), Check withholds every tool, its reason
-// naming the error, until the file is good again.
+// pinned), and Refresh does so on demand, reporting whether it did, so a
+// running server follows `mcp-route pin`. When that read fails (the file
+// was corrupted), Check withholds every tool, its reason naming the error,
+// until the file is good again. A file removed under a running server is
+// an empty set, as at Load: nothing is pinned any more, and the next list
+// of each upstream is trusted on first use.
 //
 // A File is safe for concurrent use.
 package pin
@@ -95,8 +103,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -199,6 +207,7 @@ type File struct {
 	mu    sync.Mutex
 	set   pinSet
 	stamp os.FileInfo // of the file when set was read; nil: there was none
+	seen  os.FileInfo // of the file at the last read, good or not
 	err   error       // the last read failed: every Check withholds
 }
 
@@ -220,7 +229,7 @@ func Load(path string) (*File, error) {
 			return nil, fmt.Errorf("pin file %s: directory %s does not exist", abs, dir)
 		}
 	}
-	return &File{path: abs, set: set, stamp: stamp}, nil
+	return &File{path: abs, set: set, stamp: stamp, seen: stamp}, nil
 }
 
 // Path is the file's absolute path.
@@ -249,7 +258,7 @@ func (f *File) Check(upstream string, t codec.Tool) (ok bool, reason, diff strin
 	}
 	pins, known := f.set[upstream]
 	if !known {
-		return false, fmt.Sprintf("upstream %s has no pins yet; pin it with mcp-route pin", upstream), ""
+		return false, fmt.Sprintf("upstream %s has no pins yet; mcp-route pin records them", upstream), ""
 	}
 	now, err := pinOf(t)
 	if err != nil {
@@ -257,13 +266,13 @@ func (f *File) Check(upstream string, t codec.Tool) (ok bool, reason, diff strin
 	}
 	was, ok := pins[t.Name]
 	if !ok {
-		return false, "new tool, not pinned yet; withheld until pinned with mcp-route pin", ""
+		return false, "it is new since the upstream was pinned; mcp-route pin accepts it", ""
 	}
 	if was.digest == now.digest {
 		return true, "", ""
 	}
 	fields, diff := compare(was, now)
-	return false, fmt.Sprintf("its definition changed since it was pinned (%s); withheld until pinned again with mcp-route pin", strings.Join(fields, ", ")), diff
+	return false, fmt.Sprintf("its definition changed since it was pinned (%s); mcp-route pin accepts the new one", strings.Join(fields, ", ")), diff
 }
 
 // TrustFirstUse pins tools when the file has no entry for upstream, and
@@ -294,6 +303,25 @@ func (f *File) Pin(upstream string, tools []codec.Tool) ([]Change, error) {
 	})
 }
 
+// PinAll is Pin for several upstreams at once, in one write: the file
+// gets all of them or, on an error, none. Changes are sorted by upstream,
+// then tool.
+func (f *File) PinAll(lists map[string][]codec.Tool) ([]Change, error) {
+	ups := slices.Sorted(maps.Keys(lists))
+	for _, up := range ups {
+		if err := ValidateUpstream(up); err != nil {
+			return nil, err
+		}
+	}
+	return f.update(func(set pinSet) []Change {
+		var changes []Change
+		for _, up := range ups {
+			changes = append(changes, record(set, up, lists[up])...)
+		}
+		return changes
+	})
+}
+
 // update applies change to the file's current content under the
 // directory lock, writes the result when it differs, and keeps it.
 func (f *File) update(change func(pinSet) []Change) ([]Change, error) {
@@ -315,25 +343,42 @@ func (f *File) update(change func(pinSet) []Change) ([]Change, error) {
 			return nil, fmt.Errorf("pin file %s: %w", f.path, err)
 		}
 	}
-	f.set, f.stamp, f.err = set, stamp, nil
+	f.set, f.stamp, f.seen, f.err = set, stamp, stamp, nil
 	return changes, nil
 }
 
-// refresh reads the file again when it is not the one last read.
-func (f *File) refresh() {
-	fi, err := os.Lstat(f.path)
-	switch {
-	case err == nil && f.stamp != nil && os.SameFile(fi, f.stamp) && fi.Size() == f.stamp.Size() && fi.ModTime().Equal(f.stamp.ModTime()):
-		return
-	case errors.Is(err, os.ErrNotExist) && f.stamp == nil && f.err == nil:
-		return
+// Refresh reads the file again when it has changed on disk since it was
+// last read or written (another process pinned, or it was edited), and
+// reports whether it did: a server then asks Check again about its tools.
+// Check does the same by itself.
+func (f *File) Refresh() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refresh()
+}
+
+func (f *File) refresh() bool {
+	fi, _ := os.Lstat(f.path) // nil when missing or unreadable: readFile says which
+	if sameStamp(fi, f.seen) {
+		return false
 	}
+	f.seen = fi
 	set, stamp, err := readFile(f.path)
 	if err != nil {
 		f.err = err
-		return
+		return true
 	}
 	f.set, f.stamp, f.err = set, stamp, nil
+	return true
+}
+
+// sameStamp reports whether a and b (nil: no file) are the same file with
+// the same size and modification time.
+func sameStamp(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // record replaces upstream's pins in set by tools, and says what changed.

@@ -146,7 +146,7 @@ func TestEachFieldChangeIsWithheld(t *testing.T) {
 	// A name is the key: a renamed tool is a new tool.
 	renamed := readTool()
 	renamed.Name = "read_files"
-	if reason, _ := withheld(t, f, "fs", renamed); !strings.Contains(reason, "new tool") {
+	if reason, _ := withheld(t, f, "fs", renamed); !strings.Contains(reason, "it is new since the upstream was pinned") {
 		t.Errorf("renamed tool: reason %q", reason)
 	}
 	// Two fields at once: both named, in order.
@@ -225,7 +225,7 @@ func TestNewToolWithheldUntilPinned(t *testing.T) {
 	if _, err := f.TrustFirstUse("fs", []codec.Tool{readTool()}); err != nil {
 		t.Fatal(err)
 	}
-	if reason, _ := withheld(t, f, "fs", listTool()); !strings.Contains(reason, "new tool") {
+	if reason, _ := withheld(t, f, "fs", listTool()); !strings.Contains(reason, "it is new since the upstream was pinned") {
 		t.Errorf("reason %q", reason)
 	}
 	if ch, _ := f.TrustFirstUse("fs", []codec.Tool{readTool(), listTool()}); len(ch) != 0 {
@@ -603,4 +603,45 @@ func TestDigestIsStable(t *testing.T) {
 	if got := changes[0].Digest; got != want {
 		t.Errorf("digest of readTool() = %s, want %s", got, want)
 	}
+}
+
+// Refresh tells a running server when the file changed on disk, once per
+// change: after its own writes it says nothing, and a corrupt file is
+// reported once, not at every poll.
+func TestRefresh(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pins.json")
+	server, tool := load(t, path), load(t, path)
+	if server.Refresh() {
+		t.Error("Refresh of an unchanged (missing) file: true")
+	}
+	if _, err := server.TrustFirstUse("fs", []codec.Tool{readTool()}); err != nil {
+		t.Fatal(err)
+	}
+	if server.Refresh() {
+		t.Error("Refresh after its own write: true")
+	}
+	changed := readTool()
+	changed.Description = "new"
+	if _, err := tool.Pin("fs", []codec.Tool{changed}); err != nil {
+		t.Fatal(err)
+	}
+	if !server.Refresh() || server.Refresh() {
+		t.Error("Refresh after another File pinned: want true once")
+	}
+	mustServe(t, server, "fs", changed)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, data[:20], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !server.Refresh() || server.Refresh() {
+		t.Error("Refresh of a corrupted file: want true once")
+	}
+	withheld(t, server, "fs", changed)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !server.Refresh() {
+		t.Error("Refresh of a repaired file: false")
+	}
+	mustServe(t, server, "fs", changed)
 }
