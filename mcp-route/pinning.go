@@ -58,11 +58,13 @@ type pinGate struct {
 	set    *upstream.Set // set once NewSet returns, before the Set starts
 
 	mu     sync.Mutex
-	logged map[string]string // upstream\x00tool → the diff last logged
+	logged map[string]string // upstream\x00tool → the diff last logged; upstream\x00 → the pinning error
 }
 
 func (g *pinGate) admit(up string, t codec.Tool) (bool, string) {
-	if !g.file.Known(up) {
+	// A file that cannot be read withholds everything (Check says why):
+	// no upstream is new then.
+	if g.file.Err() == nil && !g.file.Known(up) {
 		g.trustFirstUse(up)
 	}
 	ok, reason, diff := g.file.Check(up, t)
@@ -90,7 +92,16 @@ func (g *pinGate) trustFirstUse(up string) {
 	}
 	changes, err := g.file.TrustFirstUse(up, tools)
 	if err != nil {
-		g.logger.Warn(fmt.Sprintf("upstream %s: first seen, but its tools cannot be pinned: %v; they are withheld", up, err))
+		// Asked again for each of its tools: said once per error.
+		msg := fmt.Sprintf("upstream %s: first seen, but its tools cannot be pinned: %v; they are withheld", up, err)
+		key := up + "\x00"
+		g.mu.Lock()
+		fresh := g.logged[key] != msg
+		g.logged[key] = msg
+		g.mu.Unlock()
+		if fresh {
+			g.logger.Warn(msg)
+		}
 		return
 	}
 	if len(changes) == 0 {

@@ -71,6 +71,15 @@ func parseJSON(b []byte) (any, error) {
 	return v, nil
 }
 
+// clipKey quotes an object key for an error message: the upstream wrote
+// it, so it is clipped (a key can be megabytes) and in ASCII.
+func clipKey(key string) string {
+	if r := []rune(key); len(r) > 40 {
+		return strconv.QuoteToASCII(string(r[:40])) + "…"
+	}
+	return strconv.QuoteToASCII(key)
+}
+
 func (p *parser) fail(format string, args ...any) error {
 	return &syntaxError{offset: p.i, msg: fmt.Sprintf(format, args...)}
 }
@@ -148,11 +157,11 @@ func (p *parser) object() (any, error) {
 			return nil, err
 		}
 		if _, dup := obj[key]; dup {
-			return nil, &syntaxError{offset: at, msg: fmt.Sprintf("duplicate key %q", key)}
+			return nil, &syntaxError{offset: at, msg: fmt.Sprintf("duplicate key %s", clipKey(key))}
 		}
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return nil, p.fail("want ':' after key %q", key)
+			return nil, p.fail("want ':' after key %s", clipKey(key))
 		}
 		p.i++
 		p.space()

@@ -245,6 +245,15 @@ func (f *File) Known(upstream string) bool {
 	return ok && f.err == nil
 }
 
+// Err is why the file could not be read the last time it changed on
+// disk, or nil: while it is set, Check withholds every tool.
+func (f *File) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refresh()
+	return f.err
+}
+
 // Check reports whether upstream's tool t may be served. When not, reason
 // says why in one line for the client (the fields that changed, never
 // their new text), and diff, for a changed definition, shows the old and

@@ -336,6 +336,14 @@ func TestHostileUpstreamBoundsTheFile(t *testing.T) {
 	if diff != "description: changed (the definition is too large to keep for a diff)" {
 		t.Errorf("diff of a definition kept as digests: %q", diff)
 	}
+	// A refusal's reason, which reaches the client and stdout, is short
+	// whatever the upstream wrote.
+	key := strings.Repeat("k\u202e", 1<<19)
+	keyed := codec.Tool{Name: "keyed", InputSchema: json.RawMessage(`{"` + key + `":1,"` + key + `":2}`)}
+	reason, _ := withheld(t, f, "evil", keyed)
+	if len(reason) > 300 || strings.ContainsRune(reason, '\u202e') || !strings.Contains(reason, `duplicate key "k\u202ek`) {
+		t.Errorf("reason for a huge duplicate key: %d bytes: %.200q", len(reason), reason)
+	}
 	withheld(t, f, "evil", codec.Tool{Name: "t1004", Description: strings.Repeat("x", 100), InputSchema: json.RawMessage(`{"type":"object"}`)})
 }
 
