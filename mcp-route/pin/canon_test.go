@@ -1,8 +1,12 @@
 package pin
 
 import (
+	"bytes"
+	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func canon(t *testing.T, in string) string {
@@ -143,4 +147,61 @@ func TestPrettyRoundTrip(t *testing.T) {
 	if a, b := string(canonical(nil, v)), string(canonical(nil, back)); a != b {
 		t.Errorf("round trip changed the value:\n%s\n%s", a, b)
 	}
+}
+
+// FuzzCanonical: what the parser takes is JSON; it refuses valid JSON only
+// for the documented reasons; the canonical form is a fixed point, and the
+// file's form reads back as the same value.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":[true,null,"x"]}`, `{"a":1,"a":2}`, `"\ud800"`, `"\ud83d\ude00"`,
+		`-0.0e-0`, `1e400`, `123.456e-7`, `[[[]]]`, `{"\u0000":"\u202e"}`, "\"\xff\"",
+		`9007199254740993`, `0.000123000`, `-120.5000`, `{"k":{"k":{"k":[1,2,{"z":"é"}]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		v, err := parseJSON(in)
+		if err != nil {
+			if json.Valid(in) && utf8.Valid(in) {
+				msg := err.Error()
+				if !strings.Contains(msg, "duplicate key") && !strings.Contains(msg, "surrogate") &&
+					!strings.Contains(msg, "nested deeper") && !strings.Contains(msg, "exponent out of range") {
+					t.Fatalf("valid JSON %q refused: %v", in, err)
+				}
+			}
+			return
+		}
+		if !json.Valid(in) {
+			t.Fatalf("parseJSON took %q, which is not JSON", in)
+		}
+		c := canonical(nil, v)
+		if n, ok := v.(number); ok && !bytes.ContainsAny(in, "eE") && !strings.ContainsAny(string(n), "eE") {
+			// The same value, exactly (exponents left out: big.Rat would
+			// expand 1e999999999).
+			a, _ := new(big.Rat).SetString(string(bytes.TrimSpace(in)))
+			b, _ := new(big.Rat).SetString(string(n))
+			if a == nil || b == nil || a.Cmp(b) != 0 {
+				t.Fatalf("number %q canonicalized to %q, another value", in, n)
+			}
+		}
+		if !json.Valid(c) {
+			t.Fatalf("canonical form of %q is not JSON: %q", in, c)
+		}
+		again, err := parseJSON(c)
+		if err != nil {
+			t.Fatalf("canonical form %q does not parse: %v", c, err)
+		}
+		if c2 := canonical(nil, again); !bytes.Equal(c, c2) {
+			t.Fatalf("canonical form not a fixed point: %q then %q", c, c2)
+		}
+		p := pretty(nil, v)
+		back, err := parseJSON(p)
+		if err != nil {
+			t.Fatalf("pretty form %q does not parse: %v", p, err)
+		}
+		if c3 := canonical(nil, back); !bytes.Equal(c, c3) {
+			t.Fatalf("pretty form changed the value: %q then %q", c, c3)
+		}
+	})
 }
