@@ -36,8 +36,10 @@
 // start, the handshake fails or gets no answer within ConnectTimeout, or
 // tools/list fails) mark it down: the log says why, calls fail at once
 // naming the last error, and a start is tried again every MaxBackoff.
-// An HTTP upstream has no process: its connection is made again the same
-// way when it fails, and a call that cannot reach it is an isError result.
+// An HTTP upstream has no process: a call that cannot reach it (no
+// connection, 502-504) or whose session is gone (404) gets an isError
+// result "upstream NAME is unreachable: ...; reconnecting", and the
+// connection is made again the same way, after the same backoff.
 //
 // # Lists
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type Upstream struct {
 	notify func() // the Set's: the tool list changed
 	relist chan struct{}
 	tokens atomic.Int64
+	// waitedOut is set when a List waited ListTimeout for the first list
+	// in vain: no request waits for it again.
+	waitedOut atomic.Bool
 
 	mu       sync.Mutex
 	st       state
@@ -105,6 +109,16 @@ func (u *Upstream) setState(st state, retryAt time.Time, why string) {
 }
 
 func (u *Upstream) markListed() { u.listOnce.Do(func() { close(u.listed) }) }
+
+// pending says whether a request should wait for the first list.
+func (u *Upstream) pending() bool {
+	select {
+	case <-u.listed:
+		return false
+	default:
+		return !u.waitedOut.Load()
+	}
+}
 
 // run supervises the upstream until ctx is done: start, connect, list,
 // serve until it dies, back off, again.
@@ -358,6 +372,14 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 			return u.ended(ctx, tool)
 		case errors.Is(err, client.ErrClosed):
 			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(100*time.Millisecond))), "failed", nil
+		}
+		var herr *client.HTTPError
+		if l.Proc == nil && (errors.Is(err, client.ErrUnreachable) || (errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound)) {
+			// An HTTP upstream gone away, or its session with it: end
+			// this connection, and the supervisor makes a new one after
+			// its backoff, as for a process that died.
+			l.CloseWrite()
+			return codec.ErrorResult(fmt.Sprintf("upstream %s is unreachable: %v; reconnecting", u.spec.Name, err)), "failed", nil
 		}
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %v", u.spec.Name, err)), "failed", nil
 	}

@@ -343,9 +343,10 @@ func TestFailedStartsMarkDown(t *testing.T) {
 
 func TestHungUpstreamDoesNotStallList(t *testing.T) {
 	t.Parallel()
+	var logs proctest.Buffer
 	hung, _ := testSpec(t, "hung", "hang")
 	good, _ := testSpec(t, "good", "dual")
-	s := startSet(t, Options{ListTimeout: 500 * time.Millisecond, CallTimeout: time.Second}, hung, good)
+	s := startSet(t, Options{ListTimeout: 500 * time.Millisecond, CallTimeout: time.Second, Logger: testLogger(&logs)}, hung, good)
 	ctx := ctxT(t)
 	if err := s.Upstreams()[1].WaitListed(ctx); err != nil {
 		t.Fatal(err)
@@ -359,6 +360,12 @@ func TestHungUpstreamDoesNotStallList(t *testing.T) {
 	}
 	if !slices.Contains(got, "good__echo") || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "hung__") }) {
 		t.Errorf("listed %v", got)
+	}
+	// Waited for once: later lists serve at once (the log says so once).
+	s.List(ctx)
+	s.List(ctx)
+	if n := strings.Count(logs.String(), "upstream hung has not listed its tools within 500ms"); n != 1 {
+		t.Errorf("waited %d times for the hung upstream, want once:\n%s", n, logs.String())
 	}
 	// A call to the hung upstream ends on its own timeout.
 	r, outcome, _ := s.Call(ctx, &Tool{Upstream: s.Upstreams()[0], Name: "x"}, json.RawMessage(`{}`), codec.Rev20251125, nil)
