@@ -143,12 +143,6 @@ const usageText = `Usage:
                              one "ACTION UPSTREAM TOOL sha256:..." line per
                              tool on stdout
 
---pin FILE: upstream tools are served only as pinned. An upstream FILE does
-not know is pinned when first listed (trust on first use); then a tool whose
-name, title, description, schemas or annotations changed, or a new tool, is
-withheld (left out of tools/list; a call gets isError naming the change; the
-log shows a diff) until mcp-route pin records it.
-
 Every executable file in a --tools directory is a tool; its definition comes
 from a sidecar NAME.json or from NAME --mcp-describe.
 
@@ -185,6 +179,12 @@ backoff (0.5s doubling to 30s, jittered; down after 5 failed starts, then
 retried every 30s) and its calls meanwhile fail fast ("upstream NAME is
 restarting; retry in 2s"). Its sampling, elicitation and roots requests get
 a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
+
+--pin FILE: upstream tools are served only as pinned. An upstream FILE does
+not know is pinned when first listed (trust on first use); then a tool whose
+name, title, description, schemas or annotations changed, or a new tool, is
+withheld (left out of tools/list; a call gets isError naming the change; the
+log shows a diff) until mcp-route pin records it.
 
 Flags:
 `

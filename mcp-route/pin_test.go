@@ -279,6 +279,10 @@ func TestPinFlagRefusals(t *testing.T) {
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Errorf("pin of a failing upstream wrote %s", p)
 	}
+	code, out, _ = runWith(t, "", "--help")
+	if code != 0 || !strings.Contains(out, "mcp-route pin --pin FILE --upstream NAME=CMD...") || !strings.Contains(out, "-pin FILE") {
+		t.Errorf("--help does not show pinning: code %d", code)
+	}
 	// The harmless counterpart: a --pin file outside the root is taken.
 	code, _, errs = runWith(t, "", "--root", root, "--pin", filepath.Join(dir, "ok.json"), "--confine", "off")
 	if code != 0 {
