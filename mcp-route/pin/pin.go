@@ -80,6 +80,7 @@
 // rules, one listed twice (which definition is served would be the
 // upstream's choice), one beyond MaxTools and one whose definition cannot
 // be pinned are refused, and so withheld.
+//
 // Check tells whether a tool may be served: only when its upstream is
 // pinned and its definition is the recorded one; a new tool of a pinned
 // upstream is withheld until pinned. Its reason, for the client, names the
@@ -301,8 +302,8 @@ func (f *File) TrustFirstUse(upstream string, tools []codec.Tool) ([]Change, err
 }
 
 // Pin records tools as upstream's pins, replacing what it had: a tool no
-// longer listed loses its pin. It returns one Change per tool, sorted by
-// name, unchanged ones included.
+// longer listed loses its pin. It returns one Change per tool, unchanged
+// ones included: the listed tools by name, then the removed ones by name.
 func (f *File) Pin(upstream string, tools []codec.Tool) ([]Change, error) {
 	if err := ValidateUpstream(upstream); err != nil {
 		return nil, err
@@ -313,8 +314,8 @@ func (f *File) Pin(upstream string, tools []codec.Tool) ([]Change, error) {
 }
 
 // PinAll is Pin for several upstreams at once, in one write: the file
-// gets all of them or, on an error, none. Changes are sorted by upstream,
-// then tool.
+// gets all of them or, on an error, none. Changes come upstream by
+// upstream, sorted by name, each as Pin orders them.
 func (f *File) PinAll(lists map[string][]codec.Tool) ([]Change, error) {
 	ups := slices.Sorted(maps.Keys(lists))
 	for _, up := range ups {

@@ -281,6 +281,17 @@ func TestPinReportsEveryTool(t *testing.T) {
 	}
 	mustServe(t, f, "fs", newer)
 	withheld(t, f, "fs", gone)
+	// Names with the gateway's separator are names like any other: pins
+	// are keyed by upstream, then tool, never by NAME__TOOL.
+	sep := codec.Tool{Name: "x__y", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	if _, err := f.Pin("x", []codec.Tool{{Name: "y__z", InputSchema: json.RawMessage(`{"type":"object"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	withheld(t, f, "x", sep)
+	if _, err := f.Pin("x", []codec.Tool{sep}); err != nil {
+		t.Fatal(err)
+	}
+	mustServe(t, load(t, f.Path()), "x", sep)
 	withheld(t, f, "fs", dup)
 	// Upstream names follow --upstream NAME's rule.
 	for _, bad := range []string{"", "a/b", "../up", "a_b", strings.Repeat("a", 33)} {
