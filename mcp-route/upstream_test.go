@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
 	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
@@ -59,6 +60,7 @@ func startGateway(t *testing.T, edit func(local, inner string), extra ...string)
 	if len(extra) > 1 && extra[0] == "--upstream" {
 		inner, extra = extra[1], extra[2:] // another upstream instead
 	}
+	inner = strings.ReplaceAll(inner, "{local}", g.local)
 	args := append([]string{"--tools", g.local, "--root", g.root, "--confine", "off", "--poll", "100ms", "--describe-cache", "", "--upstream", inner}, extra...)
 	g.cmd = exec.Command(bin, args...)
 	g.cmd.Env = os.Environ()
@@ -299,5 +301,67 @@ func TestUpstreamOverHTTP(t *testing.T) {
 	}
 	if r := g.call(3, "web__hello", `{"name":"http"}`); r.IsError || resultText(r) != "hello http\n" {
 		t.Errorf("web__hello: %+v", r)
+	}
+}
+
+// TestUpstreamEnvironment: an upstream starts like a tool, in --root with
+// the tools' minimal environment: a variable of mcp-route's reaches it only
+// through --pass-env. The nested mcp-route passes it on to its tool with
+// its own --pass-env, so the tool shows what the upstream got.
+func TestUpstreamEnvironment(t *testing.T) {
+	t.Setenv("UPSTREAM_SECRET", "s3cret")
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	for _, pass := range []bool{false, true} {
+		var extra []string
+		tools := t.TempDir()
+		upTool(t, tools, "env", `echo "[$UPSTREAM_SECRET] $MCP_ROOT $(pwd)"`, `{"description":"What the upstream got."}`)
+		extra = append(extra, "--upstream", fmt.Sprintf("inner=%s --tools %s --confine off --pass-env UPSTREAM_SECRET --describe-cache ''", bin, tools))
+		if pass {
+			extra = append(extra, "--pass-env", "UPSTREAM_SECRET")
+		}
+		g := startGateway(t, nil, extra...)
+		g.initialize()
+		got := resultText(g.call(2, "inner__env", `{}`))
+		want := fmt.Sprintf("[] %s %s\n", g.root, g.root)
+		if pass {
+			want = fmt.Sprintf("[s3cret] %s %s\n", g.root, g.root)
+		}
+		if got != want {
+			t.Errorf("--pass-env given: %v: the upstream's tool saw %q, want %q", pass, got, want)
+		}
+	}
+}
+
+// TestUpstreamConfined: under confinement an upstream is confined like a
+// tool, and so is everything it starts: the nested server's own tool
+// (unconfined by the nested mcp-route) cannot read a file outside the
+// root, while one inside the root is read. The upstream's program is
+// executable under the policy (mcp-route adds it).
+func TestUpstreamConfined(t *testing.T) {
+	confinetest.Need(t, 1)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte("outside-content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The nested server's tools must be executable under the policy: a
+	// directory beneath a --tools directory is.
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	g := startGateway(t, func(local, _ string) {
+		sub := filepath.Join(local, "nested")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		upTool(t, sub, "peek", `cat "$MCP_ARG_PATH" 2>/dev/null || echo refused`,
+			`{"description":"Reads a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}`)
+	}, "--upstream", "inner="+bin+" --tools {local}/nested --confine off --describe-cache ''", "--confine", "require")
+	if err := os.WriteFile(filepath.Join(g.root, "inside.txt"), []byte("inside-content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.initialize()
+	if got := resultText(g.call(2, "inner__peek", `{"path":"inside.txt"}`)); got != "inside-content" {
+		t.Errorf("inside the root: %q", got)
+	}
+	if got := resultText(g.call(3, "inner__peek", fmt.Sprintf(`{"path":%q}`, outside))); got != "refused\n" {
+		t.Errorf("outside the root: %q, want refused", got)
 	}
 }

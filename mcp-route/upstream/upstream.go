@@ -53,7 +53,12 @@ type Upstream struct {
 	listed   chan struct{}
 	listOnce sync.Once
 	progress map[string]func(codec.ProgressParams) // our token → the downstream request
+	acked    chan struct{}                         // closed by the acknowledgement of the listen being opened
 }
+
+// listenAckWait bounds the wait for a modern upstream's acknowledgement of
+// subscriptions/listen before its first tools/list.
+const listenAckWait = 5 * time.Second
 
 func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 	return &Upstream{
@@ -229,6 +234,28 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		}
 		return nil, withStderr(err.Error(), stderr)
 	}
+	l := &link{Conn: conn, stderr: stderr}
+	if info.Era == client.EraModern {
+		// Subscribe before the first list, and wait for the
+		// acknowledgement: a change between the list and the
+		// subscription would otherwise be missed for good.
+		acked := make(chan struct{})
+		u.mu.Lock()
+		u.acked = acked
+		u.mu.Unlock()
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			u.listen(ctx, l)
+		}()
+		select {
+		case <-acked:
+		case <-ended: // refused: the upstream may still send plain notifications
+		case <-time.After(min(listenAckWait, u.opts.ConnectTimeout)):
+			u.debugf("upstream %s: no acknowledgement of subscriptions/listen within %v", u.spec.Name, min(listenAckWait, u.opts.ConnectTimeout))
+		case <-cctx.Done():
+		}
+	}
 	tools, err := conn.ListTools(cctx)
 	if err != nil {
 		conn.Close()
@@ -236,10 +263,6 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
 	u.setTools(tools)
-	l := &link{Conn: conn, stderr: stderr}
-	if info.Era == client.EraModern {
-		go u.listen(ctx, l)
-	}
 	return l, nil
 }
 
@@ -287,6 +310,13 @@ func (u *Upstream) onNotification(m *codec.Message) {
 		case u.relist <- struct{}{}:
 		default: // one re-list is pending already
 		}
+	case codec.MethodSubscriptionsAcknowledged:
+		u.mu.Lock()
+		if u.acked != nil {
+			close(u.acked)
+			u.acked = nil
+		}
+		u.mu.Unlock()
 	case codec.MethodProgress:
 		var p codec.ProgressParams
 		if json.Unmarshal(m.Params, &p) != nil {
@@ -317,7 +347,10 @@ func (u *Upstream) setTools(tools []codec.Tool) {
 }
 
 // cause says how the upstream ended, waiting up to wait for its exit
-// status, with the tail of its stderr.
+// status, with the tail of its stderr. The wait is short in practice: the
+// stdout that just closed is closed by the exit, and the exit status is
+// known once the process is reaped; only a process that closes its stdout
+// and lives on makes it wait in full.
 func (l *link) cause(wait time.Duration) string {
 	if l.Proc == nil {
 		return "the connection closed"
@@ -371,7 +404,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
 		case errors.Is(err, client.ErrClosed):
-			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(100*time.Millisecond))), "failed", nil
+			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(time.Second))), "failed", nil
 		}
 		var herr *client.HTTPError
 		if l.Proc == nil && (errors.Is(err, client.ErrUnreachable) || (errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound)) {

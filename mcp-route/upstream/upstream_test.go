@@ -380,7 +380,7 @@ func TestNamesLeftOutAndReadOnly(t *testing.T) {
 	sp, _ := testSpec(t, "up", "dual")
 	s := startSet(t, Options{Logger: testLogger(&logs)}, sp)
 	got := names(s.List(ctxT(t)))
-	want := []string{"up__change", "up__child", "up__echo", "up__fail", "up__progress", "up__sample", "up__slow", "up__structured"}
+	want := []string{"up__change", "up__child", "up__crash", "up__echo", "up__fail", "up__progress", "up__sample", "up__slow", "up__structured"}
 	if !slices.Equal(got, want) {
 		t.Errorf("listed %v, want %v", got, want)
 	}
@@ -437,9 +437,17 @@ func TestAdmitWithholds(t *testing.T) {
 	}
 }
 
+// TestListChangeRelists: a legacy upstream's notification and a modern
+// one's on subscriptions/listen make the Set re-list it.
 func TestListChangeRelists(t *testing.T) {
+	for _, mode := range []string{"dual", "legacy"} {
+		t.Run(mode, func(t *testing.T) { testListChange(t, mode) })
+	}
+}
+
+func testListChange(t *testing.T, mode string) {
 	t.Parallel()
-	sp, _ := testSpec(t, "up", "dual")
+	sp, _ := testSpec(t, "up", mode)
 	s := startSet(t, Options{}, sp)
 	changes := make(chan struct{}, 10)
 	s.OnChange(func() { changes <- struct{}{} })
@@ -528,4 +536,30 @@ func TestParseSpec(t *testing.T) {
 
 func testLogger(w *proctest.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// TestRestartsLeaveNoProcess: an upstream that dies 20 times is started 20
+// times more, and afterwards the test process has one child: the live
+// upstream. Each death is reported with its exit status and stderr.
+func TestRestartsLeaveNoProcess(t *testing.T) {
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}, sp)
+	for i := range 20 {
+		res, outcome, _ := call(t, s, "up__crash", `{}`, codec.Rev20251125, nil)
+		if outcome != "failed" || !strings.Contains(text(res), "upstream up died: exit status 2; stderr: crashing on purpose") {
+			t.Fatalf("crash %d: %s %q", i, outcome, text(res))
+		}
+		proctest.Eventually(t, func() string {
+			if res, _, _ := call(t, s, "up__echo", `{"text":"up"}`, codec.Rev20251125, nil); text(res) != "up" {
+				return "not back: " + text(res)
+			}
+			return ""
+		})
+	}
+	proctest.Eventually(t, func() string {
+		if kids := proctest.Children(t, os.Getpid()); len(kids) != 1 {
+			return "children: " + proctest.Describe(kids)
+		}
+		return ""
+	})
 }
