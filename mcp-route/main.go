@@ -11,6 +11,18 @@
 //	                                  (package mcp-route/httpserve; see README's HTTP)
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
+//	mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
+//	                                  pin the upstreams' tool definitions
+//
+// With --pin FILE, upstream tools are served only as they were approved
+// (package mcp-route/pin): an upstream the file does not know has its tools
+// pinned when first listed (trust on first use); later, a tool whose
+// definition (name, title, description, schemas, annotations) no longer
+// matches its pin, or a new tool, is withheld: left out of tools/list, a
+// call to it gets isError naming the change, and the log shows a diff.
+// `mcp-route pin` takes the server's flags, starts the upstreams as the
+// server would, and pins their current definitions on purpose, one line
+// per tool on stdout.
 //
 // It serves every MCP revision from 2024-11-05 to 2026-07-28: the legacy
 // initialize handshake and the stateless 2026-07-28 requests with
@@ -46,11 +58,13 @@
 // warning and require exits 1. --confine-check prints the rules.
 //
 // Exit status: 0 after a clean shutdown (or --help/--version, or a skeleton
-// written, or --confine-check when require would start); 1 when it cannot
-// run (bad --root, a --tools directory missing at startup or inside a
-// --root the tools can write, a missing --allow-read or --allow-write path,
-// unwritable --log, --confine require that cannot be met, a skeleton
-// refused; --confine-check when require would refuse); 2 for a usage error.
+// written, or --confine-check when require would start, or the upstreams
+// pinned); 1 when it cannot run (bad --root, a --tools directory missing at
+// startup or inside a --root the tools can write, a missing --allow-read or
+// --allow-write path, unwritable --log, --confine require that cannot be
+// met, a skeleton refused; --confine-check when require would refuse; a
+// --pin file that is corrupt or where tools can write; pin: an upstream not
+// listed, the file not written); 2 for a usage error.
 //
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
@@ -87,6 +101,7 @@ import (
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/internal/version"
 	"github.com/mcpipe/mcpipe/mcp-route/confinement"
+	"github.com/mcpipe/mcpipe/mcp-route/pin"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
@@ -122,6 +137,11 @@ const usageText = `Usage:
                              serve MCP over Streamable HTTP at http://ADDR/mcp
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
+  mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
+                             pin the upstreams' current tool definitions in
+                             FILE (the server's flags: they start as served),
+                             one "ACTION UPSTREAM TOOL sha256:..." line per
+                             tool on stdout
 
 Every executable file in a --tools directory is a tool; its definition comes
 from a sidecar NAME.json or from NAME --mcp-describe.
@@ -160,6 +180,12 @@ retried every 30s) and its calls meanwhile fail fast ("upstream NAME is
 restarting; retry in 2s"). Its sampling, elicitation and roots requests get
 a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
 
+--pin FILE: upstream tools are served only as pinned. An upstream FILE does
+not know is pinned when first listed (trust on first use); then a tool whose
+name, title, description, schemas or annotations changed, or a new tool, is
+withheld (left out of tools/list; a call gets isError naming the change; the
+log shows a diff) until mcp-route pin records it.
+
 Flags:
 `
 
@@ -173,11 +199,14 @@ Exit status:
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start; --http: the address cannot
-     be bound, a bad --session-key-file or --http-token-file
+     be bound, a bad --session-key-file or --http-token-file; --pin: the
+     file is corrupt, a symbolic link, in a missing directory, or inside
+     --root (without --readonly) or an --allow-write path; pin: an
+     upstream could not be listed (nothing pinned) or FILE not written
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
-     twice, or plain http beyond loopback; --http beyond loopback without --http-token-file or
-     --http-insecure)
+     twice, or plain http beyond loopback; --http beyond loopback without
+     --http-token-file or --http-insecure; pin without --pin or --upstream)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -204,6 +233,13 @@ func (l *listFlag) Set(v string) error {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "new" {
 		return runNew(args[1:], stdout, stderr)
+	}
+	// `mcp-route pin` takes the server's flags: its upstreams must start
+	// as the server starts them (environment, root, confinement) to list
+	// the definitions it will serve.
+	pinning := len(args) > 0 && args[0] == "pin"
+	if pinning {
+		args = args[1:]
 	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed below as one line
@@ -238,6 +274,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	upstreams := &listFlag{}
 	fs.Var(upstreams, "upstream", "mount the MCP server `NAME=CMD` (or NAME=https://HOST/PATH; http only on loopback): its tools are served as NAME__TOOL; NAME is 1-32 of [A-Za-z0-9-]; CMD is split like a shell would, without one (repeatable; see README's Upstreams)")
+	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
 	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
@@ -293,6 +330,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	specs, err := upstream.ParseSpecs(upstreams.vals)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	if pinning && (*pinPath == "" || len(specs) == 0) {
+		fmt.Fprintf(stderr, "%s: pin: want --pin FILE and at least one --upstream NAME=CMD (see --help)\n", prog)
 		return 2
 	}
 	if *logFormat != "text" && *logFormat != "json" {
@@ -362,6 +403,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
+	}
+	var pins *pin.File
+	if *pinPath != "" {
+		abs, err := filepath.Abs(*pinPath)
+		if err == nil {
+			err = checkPinPlace(abs, rootDir, *readonly, writePaths)
+		}
+		if err == nil {
+			pins, err = pin.Load(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
 	}
 	cacheDir := *describeCache
 	cacheSet := false
@@ -493,6 +548,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
+	uopts := upstream.Options{
+		Env:         describeEnv,
+		Dir:         rootDir,
+		Spawn:       conf.Spawn(),
+		Grace:       *grace,
+		CallTimeout: *timeout,
+		ListTimeout: *upstreamTimeout,
+		ReadOnly:    *readonly,
+		ClientInfo:  codec.Implementation{Name: *name, Version: version.Number},
+		Logger:      logger,
+	}
+	if pinning {
+		return pinMain(ctx, pins, specs, uopts, stdout, stderr)
+	}
 	if len(dirs) == 0 && len(specs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
@@ -538,17 +607,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:     logger,
 	}
 	if len(specs) > 0 {
-		set := upstream.NewSet(specs, upstream.Options{
-			Env:         slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
-			Dir:         rootDir,
-			Spawn:       conf.Spawn(),
-			Grace:       *grace,
-			CallTimeout: *timeout,
-			ListTimeout: *upstreamTimeout,
-			ReadOnly:    *readonly,
-			ClientInfo:  codec.Implementation{Name: *name, Version: version.Number},
-			Logger:      logger,
-		})
+		var gate *pinGate
+		if pins != nil {
+			gate = &pinGate{file: pins, logger: logger, logged: map[string]string{}}
+			uopts.Admit = gate.admit
+		}
+		set := upstream.NewSet(specs, uopts)
+		if gate != nil {
+			gate.set = set // before Start: Admit runs only once lists come
+			if *poll > 0 {
+				// `mcp-route pin` run beside this server: its tools come
+				// back without a restart.
+				wctx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					gate.watch(wctx, *poll)
+				}()
+				defer func() { cancel(); <-done }()
+			}
+		}
 		// Started before serving, so the first tools/list finds them
 		// under way; stopped (and reaped) after the last answer.
 		set.Start(context.WithoutCancel(ctx))

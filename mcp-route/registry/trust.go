@@ -152,6 +152,19 @@ func checkToolsOutside(dirs []string, root, flag, remedy string) error {
 	return nil
 }
 
+// PathThrough reports where resolving path depends on something under
+// place (a directory entry inside it, or path resolving into it), as the
+// kernel would resolve both; "" when nothing does. mcp-route refuses a
+// --pin file there: a tool or upstream that can write place could pin
+// its own definitions.
+func PathThrough(path, place string) (string, error) {
+	real, err := realRoot(place)
+	if err != nil {
+		return "", err
+	}
+	return throughRoot(path, real)
+}
+
 // via names the path inside the root when it is not the one the user gave.
 func via(at, given string) string {
 	if at == given {

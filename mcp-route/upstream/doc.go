@@ -57,7 +57,9 @@
 // upstreams never clash, since NAME holds no '_' and names are unique; a
 // clash with a local tool is the router's to report (neither is served).
 // Options.Admit, when set (definition pinning), may withhold a tool: it is
-// left out of the list and a call to it gets isError with the reason.
+// left out of the list and a call to it gets isError with the reason. It
+// is asked again when an upstream's list changes, and after Readmit (the
+// pin file changed), which also runs the OnChange functions.
 //
 // List waits for upstreams that have not listed yet at most ListTimeout
 // (--upstream-timeout) in all, and for each only once: it serves what it

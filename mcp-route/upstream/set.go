@@ -137,6 +137,11 @@ func (s *Set) OnChange(f func()) {
 	s.mu.Unlock()
 }
 
+// Readmit asks Admit again about every tool, at the next List or Lookup,
+// and runs the OnChange functions: what Admit decides on (the pin file)
+// has changed.
+func (s *Set) Readmit() { s.changed() }
+
 // Start starts supervising every upstream, until Close or ctx is done.
 func (s *Set) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
