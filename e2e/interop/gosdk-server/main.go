@@ -7,7 +7,14 @@
 // slow(steps integer) → one notifications/progress per step (10ms apart),
 // then "done N"; region(region string, query string) → "REGION: QUERY", with
 // region mirrored into the Mcp-Param-Region header (x-mcp-header), which the
-// SDK checks against the body in 2026-07-28.
+// SDK checks against the body in 2026-07-28; pid() → the server's process id,
+// as text and structuredContent {"pid": N}, so that a test can kill the
+// process serving it (the one tool annotated readOnlyHint); addtool(name string) → adds a tool NAME (answering
+// "NAME here"), which makes the SDK announce a list change to every session
+// (notifications/tools/list_changed; in 2026-07-28 on its
+// subscriptions/listen stream); mixed() → one content block of each type
+// (text, image, audio, resource_link, embedded resource) and structuredContent
+// {"kinds": 5}.
 //
 // Flags: -legacy restricts the server to the legacy revisions (2025-11-25 and
 // older), so clients must fall back to the initialize handshake. --http ADDR
@@ -26,6 +33,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +58,18 @@ type failIn struct {
 
 type slowIn struct {
 	Steps int `json:"steps" jsonschema:"how many progress steps"`
+}
+
+type addToolIn struct {
+	Name string `json:"name" jsonschema:"name of the tool to add"`
+}
+
+type pidOut struct {
+	PID int `json:"pid"`
+}
+
+type mixedOut struct {
+	Kinds int `json:"kinds"`
 }
 
 type regionIn struct {
@@ -104,6 +124,31 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "region", Description: "Run QUERY in REGION.", InputSchema: regionSchema},
 		func(_ context.Context, _ *mcp.CallToolRequest, in regionIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Region + ": " + in.Query}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The server's process id.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, pidOut, error) {
+			pid := os.Getpid()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(pid)}}}, pidOut{PID: pid}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "addtool", Description: "Add a tool NAME that answers \"NAME here\"."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
+			name := in.Name
+			s.AddTool(&mcp.Tool{Name: name, Description: "Added at run time.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " here"}}}, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + name}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "mixed", Description: "One content block of each type."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, mixedOut, error) {
+			png := []byte("\x89PNG\r\n\x1a\n")
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "five kinds"},
+				&mcp.ImageContent{Data: png, MIMEType: "image/png"},
+				&mcp.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+				&mcp.ResourceLink{URI: "file:///mixed.txt", Name: "mixed.txt", MIMEType: "text/plain"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///embedded.txt", MIMEType: "text/plain", Text: "embedded"}},
+			}}, mixedOut{Kinds: 5}, nil
 		})
 	if *httpAddr != "" {
 		serveHTTP(s, *httpAddr, *stateless)
