@@ -67,6 +67,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,7 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
 
 const prog = "mcp-route"
@@ -212,6 +214,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
+	upstreams := &listFlag{}
+	fs.Var(upstreams, "upstream", "mount the MCP server `NAME=CMD` (or NAME=https://HOST/PATH; http only on loopback): its tools are served as NAME__TOOL; NAME is 1-32 of [A-Za-z0-9-]; CMD is split like a shell would, without one (repeatable; see README's Upstreams)")
+	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
@@ -251,6 +256,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		{*poll < 0, "poll", "a positive duration, or 0 to turn polling off"},
 		{*describeTimeout <= 0, "describe-timeout", "a positive duration"},
 		{*maxQueue < 0, "max-queue", "0 or more"},
+		{*upstreamTimeout <= 0, "upstream-timeout", "a positive duration"},
 	} {
 		if c.bad {
 			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
@@ -258,6 +264,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	mode, err := confinement.ParseMode(*confineMode)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	specs, err := upstream.ParseSpecs(upstreams.vals)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
@@ -377,7 +388,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
+	var programs []string
+	for _, sp := range specs {
+		// Upstreams start on the tools' confined spawner: their programs
+		// must be executable there.
+		if len(sp.Argv) > 0 {
+			if p, err := exec.LookPath(sp.Argv[0]); err == nil {
+				if abs, err := filepath.Abs(p); err == nil {
+					programs = append(programs, abs)
+				}
+			}
+		}
+	}
 	policy := confinement.Config{
+		Programs:   programs,
 		Mode:       mode,
 		Root:       rootDir,
 		ReadOnly:   *readonly,
@@ -441,7 +465,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
-	if len(dirs) == 0 {
+	if len(dirs) == 0 && len(specs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
@@ -484,6 +508,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
+	}
+	if len(specs) > 0 {
+		set := upstream.NewSet(specs, upstream.Options{
+			Env:         slices.Concat(env, []string{"MCP_ROOT=" + rootDir}),
+			Dir:         rootDir,
+			Spawn:       conf.Spawn(),
+			Grace:       *grace,
+			CallTimeout: *timeout,
+			ListTimeout: *upstreamTimeout,
+			ReadOnly:    *readonly,
+			ClientInfo:  codec.Implementation{Name: *name, Version: version.Number},
+			Logger:      logger,
+		})
+		// Started before serving, so the first tools/list finds them
+		// under way; stopped (and reaped) after the last answer.
+		set.Start(context.WithoutCancel(ctx))
+		defer set.Close()
+		ropts.Upstreams = set
 	}
 	if hf.addr != "" {
 		return serveHTTP(ctx, hf, ropts, logger, stderr)

@@ -418,7 +418,7 @@ func (c *Client) serveRequest(m *codec.Message) {
 		}
 		resp = &codec.Message{JSONRPC: "2.0", ID: m.ID, Result: result}
 	} else {
-		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (mcp-call serves only ping)", m.Method))
+		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client declares no capabilities and serves only ping: no sampling, elicitation or roots)", m.Method))
 	}
 	// A write error means the server is going away; the read loop will see it.
 	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)

@@ -31,6 +31,10 @@ type Command struct {
 	Stderr io.Writer
 	// Grace is the shutdown step; 0 means DefaultGrace.
 	Grace time.Duration
+	// Spawn, optional, starts the process instead of exec.Cmd.Start
+	// (proc.Cmd.Spawn): mcp-route starts its upstreams on the confined
+	// spawner its tools start on.
+	Spawn func(*exec.Cmd) error
 }
 
 // StartError reports that the server could not be started.
@@ -69,7 +73,7 @@ func Start(c Command) (*Process, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	p, err := proc.Start(proc.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Env: env, StderrTo: c.Stderr})
+	p, err := proc.Start(proc.Cmd{Path: path, Args: c.Argv, Dir: c.Dir, Env: env, StderrTo: c.Stderr, Spawn: c.Spawn})
 	if err != nil {
 		return nil, &StartError{Err: err}
 	}

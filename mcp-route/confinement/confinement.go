@@ -92,6 +92,10 @@ type Config struct {
 	// is /bin/sh. One outside the system directories is added to the read
 	// and execute rules.
 	ProbeExe string
+	// Programs are files to read and execute besides ToolDirs: the
+	// programs of the --upstream servers, which start on the same
+	// confined spawner as the tools.
+	Programs []string
 	// Debugf receives routine events (a spawner rebuilt for a new tool);
 	// Warnf what an operator must see (a tool the policy cannot take). nil
 	// discards them.
@@ -109,6 +113,7 @@ func (c Config) Policy() confine.Policy {
 	if c.ProbeExe != "" {
 		readExec = append(readExec, c.ProbeExe)
 	}
+	readExec = append(readExec, c.Programs...)
 	return confine.Policy{
 		Root:         c.Root,
 		ReadOnlyRoot: c.ReadOnly,

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
+	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
 
@@ -41,6 +42,14 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: missing tool name")
 	}
 	t := s.opts.Registry.Lookup(p.Name)
+	if s.opts.Upstreams != nil && (t == nil || s.opts.Upstreams.Has(p.Name)) {
+		if ut := s.opts.Upstreams.Lookup(ctx, p.Name); ut != nil {
+			if t != nil {
+				return codec.ErrorResult("tool " + p.Name + " is not served: " + clashText(p.Name, ut)), nil
+			}
+			return s.forward(ctx, req, ut, &p)
+		}
+	}
 	if t == nil {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool: %q", p.Name)
 	}
@@ -60,6 +69,37 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		progress = func(line []byte) { s.progress(req, t, line) }
 	}
 	return s.run(ctx, req.Revision, req.ID, t, args, progress), nil
+}
+
+// forward passes a call of an upstream tool on (package mcp-route/upstream).
+// It holds no MaxProcs slot: it starts no process, and a slow upstream must
+// not starve the local tools; it counts for MaxQueue admission like any
+// call, so a flood still gets "server busy".
+func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Tool, p *codec.CallToolParams) (any, error) {
+	args := bytes.TrimSpace(p.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	if args[0] != '{' {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
+	}
+	var progress func(codec.ProgressParams)
+	if _, ok := p.ProgressToken(); ok {
+		progress = func(pp codec.ProgressParams) { req.Progress(pp) }
+	}
+	start := time.Now()
+	res, outcome, err := s.opts.Upstreams.Call(ctx, t, args, req.Revision, progress)
+	elapsed := time.Since(start)
+	s.observe(t.Def.Name, outcome, elapsed, false, false)
+	switch outcome {
+	case "ok", "tool_error", "canceled":
+		s.debugf("call %s %s: %s in %v", req.ID, t.Def.Name, outcome, elapsed.Round(time.Millisecond))
+	default:
+		if r, ok := res.(*codec.CallToolResult); ok && len(r.Content) > 0 {
+			s.warnf("call %s %s: %s after %v: %s", req.ID, t.Def.Name, outcome, elapsed.Round(time.Millisecond), r.Content[0].Text)
+		}
+	}
+	return res, err
 }
 
 // run waits for a process slot, runs the tool and shapes its result.

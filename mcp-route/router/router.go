@@ -89,6 +89,7 @@ import (
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
 
@@ -122,6 +123,10 @@ type Options struct {
 	PageSize   int                         // optional: tools per tools/list page
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
 	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
+	// Upstreams, optional, are the upstream MCP servers whose tools are
+	// served as NAME__TOOL beside the local ones (package
+	// mcp-route/upstream). The caller starts and closes the Set.
+	Upstreams *upstream.Set
 	// Observe, optional, is told of every finished tools/call that ran
 	// or was refused busy: the tool, the outcome (ok, tool_error, timeout,
 	// canceled, busy, failed), the time it took, whether a process was
@@ -182,6 +187,9 @@ type Router struct {
 
 	mu    sync.Mutex
 	convs map[*core.Server]struct{} // the conversations being served: ListChanged goes to each
+	// clashes are the names both a local and an upstream tool claim,
+	// already logged.
+	clashes map[string]bool
 
 	stopLoad, stopPoll context.CancelFunc
 	watch              sync.WaitGroup
@@ -207,6 +215,9 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 		specs:  map[*registry.Tool]worker.Spec{},
 	}
 	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
+	if opts.Upstreams != nil {
+		opts.Upstreams.OnChange(s.listChanged)
+	}
 	// The first load may run --mcp-describe for every tool; requests that
 	// do not need the tools (server/discover, initialize, ping) are served
 	// meanwhile, and tools/list and tools/call wait for it (s.loaded). The
@@ -249,6 +260,11 @@ func (s *Router) Load() (running, queued int) {
 func (s *Router) InputSchema(name string) json.RawMessage {
 	if t := s.opts.Registry.Lookup(name); t != nil {
 		return t.Def.InputSchema
+	}
+	if s.opts.Upstreams != nil && s.opts.Upstreams.Has(name) {
+		if t := s.opts.Upstreams.Lookup(context.Background(), name); t != nil {
+			return t.Def.InputSchema
+		}
 	}
 	return nil
 }
@@ -417,13 +433,13 @@ func (s *server) list(ctx context.Context, req *core.Request) (any, error) {
 		s.listChanged()
 	}
 	rev := req.Revision
-	all := s.opts.Registry.Tools()
+	all := s.served(ctx)
 	start := 0
 	if after != "" {
-		start, _ = slices.BinarySearchFunc(all, after, func(t *registry.Tool, name string) int {
-			return strings.Compare(t.Def.Name, name)
+		start, _ = slices.BinarySearchFunc(all, after, func(t codec.Tool, name string) int {
+			return strings.Compare(t.Name, name)
 		})
-		if start < len(all) && all[start].Def.Name == after {
+		if start < len(all) && all[start].Name == after {
 			start++
 		}
 	}
@@ -431,10 +447,10 @@ func (s *server) list(ctx context.Context, req *core.Request) (any, error) {
 	res := codec.ListToolsResult{Tools: make([]codec.Tool, 0, end-start)}
 	for _, t := range all[start:end] {
 		// Older revisions get only the members they define.
-		res.Tools = append(res.Tools, codec.ToolFor(rev, t.Def))
+		res.Tools = append(res.Tools, codec.ToolFor(rev, t))
 	}
 	if end < len(all) {
-		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + all[end-1].Def.Name))
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + all[end-1].Name))
 	}
 	// ttlMs is the poll interval: the list may change that often. Without
 	// polling, every tools/list re-reads the directories: cache nothing.
@@ -442,6 +458,58 @@ func (s *server) list(ctx context.Context, req *core.Request) (any, error) {
 	res.TTLMs = &ttl
 	res.CacheScope = codec.CacheScopePublic
 	return res, nil
+}
+
+// served is every tool served, sorted by name: the local ones and the
+// upstreams' (which waits at most --upstream-timeout, see
+// upstream.Set.List). A name both a local tool and an upstream tool claim
+// is served by neither, and logged once per clash: which one the client
+// meant cannot be known, and serving either would hide the other.
+func (s *server) served(ctx context.Context) []codec.Tool {
+	local := s.opts.Registry.Tools()
+	if s.opts.Upstreams == nil {
+		out := make([]codec.Tool, len(local))
+		for i, t := range local {
+			out[i] = t.Def
+		}
+		return out
+	}
+	ups := s.opts.Upstreams.List(ctx)
+	out := make([]codec.Tool, 0, len(local)+len(ups))
+	i, j := 0, 0
+	for i < len(local) || j < len(ups) {
+		switch {
+		case j == len(ups) || (i < len(local) && local[i].Def.Name < ups[j].Def.Name):
+			out = append(out, local[i].Def)
+			i++
+		case i == len(local) || ups[j].Def.Name < local[i].Def.Name:
+			out = append(out, ups[j].Def)
+			j++
+		default:
+			s.clash(local[i].Def.Name, ups[j])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// clash logs, once, a name both a local tool and an upstream tool claim.
+func (s *server) clash(name string, t *upstream.Tool) {
+	s.mu.Lock()
+	seen := s.clashes[name]
+	if s.clashes == nil {
+		s.clashes = map[string]bool{}
+	}
+	s.clashes[name] = true
+	s.mu.Unlock()
+	if !seen {
+		s.warnf("tool %s left out: %s", name, clashText(name, t))
+	}
+}
+
+func clashText(name string, t *upstream.Tool) string {
+	return fmt.Sprintf("both a local tool and upstream %s's tool %q are named %s; neither is served until one is renamed", t.Upstream.Name(), t.Name, name)
 }
 
 const cursorPrefix = "after:"

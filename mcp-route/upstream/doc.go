@@ -1,0 +1,96 @@
+// Package upstream mounts other MCP servers into mcp-route: one supervised
+// upstream server per --upstream NAME=CMD (or NAME=https://...), its tools
+// served as NAME__TOOL beside the local ones (package router does the
+// merge).
+//
+// # Specs
+//
+// NAME matches [A-Za-z0-9-]{1,32}. CMD is split like a shell would split it,
+// without running one (internal/cmdline: quotes and backslashes work; an
+// unquoted ; | & < > is refused). A CMD that starts with http:// or https://
+// is a Streamable HTTP endpoint, reached with codec/client's HTTP transport;
+// plain http only to a loopback address. Refused, with an error naming the
+// spec: no "=", a bad NAME, a NAME given twice, a CMD that does not split,
+// http to a host that is not loopback.
+//
+// # Starting and supervision
+//
+// A stdio upstream is started as a tool is (codec/client.Start on
+// internal/proc): its own process group, Options.Env (the tools' minimal
+// environment with --pass-env and --env), --root as its working directory,
+// and on the tools' confined spawner when confinement is on (it is then
+// confined exactly like a tool: its program must be where a tool may
+// execute, and it reads and writes only what a tool may). mcp-route connects
+// with codec/client's auto era (server/discover, else initialize) and lists
+// its tools; the last good list is kept.
+//
+// An upstream that exits or closes its stdout fails its calls in flight at
+// once with an isError result "upstream NAME died: <how it ended>; stderr:
+// <its last lines>". It is restarted after a backoff: MinBackoff (500ms),
+// doubled per restart, capped at MaxBackoff (30s), with ±20% jitter; a run
+// of 2×MaxBackoff or more starts the doubling over. While it waits, its
+// tools stay listed from the last good list and a call to one fails at once
+// with isError "upstream NAME is restarting; retry in 2s". A call that
+// arrives while a start is under way waits for it (within the call's
+// timeout). MaxFailures (5) failed starts in a row (the process cannot
+// start, the handshake fails or gets no answer within ConnectTimeout, or
+// tools/list fails) mark it down: the log says why, calls fail at once
+// naming the last error, and a start is tried again every MaxBackoff.
+// An HTTP upstream has no process: its connection is made again the same
+// way when it fails, and a call that cannot reach it is an isError result.
+//
+// # Lists
+//
+// Each tool is served as NAME__TOOL with its description, schemas and
+// annotations as the upstream gave them. Left out, with one log line each:
+// a tool whose name breaks the 2025-11-25 tool-name rules
+// (codec.ValidateToolName), one whose NAME__TOOL is longer than 64
+// characters (the limit many LLM APIs set), a name the upstream lists
+// twice (neither is served), and under --readonly a tool not annotated
+// readOnlyHint: true (logged at debug: the operator asked for it). Two
+// upstreams never clash, since NAME holds no '_' and names are unique; a
+// clash with a local tool is the router's to report (neither is served).
+// Options.Admit, when set (definition pinning), may withhold a tool: it is
+// left out of the list and a call to it gets isError with the reason.
+//
+// List never waits longer than ListTimeout (--upstream-timeout) in all for
+// upstreams that have not listed yet: it serves what it has. An upstream's
+// notifications/tools/list_changed (for a 2026-07-28 upstream also on the
+// subscriptions/listen request mcp-route opens) makes it re-list that
+// upstream; when the list differs, the OnChange functions run (the router
+// then sends list_changed to its clients). A failed re-list keeps the last
+// good list. An HTTP upstream's notifications reach mcp-route only on the
+// streams of its own requests (the listen request, for a modern one).
+//
+// # Calls
+//
+// A call is forwarded with its arguments as they came (the upstream checks
+// them against its schema) and the upstream's CallToolResult is returned as
+// it gave it: content of every type, structuredContent, isError and other
+// members; only resultType and the upstream's serverInfo in _meta are
+// replaced by mcp-route's, and for a client of a revision before 2025-11-25
+// a content type its revision lacks becomes text, as for local tools. A
+// JSON-RPC error from the upstream is passed on with its code and message.
+// A downstream progressToken is replaced by a token of mcp-route's own
+// upstream, and notifications/progress for it go back with the client's
+// token. Cancellation (notifications/cancelled, which cancels the call's
+// context) is passed on as notifications/cancelled for the upstream's
+// request id (codec/client). The per-call timeout (CallTimeout) applies the
+// same way and ends in an isError "upstream NAME: TOOL timed out after 30s".
+// A result that asks for more (2026-07-28 resultType other than complete)
+// is an isError: mcp-route cannot relay input requests.
+//
+// Requests from an upstream to mcp-route (sampling/createMessage,
+// elicitation/create, roots/list) are answered with JSON-RPC error -32601
+// by codec/client, which declares no client capabilities; only ping is
+// answered. They are not passed on to mcp-route's own client.
+//
+// # Shutdown
+//
+// Close stops every upstream the stdio transport's way (stdin closed, then
+// SIGTERM, then SIGKILL of its whole group, Grace apart) and returns when
+// each is reaped: nothing an upstream started outlives mcp-route.
+//
+// For `mcp-route pin`: NewSet, Start, each Upstream's WaitListed and Tools
+// (definitions as the upstream gave them), then Close.
+package upstream

@@ -1,0 +1,323 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultListTimeout    = 3 * time.Second
+	DefaultCallTimeout    = 30 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultGrace          = 2 * time.Second
+	DefaultMinBackoff     = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultMaxFailures    = 5
+)
+
+// Options configure a Set. Fields marked optional have a default.
+type Options struct {
+	Env   []string              // the upstreams' complete environment (toolenv.Base: the tools' base); nil: an empty one
+	Dir   string                // their working directory (--root)
+	Spawn func(*exec.Cmd) error // optional: starts each process (the tools' confined spawner); nil: cmd.Start
+	Grace time.Duration         // optional: stdin close → SIGTERM → SIGKILL steps at shutdown
+
+	CallTimeout    time.Duration // optional: per-call timeout (--timeout)
+	ListTimeout    time.Duration // optional: how long List waits for an upstream's first list (--upstream-timeout)
+	ConnectTimeout time.Duration // optional: start, handshake and first tools/list of one start
+	MinBackoff     time.Duration // optional: the first restart delay, doubled per restart
+	MaxBackoff     time.Duration // optional: the cap of the delay, and the retry interval of a down upstream
+	MaxFailures    int           // optional: failed starts in a row that mark an upstream down
+
+	ReadOnly   bool                 // --readonly: list only tools annotated readOnlyHint: true
+	ClientInfo codec.Implementation // how mcp-route introduces itself upstream
+	// Admit, optional, decides whether an upstream tool is served (the
+	// definition pinning of package mcp-route/pin): t is the definition as
+	// the upstream gave it, unprefixed. A tool not admitted is left out of
+	// List, and a call to it gets an isError result with the reason. It is
+	// asked again whenever the upstream's list changes.
+	Admit  func(upstream string, t codec.Tool) (ok bool, reason string)
+	Logger *slog.Logger // optional: Warn for what an operator must see, Debug for routine events
+}
+
+func (o *Options) defaults() {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.ListTimeout <= 0 {
+		o.ListTimeout = DefaultListTimeout
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.MaxFailures <= 0 {
+		o.MaxFailures = DefaultMaxFailures
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ClientInfo.Name == "" {
+		o.ClientInfo = codec.Implementation{Name: "mcp-route"}
+	}
+}
+
+func (o *Options) logf(warn bool, format string, args ...any) {
+	level := slog.LevelDebug
+	if warn {
+		level = slog.LevelWarn
+	}
+	if o.Logger.Enabled(context.Background(), level) {
+		o.Logger.Log(context.Background(), level, fmt.Sprintf(format, args...))
+	}
+}
+
+// Tool is one upstream tool as served: Def is the upstream's definition
+// under its listed name NAME__TOOL.
+type Tool struct {
+	Upstream *Upstream
+	Name     string // the upstream's own name for it
+	Def      codec.Tool
+	withheld string // Admit's reason; "" when served
+}
+
+// Set is the upstreams of one mcp-route. See the package doc.
+type Set struct {
+	opts Options
+	ups  []*Upstream
+
+	mu       sync.Mutex
+	index    map[string]*Tool // listed name → tool, withheld ones included
+	list     []*Tool          // served tools, sorted by Def.Name
+	stale    bool             // an upstream's list changed since index was built
+	reported map[string]bool  // leave-out lines already logged
+	onChange []func()
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewSet returns the Set of specs; Start starts them.
+func NewSet(specs []Spec, opts Options) *Set {
+	opts.defaults()
+	s := &Set{opts: opts, index: map[string]*Tool{}, reported: map[string]bool{}}
+	for _, spec := range specs {
+		s.ups = append(s.ups, newUpstream(spec, &s.opts, s.changed))
+	}
+	return s
+}
+
+// Upstreams returns the upstreams in the order given.
+func (s *Set) Upstreams() []*Upstream { return s.ups }
+
+// OnChange adds f to the functions called (on a supervisor goroutine) when
+// the served list may have changed.
+func (s *Set) OnChange(f func()) {
+	s.mu.Lock()
+	s.onChange = append(s.onChange, f)
+	s.mu.Unlock()
+}
+
+// Start starts supervising every upstream, until Close or ctx is done.
+func (s *Set) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	for _, u := range s.ups {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			u.run(ctx)
+		}()
+	}
+}
+
+// Close stops every upstream (stdin closed, then SIGTERM, then SIGKILL of
+// its process group, Grace apart) and returns when all are reaped.
+func (s *Set) Close() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+}
+
+// changed is an upstream's news: its list differs from the last one.
+func (s *Set) changed() {
+	s.mu.Lock()
+	s.stale = true
+	fs := slices.Clone(s.onChange)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// List returns the served upstream tools, sorted by listed name. It waits
+// for an upstream's first list at most ListTimeout (or until ctx ends) and
+// serves what it has: an upstream that is slow, hung or restarting adds
+// its last good list, or nothing yet.
+func (s *Set) List(ctx context.Context) []*Tool {
+	var t *time.Timer
+	for _, u := range s.ups {
+		select {
+		case <-u.listed:
+			continue
+		default:
+		}
+		if t == nil {
+			t = time.NewTimer(s.opts.ListTimeout)
+			defer t.Stop()
+		}
+		select {
+		case <-u.listed:
+		case <-t.C:
+			s.waited(u)
+			t.Reset(0) // the bound is spent: ask no one else to wait
+		case <-ctx.Done():
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rebuild()
+	return s.list
+}
+
+func (s *Set) waited(u *Upstream) {
+	s.opts.logf(false, "upstream %s has not listed its tools within %v; serving without them", u.spec.Name, s.opts.ListTimeout)
+}
+
+// Lookup returns the tool listed as name, withheld or not, or nil. A call
+// may come before any tools/list: when name's NAME is an upstream that has
+// not listed its tools yet, Lookup waits for that, at most ListTimeout.
+func (s *Set) Lookup(ctx context.Context, name string) *Tool {
+	prefix, _, ok := strings.Cut(name, Separator)
+	if !ok {
+		return nil
+	}
+	for _, u := range s.ups {
+		if u.spec.Name != prefix {
+			continue
+		}
+		select {
+		case <-u.listed:
+		default:
+			t := time.NewTimer(s.opts.ListTimeout)
+			select {
+			case <-u.listed:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rebuild()
+	return s.index[name]
+}
+
+// Has reports whether name is an upstream tool (served or withheld) now,
+// without waiting.
+func (s *Set) Has(name string) bool {
+	if !strings.Contains(name, Separator) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rebuild()
+	return s.index[name] != nil
+}
+
+// Call forwards a call of the tool listed as t; see Upstream.Call. A tool
+// Admit withheld gets an isError result with the reason.
+func (s *Set) Call(ctx context.Context, t *Tool, args json.RawMessage, rev string, progress func(codec.ProgressParams)) (any, string, error) {
+	if t.withheld != "" {
+		return codec.ErrorResult(fmt.Sprintf("tool %s is withheld: %s", t.Def.Name, t.withheld)), "failed", nil
+	}
+	return t.Upstream.Call(ctx, t.Name, args, rev, progress)
+}
+
+// rebuild makes index and list from the upstreams' last good lists, when
+// one changed. Under s.mu.
+func (s *Set) rebuild() {
+	if !s.stale && s.list != nil {
+		return
+	}
+	s.stale = false
+	index := map[string]*Tool{}
+	list := []*Tool{}
+	for _, u := range s.ups {
+		tools := u.Tools()
+		count := map[string]int{}
+		for _, t := range tools {
+			count[t.Name]++
+		}
+		for _, def := range tools {
+			name := u.spec.Name + Separator + def.Name
+			why := ""
+			switch {
+			case count[def.Name] > 1:
+				why = fmt.Sprintf("the upstream lists %d tools named %q; none of them is served", count[def.Name], def.Name)
+			case codec.ValidateToolName(def.Name) != nil:
+				why = fmt.Sprintf("its name %q breaks the tool-name rules: %v", def.Name, codec.ValidateToolName(def.Name))
+			case len(name) > MaxListedName:
+				why = fmt.Sprintf("%s is %d characters long, more than the %d many LLM APIs allow", name, len(name), MaxListedName)
+			case s.opts.ReadOnly && (def.Annotations == nil || def.Annotations.ReadOnlyHint == nil || !*def.Annotations.ReadOnlyHint):
+				s.report(u, def.Name, "", false) // --readonly: routine
+				continue
+			}
+			if why != "" {
+				s.report(u, def.Name, why, true)
+				continue
+			}
+			t := &Tool{Upstream: u, Name: def.Name, Def: def}
+			t.Def.Name = name
+			if s.opts.Admit != nil {
+				if ok, reason := s.opts.Admit(u.spec.Name, def); !ok {
+					if reason == "" {
+						reason = "not admitted"
+					}
+					t.withheld = reason
+					s.report(u, def.Name, "withheld: "+reason, true)
+				}
+			}
+			index[name] = t
+			if t.withheld == "" {
+				list = append(list, t)
+			}
+		}
+	}
+	slices.SortFunc(list, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
+	s.index, s.list = index, list
+}
+
+// report logs a tool left out, once per reason.
+func (s *Set) report(u *Upstream, tool, why string, warn bool) {
+	key := u.spec.Name + "\x00" + tool + "\x00" + why
+	if s.reported[key] {
+		return
+	}
+	s.reported[key] = true
+	if why == "" {
+		s.opts.logf(false, "upstream %s: tool %q left out: --readonly and it is not annotated readOnlyHint: true", u.spec.Name, tool)
+		return
+	}
+	s.opts.logf(warn, "upstream %s: tool %q left out: %s", u.spec.Name, tool, why)
+}

@@ -1,0 +1,527 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/client"
+)
+
+// state is where an upstream's supervision is.
+type state int
+
+const (
+	starting   state = iota // a process is being started and connected
+	up                      // connected and listed: calls are forwarded
+	restarting              // waiting for the next start after a death or a failed start
+	down                    // MaxFailures failed starts in a row: retried at MaxBackoff
+	stopped                 // Close
+)
+
+// Upstream is one supervised upstream server. Its methods are safe for
+// concurrent use.
+type Upstream struct {
+	spec   Spec
+	opts   *Options
+	notify func() // the Set's: the tool list changed
+	relist chan struct{}
+	tokens atomic.Int64
+
+	mu       sync.Mutex
+	st       state
+	changed  chan struct{} // closed and replaced at every state change
+	conn     *link
+	retryAt  time.Time
+	lastErr  string
+	failures int          // failed starts in a row
+	tools    []codec.Tool // the last good list, as the upstream gave it
+	listed   chan struct{}
+	listOnce sync.Once
+	progress map[string]func(codec.ProgressParams) // our token → the downstream request
+}
+
+func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
+	return &Upstream{
+		spec:     spec,
+		opts:     opts,
+		notify:   notify,
+		relist:   make(chan struct{}, 1),
+		changed:  make(chan struct{}),
+		listed:   make(chan struct{}),
+		progress: map[string]func(codec.ProgressParams){},
+	}
+}
+
+// Name is the upstream's NAME.
+func (u *Upstream) Name() string { return u.spec.Name }
+
+// Spec is how the upstream is started.
+func (u *Upstream) Spec() Spec { return u.spec }
+
+// Tools returns the last good tool list, as the upstream gave it (names
+// unprefixed, nothing filtered), or nil before the first one.
+func (u *Upstream) Tools() []codec.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slicesClone(u.tools)
+}
+
+// WaitListed waits until the upstream has listed its tools once, or its
+// first start has failed (the error says why), or ctx is done.
+func (u *Upstream) WaitListed(ctx context.Context) error {
+	select {
+	case <-u.listed:
+	case <-ctx.Done():
+		return fmt.Errorf("upstream %s: no tool list yet: %w", u.spec.Name, context.Cause(ctx))
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.tools == nil && u.lastErr != "" {
+		return fmt.Errorf("upstream %s: %s", u.spec.Name, u.lastErr)
+	}
+	return nil
+}
+
+func (u *Upstream) setState(st state, retryAt time.Time, why string) {
+	u.mu.Lock()
+	u.st, u.retryAt = st, retryAt
+	if why != "" {
+		u.lastErr = why
+	}
+	close(u.changed)
+	u.changed = make(chan struct{})
+	u.mu.Unlock()
+}
+
+func (u *Upstream) markListed() { u.listOnce.Do(func() { close(u.listed) }) }
+
+// run supervises the upstream until ctx is done: start, connect, list,
+// serve until it dies, back off, again.
+func (u *Upstream) run(ctx context.Context) {
+	defer u.setState(stopped, time.Time{}, "")
+	attempt := 0 // for the backoff: starts since the last stable run
+	for {
+		u.setState(starting, time.Time{}, "")
+		conn, err := u.connect(ctx)
+		if ctx.Err() != nil {
+			if conn != nil {
+				conn.Close()
+			}
+			return
+		}
+		if err != nil {
+			u.mu.Lock()
+			u.failures++
+			failures := u.failures
+			u.mu.Unlock()
+			attempt++
+			wait := u.backoff(attempt)
+			st := restarting
+			if failures >= u.opts.MaxFailures {
+				st, wait = down, jitter(u.opts.MaxBackoff)
+				u.warnf("upstream %s is down after %d failed starts in a row (last: %v); trying again every %v", u.spec.Name, failures, err, u.opts.MaxBackoff)
+			} else {
+				u.warnf("upstream %s failed to start (%d in a row): %v; next try in %v", u.spec.Name, failures, err, wait.Round(time.Millisecond))
+			}
+			u.setState(st, time.Now().Add(wait), err.Error())
+			u.markListed()
+			if !sleep(ctx, wait) {
+				return
+			}
+			continue
+		}
+		started := time.Now()
+		u.mu.Lock()
+		u.failures = 0
+		u.conn = conn
+		u.mu.Unlock()
+		u.setState(up, time.Time{}, "")
+		u.markListed()
+		cause := u.serve(ctx, conn)
+		u.mu.Lock()
+		u.conn = nil
+		u.mu.Unlock()
+		if ctx.Err() != nil {
+			conn.Close()
+			return
+		}
+		if time.Since(started) >= 2*u.opts.MaxBackoff {
+			attempt = 0 // it ran long enough: start over at MinBackoff
+		}
+		attempt++
+		wait := u.backoff(attempt)
+		u.setState(restarting, time.Now().Add(wait), cause)
+		u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		conn.Close()
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// link is one connection to the upstream and what its stderr left.
+type link struct {
+	*client.Conn
+	stderr *tail
+}
+
+// connect starts the upstream, connects with the auto era and lists its
+// tools, within ConnectTimeout.
+func (u *Upstream) connect(ctx context.Context) (*link, error) {
+	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+	defer cancel()
+	copts := client.Options{
+		ClientInfo:     u.opts.ClientInfo,
+		ProbeTimeout:   min(client.DefaultProbeTimeout, u.opts.ConnectTimeout/2),
+		OnNotification: u.onNotification,
+		OnProtocolError: func(err error) {
+			u.warnf("upstream %s: %v", u.spec.Name, err)
+		},
+	}
+	var conn *client.Conn
+	var info *client.Info
+	var err error
+	stderr := &tail{}
+	if u.spec.URL != "" {
+		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{}, copts)
+	} else {
+		conn, info, err = client.Dial(cctx, client.Command{
+			Argv:   u.spec.Argv,
+			Env:    u.opts.Env,
+			Dir:    u.opts.Dir,
+			Stderr: stderr,
+			Grace:  u.opts.Grace,
+			Spawn:  u.opts.Spawn,
+		}, copts)
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("no answer to the handshake within %v", u.opts.ConnectTimeout)
+		}
+		return nil, withStderr(err.Error(), stderr)
+	}
+	tools, err := conn.ListTools(cctx)
+	if err != nil {
+		conn.Close()
+		return nil, withStderr("tools/list: "+err.Error(), stderr)
+	}
+	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
+	u.setTools(tools)
+	l := &link{Conn: conn, stderr: stderr}
+	if info.Era == client.EraModern {
+		go u.listen(ctx, l)
+	}
+	return l, nil
+}
+
+// serve waits for the upstream to die (the cause) or ctx, and re-lists its
+// tools when it says they changed.
+func (u *Upstream) serve(ctx context.Context, l *link) string {
+	for {
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-l.Done():
+			return l.cause(time.Second)
+		case <-u.relist:
+			lctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+			tools, err := l.ListTools(lctx)
+			cancel()
+			switch {
+			case ctx.Err() != nil:
+				return ""
+			case err != nil:
+				u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
+			default:
+				u.setTools(tools)
+			}
+		}
+	}
+}
+
+// listen opens a 2026-07-28 subscriptions/listen for tool list changes; its
+// notifications arrive through onNotification like legacy ones. It ends
+// with the connection.
+func (u *Upstream) listen(ctx context.Context, l *link) {
+	params := codec.SubscriptionsListenParams{Notifications: &codec.SubscriptionFilter{ToolsListChanged: true}}
+	_, err := l.Request(ctx, codec.MethodSubscriptionsListen, params)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, client.ErrClosed) {
+		u.debugf("upstream %s: subscriptions/listen: %v (its tool list is re-read only on a plain notifications/tools/list_changed)", u.spec.Name, err)
+	}
+}
+
+// onNotification runs on the client's read goroutine.
+func (u *Upstream) onNotification(m *codec.Message) {
+	switch m.Method {
+	case codec.MethodToolsListChanged:
+		select {
+		case u.relist <- struct{}{}:
+		default: // one re-list is pending already
+		}
+	case codec.MethodProgress:
+		var p codec.ProgressParams
+		if json.Unmarshal(m.Params, &p) != nil {
+			return
+		}
+		u.mu.Lock()
+		f := u.progress[string(bytes.TrimSpace(p.ProgressToken))]
+		u.mu.Unlock()
+		if f != nil {
+			p.ProgressToken, p.Meta = nil, nil
+			f(p)
+		}
+	}
+}
+
+// setTools keeps a new good list and tells the Set when it differs.
+func (u *Upstream) setTools(tools []codec.Tool) {
+	if tools == nil {
+		tools = []codec.Tool{}
+	}
+	u.mu.Lock()
+	same := u.tools != nil && reflect.DeepEqual(u.tools, tools)
+	u.tools = tools
+	u.mu.Unlock()
+	if !same {
+		u.notify()
+	}
+}
+
+// cause says how the upstream ended, waiting up to wait for its exit
+// status, with the tail of its stderr.
+func (l *link) cause(wait time.Duration) string {
+	if l.Proc == nil {
+		return "the connection closed"
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-l.Proc.Exited():
+	case <-t.C:
+	}
+	msg := l.Proc.State()
+	if msg == "running" {
+		msg = "it closed its stdout"
+	}
+	return withStderr(msg, l.stderr).Error()
+}
+
+// Call forwards one tools/call of tool (unprefixed) and returns the result
+// for the downstream request of revision rev, its outcome for metrics (ok,
+// tool_error, timeout, canceled, failed), or the upstream's JSON-RPC error,
+// passed on as it is.
+func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, rev string, progress func(codec.ProgressParams)) (any, string, error) {
+	cctx, cancel := context.WithTimeout(ctx, u.opts.CallTimeout)
+	defer cancel()
+	l, refusal := u.await(cctx)
+	if l == nil {
+		if refusal == "" {
+			return u.ended(ctx, tool)
+		}
+		return codec.ErrorResult(refusal), "failed", nil
+	}
+	p := codec.CallToolParams{Name: tool, Arguments: args}
+	if progress != nil {
+		token := strconv.AppendQuote(nil, "mcp-route-"+strconv.FormatInt(u.tokens.Add(1), 10))
+		u.mu.Lock()
+		u.progress[string(token)] = progress
+		u.mu.Unlock()
+		defer func() {
+			u.mu.Lock()
+			delete(u.progress, string(token))
+			u.mu.Unlock()
+		}()
+		p.Meta = map[string]json.RawMessage{codec.MetaProgressToken: token}
+	}
+	raw, err := l.Request(cctx, codec.MethodToolsCall, p)
+	if err != nil {
+		var rpc *codec.Error
+		switch {
+		case errors.As(err, &rpc):
+			return nil, "tool_error", rpc
+		case cctx.Err() != nil:
+			return u.ended(ctx, tool)
+		case errors.Is(err, client.ErrClosed):
+			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(100*time.Millisecond))), "failed", nil
+		}
+		return codec.ErrorResult(fmt.Sprintf("upstream %s: %v", u.spec.Name, err)), "failed", nil
+	}
+	res, isError, err := fit(rev, raw)
+	if err != nil {
+		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: %v", u.spec.Name, tool, err)), "failed", nil
+	}
+	if isError {
+		return res, "tool_error", nil
+	}
+	return res, "ok", nil
+}
+
+// ended is the result of a call whose context ended: the per-call timeout,
+// or the downstream request's cancellation or shutdown.
+func (u *Upstream) ended(ctx context.Context, tool string) (any, string, error) {
+	if ctx.Err() != nil {
+		return codec.ErrorResult("canceled: " + context.Cause(ctx).Error()), "canceled", nil
+	}
+	return codec.ErrorResult(fmt.Sprintf("upstream %s: %s timed out after %v", u.spec.Name, tool, u.opts.CallTimeout)), "timeout", nil
+}
+
+// await returns the live connection, waiting while the upstream starts;
+// nil and the isError text when it is restarting or down, nil and "" when
+// ctx ended first.
+func (u *Upstream) await(ctx context.Context) (*link, string) {
+	for {
+		u.mu.Lock()
+		st, l, changed, retryAt, why, failures := u.st, u.conn, u.changed, u.retryAt, u.lastErr, u.failures
+		u.mu.Unlock()
+		switch st {
+		case up:
+			if l != nil {
+				return l, ""
+			}
+		case restarting:
+			return nil, fmt.Sprintf("upstream %s is restarting; retry in %s", u.spec.Name, until(retryAt))
+		case down:
+			return nil, fmt.Sprintf("upstream %s is down after %d failed starts (%s); next start in %s", u.spec.Name, failures, why, until(retryAt))
+		case stopped:
+			return nil, fmt.Sprintf("upstream %s is stopped: server shutting down", u.spec.Name)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ""
+		}
+	}
+}
+
+// until is the time to t in whole seconds, at least 1s.
+func until(t time.Time) string {
+	s := max(int64((time.Until(t)+time.Second-1)/time.Second), 1)
+	return strconv.FormatInt(s, 10) + "s"
+}
+
+// fit prepares an upstream's CallToolResult for the downstream revision:
+// structuredContent, isError, content and every other member are kept as
+// the upstream gave them; resultType and the upstream's serverInfo in _meta
+// are dropped (the router's own are put in), and a content type the
+// downstream revision lacks becomes text (codec.CallToolResultFor), as for
+// local tools.
+func fit(rev string, raw json.RawMessage) (any, bool, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, false, fmt.Errorf("result is not a JSON object")
+	}
+	if rt, ok := obj["resultType"]; ok {
+		var s string
+		_ = json.Unmarshal(rt, &s)
+		if s != "" && s != codec.ResultTypeComplete {
+			return nil, false, fmt.Errorf("the upstream asked for more (resultType %q), which mcp-route cannot relay", s)
+		}
+		delete(obj, "resultType")
+	}
+	if _, ok := obj["content"]; !ok {
+		return nil, false, fmt.Errorf("result has no content")
+	}
+	if m, ok := obj["_meta"]; ok && bytes.Contains(m, []byte(codec.MetaServerInfo)) {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(m, &meta) == nil {
+			delete(meta, codec.MetaServerInfo)
+			if len(meta) == 0 {
+				delete(obj, "_meta")
+			} else if b, err := json.Marshal(meta); err == nil {
+				obj["_meta"] = b
+			}
+		}
+	}
+	isError := string(bytes.TrimSpace(obj["isError"])) == "true"
+	if rev < codec.Rev20251125 {
+		var r codec.CallToolResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, false, fmt.Errorf("result is not a CallToolResult: %v", err)
+		}
+		r.ResultType, r.Meta = "", nil
+		return codec.CallToolResultFor(rev, &r), isError, nil
+	}
+	return obj, isError, nil
+}
+
+// backoff is the wait before start number attempt+1: MinBackoff doubled
+// per attempt, capped at MaxBackoff, with ±20% jitter.
+func (u *Upstream) backoff(attempt int) time.Duration {
+	d := u.opts.MinBackoff
+	for i := 1; i < attempt && d < u.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return jitter(min(d, u.opts.MaxBackoff))
+}
+
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+}
+
+// sleep waits d and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// tail keeps the last bytes of an upstream's stderr.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 2048
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailSize {
+		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-tailSize:]...)
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "\uFFFD"))
+}
+
+// withStderr is msg with the stderr tail, if any.
+func withStderr(msg string, t *tail) error {
+	if s := t.String(); s != "" {
+		if len(s) > 500 {
+			s = "..." + s[len(s)-500:]
+		}
+		msg += "; stderr: " + s
+	}
+	return errors.New(msg)
+}
+
+func (u *Upstream) warnf(format string, args ...any)  { u.opts.logf(true, format, args...) }
+func (u *Upstream) debugf(format string, args ...any) { u.opts.logf(false, format, args...) }
+
+func slicesClone[T any](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append([]T(nil), s...)
+}
