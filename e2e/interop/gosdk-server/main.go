@@ -16,6 +16,12 @@
 // (text, image, audio, resource_link, embedded resource) and structuredContent
 // {"kinds": 5}.
 //
+// Flags for supervision tests: -announce writes "gosdk-server: serving as
+// PID" to stderr at start; -require FILE makes it exit 3 at once, saying so
+// on stderr, when FILE does not exist (a server that cannot start until
+// FILE is back); -spawn starts a child of its own (sleep 3600, its stdio on
+// /dev/null, never waited for), as servers behind a launcher have.
+//
 // Flags: -legacy restricts the server to the legacy revisions (2025-11-25 and
 // older), so clients must fall back to the initialize handshake. --http ADDR
 // serves the SDK's StreamableHTTPHandler at /mcp on ADDR (port 0 picks one)
@@ -33,6 +39,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"time"
 
@@ -81,9 +88,27 @@ func main() {
 	legacy := flag.Bool("legacy", false, "speak only the legacy revisions")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at /mcp on this address instead of stdio")
 	stateless := flag.Bool("stateless", false, "with --http: stateless, no sessions")
+	announce := flag.Bool("announce", false, "say on stderr which process serves")
+	require := flag.String("require", "", "exit 3 at once unless this `FILE` exists")
+	spawn := flag.Bool("spawn", false, "start a child process that outlives nothing on its own: sleep 3600")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("gosdk-server: ")
+	if *require != "" {
+		if _, err := os.Stat(*require); err != nil {
+			log.Printf("cannot start: %s is missing", *require)
+			os.Exit(3)
+		}
+	}
+	if *announce {
+		log.Printf("serving as %d", os.Getpid())
+	}
+	if *spawn {
+		// Stdio left nil: /dev/null.
+		if err := exec.Command("sleep", "3600").Start(); err != nil {
+			log.Fatal(err)
+		}
+	}
 
 	opts := &mcp.ServerOptions{Instructions: "A Go SDK test server."}
 	if *legacy {
