@@ -1276,3 +1276,50 @@ func TestGatewayRestartsLeakNothing(t *testing.T) {
 		proctest.WaitGroupGone(t, pgid)
 	}
 }
+
+// TestGatewayListChangedBeforeListen: a 2026-07-28 upstream that adds a
+// tool after mcp-route's first tools/list but before mcp-route's
+// subscriptions/listen takes effect (gosdk-server -late-tool) announces it
+// on no stream mcp-route has. Only a list taken once the listen is
+// acknowledged (notifications/subscriptions/acknowledged) can see it;
+// without one the tool is never served. A nested mcp-route whose tool
+// appeared right after the outer one listed it showed this as a lost list
+// change on a loaded machine.
+func TestGatewayListChangedBeforeListen(t *testing.T) {
+	ctx := ctxTimeout(t)
+	dir := gatewayDir(t)
+	// The fixture's counterpart: a client of its own that lists again
+	// after its listen is up sees the tool.
+	direct := exec.Command(goSDKServer(t), "-late-tool", "late")
+	direct.Env = baseEnv()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-e2e", Version: "1.0.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: direct}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for listed := false; !listed; time.Sleep(50 * time.Millisecond) {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil || ctx.Err() != nil {
+			t.Fatalf("gosdk-server -late-tool: tools/list: %v", err)
+		}
+		listed = slices.ContainsFunc(res.Tools, func(tool *mcp.Tool) bool { return tool.Name == "late" })
+	}
+	cs.Close()
+
+	g := startGateway(t, ctx, dir, "", nil, upstreamFlag("up", goSDKServer(t), "-late-tool", "late")...)
+	g.waitTools(ctx, "up__greet")
+	// Far above what a re-list takes; the tool was added within 100ms of
+	// the listen.
+	deadline := time.Now().Add(15 * time.Second)
+	for !slices.Contains(names(g.tools(ctx)), "up__late") {
+		if time.Now().After(deadline) {
+			t.Fatalf("up__late, added upstream before its listen took effect, not listed after 15s: %v", g.toolNames(ctx))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if problem := wantText("late here")(g.call(ctx, "up__late", nil)); problem != "" {
+		t.Errorf("up__late: %s", problem)
+	}
+	g.close()
+}

@@ -20,7 +20,12 @@
 // PID" to stderr at start; -require FILE makes it exit 3 at once, saying so
 // on stderr, when FILE does not exist (a server that cannot start until
 // FILE is back); -spawn starts a child of its own (sleep 3600, its stdio on
-// /dev/null, never waited for), as servers behind a launcher have.
+// /dev/null, never waited for), as servers behind a launcher have;
+// -late-tool NAME adds a tool NAME when the first subscriptions/listen
+// arrives and lets the listen take effect only 100ms later, after the SDK
+// has announced the change (to the sessions subscribed then): a change that
+// lands between a client's tools/list and its listen, which the client sees
+// only by listing again once the listen is acknowledged.
 //
 // Flags: -legacy restricts the server to the legacy revisions (2025-11-25 and
 // older), so clients must fall back to the initialize handshake. --http ADDR
@@ -41,6 +46,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,6 +97,7 @@ func main() {
 	announce := flag.Bool("announce", false, "say on stderr which process serves")
 	require := flag.String("require", "", "exit 3 at once unless this `FILE` exists")
 	spawn := flag.Bool("spawn", false, "start a child process that outlives nothing on its own: sleep 3600")
+	lateTool := flag.String("late-tool", "", "add a tool `NAME` just before the first subscriptions/listen takes effect")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("gosdk-server: ")
@@ -175,6 +182,24 @@ func main() {
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///embedded.txt", MIMEType: "text/plain", Text: "embedded"}},
 			}}, mixedOut{Kinds: 5}, nil
 		})
+	if *lateTool != "" {
+		var once sync.Once
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "subscriptions/listen" {
+					once.Do(func() {
+						name := *lateTool
+						s.AddTool(&mcp.Tool{Name: name, Description: "Added before the listen.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+							func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+								return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " here"}}}, nil
+							})
+						time.Sleep(100 * time.Millisecond)
+					})
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	if *httpAddr != "" {
 		serveHTTP(s, *httpAddr, *stateless)
 		return
