@@ -196,9 +196,13 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	if u.spec.URL != "" {
 		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{}, copts)
 	} else {
+		env := u.opts.Env
+		if env == nil {
+			env = []string{} // client.Command: nil would be ours
+		}
 		conn, info, err = client.Dial(cctx, client.Command{
 			Argv:   u.spec.Argv,
-			Env:    u.opts.Env,
+			Env:    env,
 			Dir:    u.opts.Dir,
 			Stderr: stderr,
 			Grace:  u.opts.Grace,

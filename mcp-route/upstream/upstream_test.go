@@ -1,0 +1,524 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
+)
+
+// testSpec is an upstream that is this test binary in mode, leaving its
+// notes in a new directory, returned too.
+func testSpec(t *testing.T, name, mode string) (Spec, string) {
+	t.Helper()
+	dir := t.TempDir()
+	return Spec{Name: name, Argv: []string{os.Args[0], "upstream-test-server", mode, dir}}, dir
+}
+
+// startSet starts a Set and closes it when the test ends.
+func startSet(t *testing.T, opts Options, specs ...Spec) *Set {
+	t.Helper()
+	if opts.Env == nil {
+		opts.Env = []string{"PATH=/usr/bin:/bin"}
+	}
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	s := NewSet(specs, opts)
+	s.Start(context.Background())
+	t.Cleanup(s.Close)
+	return s
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// call calls listed tool name through s and returns the result as JSON.
+func call(t *testing.T, s *Set, name, args string, rev string, progress func(codec.ProgressParams)) (res map[string]any, outcome string, err error) {
+	t.Helper()
+	ctx := ctxT(t)
+	tool := s.Lookup(ctx, name)
+	if tool == nil {
+		t.Fatalf("no tool %s; listed: %v", name, names(s.List(ctx)))
+	}
+	r, outcome, err := s.Call(ctx, tool, json.RawMessage(args), rev, progress)
+	if err != nil {
+		return nil, outcome, err
+	}
+	return asMap(t, r), outcome, nil
+}
+
+func asMap(t *testing.T, r any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func text(m map[string]any) string {
+	c, _ := m["content"].([]any)
+	var out []string
+	for _, b := range c {
+		if bm, ok := b.(map[string]any); ok {
+			if s, ok := bm["text"].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func names(ts []*Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Def.Name)
+	}
+	return out
+}
+
+func TestForwardKeepsTheResult(t *testing.T) {
+	for _, mode := range []string{"dual", "legacy"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			sp, _ := testSpec(t, "up", mode)
+			s := startSet(t, Options{}, sp)
+
+			res, outcome, err := call(t, s, "up__structured", `{}`, codec.Rev20251125, nil)
+			if err != nil || outcome != "ok" {
+				t.Fatalf("structured: %v %s", err, outcome)
+			}
+			if sc, _ := json.Marshal(res["structuredContent"]); string(sc) != `{"n":42}` {
+				t.Errorf("structuredContent %s, want {\"n\":42}", sc)
+			}
+			content, _ := res["content"].([]any)
+			if len(content) != 2 || content[1].(map[string]any)["type"] != "image" || content[1].(map[string]any)["data"] != "iVBORw0KGgo=" {
+				t.Errorf("content %v, want the text and the image as given", content)
+			}
+			if _, ok := res["resultType"]; ok {
+				t.Errorf("resultType %v passed on; the router puts its own", res["resultType"])
+			}
+
+			res, outcome, err = call(t, s, "up__fail", `{}`, codec.Rev20251125, nil)
+			if err != nil || outcome != "tool_error" || res["isError"] != true || text(res) != "it failed" {
+				t.Errorf("fail: %v %s %v, want isError \"it failed\"", err, outcome, res)
+			}
+
+			res, _, err = call(t, s, "up__echo", `{"text":"héllo \"x\""}`, codec.Rev20260728, nil)
+			if err != nil || text(res) != `héllo "x"` {
+				t.Errorf("echo: %v %v", err, res)
+			}
+		})
+	}
+}
+
+func TestForwardOldRevisionGetsTextForUnknownContent(t *testing.T) {
+	t.Parallel()
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{}, sp)
+	// 2024-11-05 has images: kept. Audio would become text; the image stays.
+	res, _, err := call(t, s, "up__structured", `{}`, codec.Rev20241105, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, _ := res["content"].([]any)
+	if len(content) != 2 || content[1].(map[string]any)["type"] != "image" {
+		t.Errorf("content %v", content)
+	}
+}
+
+func TestJSONRPCErrorPassedOn(t *testing.T) {
+	t.Parallel()
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{}, sp)
+	ctx := ctxT(t)
+	tool := s.Lookup(ctx, "up__echo")
+	if tool == nil {
+		t.Fatal("no up__echo")
+	}
+	// The upstream refuses a tool it does not have: its error goes back
+	// as it is, code included.
+	gone := &Tool{Upstream: tool.Upstream, Name: "nosuch", Def: tool.Def}
+	_, _, err := s.Call(ctx, gone, json.RawMessage(`{}`), codec.Rev20251125, nil)
+	var rpc *codec.Error
+	if err == nil || !asError(err, &rpc) || rpc.Code != codec.CodeInvalidParams || !strings.Contains(rpc.Message, "nosuch") {
+		t.Errorf("got %v, want the upstream's -32602 naming the tool", err)
+	}
+	// The next call is served.
+	if res, _, err := call(t, s, "up__echo", `{"text":"next"}`, codec.Rev20251125, nil); err != nil || text(res) != "next" {
+		t.Errorf("next call: %v %v", err, res)
+	}
+}
+
+func asError(err error, target **codec.Error) bool {
+	e, ok := err.(*codec.Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func TestProgressMappedBothWays(t *testing.T) {
+	t.Parallel()
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{}, sp)
+	var mu sync.Mutex
+	var got []codec.ProgressParams
+	res, _, err := call(t, s, "up__progress", `{}`, codec.Rev20251125, func(p codec.ProgressParams) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0].Progress != 1 || got[1].Message != "step 2" {
+		t.Errorf("progress %+v, want steps 1 and 2", got)
+	}
+	for _, p := range got {
+		if p.ProgressToken != nil {
+			t.Errorf("the upstream's token %s reached the downstream side", p.ProgressToken)
+		}
+	}
+	// The upstream saw mcp-route's own token, not the client's.
+	if tx := text(res); !strings.Contains(tx, `"mcp-route-`) {
+		t.Errorf("upstream saw %q, want a token of mcp-route's", tx)
+	}
+	// Without a token the upstream gets none and sends nothing.
+	res, _, err = call(t, s, "up__progress", `{}`, codec.Rev20251125, nil)
+	if err != nil || !strings.HasSuffix(text(res), "my token was ") {
+		t.Errorf("no token: %v %q", err, text(res))
+	}
+}
+
+func TestCancelPassedOn(t *testing.T) {
+	t.Parallel()
+	sp, dir := testSpec(t, "up", "dual")
+	s := startSet(t, Options{}, sp)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	tool := s.Lookup(ctx, "up__slow")
+	done := make(chan string, 1)
+	go func() {
+		r, outcome, _ := s.Call(ctx, tool, json.RawMessage(`{}`), codec.Rev20251125, nil)
+		done <- outcome + ": " + text(asMap(t, r))
+	}()
+	proctest.WaitPIDFile(t, filepath.Join(dir, "started-slow"))
+	cancel()
+	if got := <-done; !strings.HasPrefix(got, "canceled: canceled") {
+		t.Errorf("cancelled call: %q", got)
+	}
+	// The upstream's handler saw its request cancelled.
+	proctest.Eventually(t, func() string {
+		if _, err := os.Stat(filepath.Join(dir, "cancelled")); err != nil {
+			return "the upstream did not see notifications/cancelled"
+		}
+		return ""
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	sp, dir := testSpec(t, "up", "dual")
+	s := startSet(t, Options{CallTimeout: 300 * time.Millisecond}, sp)
+	res, outcome, err := call(t, s, "up__slow", `{}`, codec.Rev20251125, nil)
+	if err != nil || outcome != "timeout" || res["isError"] != true || !strings.Contains(text(res), "upstream up: slow timed out after 300ms") {
+		t.Errorf("got %v %s %v", err, outcome, res)
+	}
+	proctest.Eventually(t, func() string {
+		if _, err := os.Stat(filepath.Join(dir, "cancelled")); err != nil {
+			return "the upstream was not told of the timeout"
+		}
+		return ""
+	})
+}
+
+func TestServerRequestsGetAnError(t *testing.T) {
+	t.Parallel()
+	sp, _ := testSpec(t, "up", "legacy")
+	s := startSet(t, Options{}, sp)
+	res, _, err := call(t, s, "up__sample", `{}`, codec.Rev20251125, nil)
+	if err != nil || !strings.Contains(text(res), "client answered error -32601") {
+		t.Errorf("got %v %q, want the upstream to get -32601 for sampling", err, text(res))
+	}
+}
+
+func TestKilledMidCallFailsAtOnceAndComesBack(t *testing.T) {
+	t.Parallel()
+	sp, dir := testSpec(t, "up", "dual")
+	s := startSet(t, Options{MinBackoff: 2 * time.Second, MaxBackoff: 4 * time.Second}, sp)
+	ctx := ctxT(t)
+	tool := s.Lookup(ctx, "up__slow")
+	done := make(chan map[string]any, 1)
+	go func() {
+		r, _, _ := s.Call(ctx, tool, json.RawMessage(`{}`), codec.Rev20251125, nil)
+		done <- asMap(t, r)
+	}()
+	proctest.WaitPIDFile(t, filepath.Join(dir, "started-slow"))
+	pid := proctest.WaitPIDFile(t, filepath.Join(dir, "pids"))
+	syscall.Kill(pid, syscall.SIGKILL)
+	// Promptly, not at the 30 s call timeout: the bound here only catches
+	// a hang; e2e measures the latency.
+	select {
+	case res := <-done:
+		if res["isError"] != true || !strings.Contains(text(res), "upstream up died: killed by SIGKILL") {
+			t.Errorf("in-flight call got %v, want isError \"upstream up died: killed by SIGKILL\"", res)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the in-flight call did not end when its upstream died")
+	}
+	// While it waits to restart, calls fail fast and its tools stay listed.
+	proctest.Eventually(t, func() string {
+		res, outcome, _ := call(t, s, "up__echo", `{"text":"x"}`, codec.Rev20251125, nil)
+		if !strings.Contains(text(res), "upstream up is restarting; retry in ") || outcome != "failed" {
+			return "not refused as restarting: " + text(res)
+		}
+		return ""
+	})
+	if !slices.Contains(names(s.List(ctx)), "up__echo") {
+		t.Errorf("tools gone from the list while restarting: %v", names(s.List(ctx)))
+	}
+	// It comes back: a new process, and calls work.
+	proctest.Eventually(t, func() string {
+		res, _, _ := call(t, s, "up__echo", `{"text":"back"}`, codec.Rev20251125, nil)
+		if text(res) != "back" {
+			return "not back: " + text(res)
+		}
+		return ""
+	})
+	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Errorf("%d starts, want 2", n)
+	}
+}
+
+func TestFailedStartsMarkDown(t *testing.T) {
+	t.Parallel()
+	var logs proctest.Buffer
+	sp, dir := testSpec(t, "up", "exit")
+	s := startSet(t, Options{MinBackoff: 10 * time.Millisecond, MaxBackoff: 300 * time.Millisecond, MaxFailures: 3, Logger: testLogger(&logs)}, sp)
+	ctx := ctxT(t)
+	if err := s.Upstreams()[0].WaitListed(ctx); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("WaitListed: %v, want the exit status and stderr", err)
+	}
+	proctest.Eventually(t, func() string {
+		if !strings.Contains(logs.String(), "upstream up is down after 3 failed starts in a row") {
+			return "not marked down; log: " + logs.String()
+		}
+		return ""
+	})
+	tool := &Tool{Upstream: s.Upstreams()[0], Name: "echo"}
+	r, outcome, _ := s.Call(ctx, tool, json.RawMessage(`{}`), codec.Rev20251125, nil)
+	if tx := text(asMap(t, r)); outcome != "failed" || !strings.Contains(tx, "upstream up is down after") || !strings.Contains(tx, "boom") {
+		t.Errorf("call while down: %s %q", outcome, tx)
+	}
+	// Retried at the capped interval: more starts come.
+	proctest.Eventually(t, func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		if strings.Count(string(b), "\n") < 5 {
+			return "no retry after down"
+		}
+		return ""
+	})
+}
+
+func TestHungUpstreamDoesNotStallList(t *testing.T) {
+	t.Parallel()
+	hung, _ := testSpec(t, "hung", "hang")
+	good, _ := testSpec(t, "good", "dual")
+	s := startSet(t, Options{ListTimeout: 500 * time.Millisecond, CallTimeout: time.Second}, hung, good)
+	ctx := ctxT(t)
+	if err := s.Upstreams()[1].WaitListed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := names(s.List(ctx))
+	// Generous: the bound is 500ms; this only catches a wait for the
+	// 30 s handshake timeout.
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("tools/list took %v with a hung upstream", el)
+	}
+	if !slices.Contains(got, "good__echo") || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "hung__") }) {
+		t.Errorf("listed %v", got)
+	}
+	// A call to the hung upstream ends on its own timeout.
+	r, outcome, _ := s.Call(ctx, &Tool{Upstream: s.Upstreams()[0], Name: "x"}, json.RawMessage(`{}`), codec.Rev20251125, nil)
+	if tx := text(asMap(t, r)); outcome != "timeout" || !strings.Contains(tx, "timed out after 1s") {
+		t.Errorf("call to the hung upstream: %s %q, want its timeout", outcome, tx)
+	}
+}
+
+func TestNamesLeftOutAndReadOnly(t *testing.T) {
+	t.Parallel()
+	var logs proctest.Buffer
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{Logger: testLogger(&logs)}, sp)
+	got := names(s.List(ctxT(t)))
+	want := []string{"up__change", "up__child", "up__echo", "up__fail", "up__progress", "up__sample", "up__slow", "up__structured"}
+	if !slices.Equal(got, want) {
+		t.Errorf("listed %v, want %v", got, want)
+	}
+	for _, w := range []string{`bad name\" left out`, strings.Repeat("x", 61) + `\" left out: up__xxx`, "65 characters long, more than the 64"} {
+		if !strings.Contains(logs.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, logs.String())
+		}
+	}
+	if n := strings.Count(logs.String(), `bad name\" left out`); n != 1 {
+		t.Errorf("left-out line logged %d times, want once", n)
+	}
+	// Definitions are kept, under the prefixed name.
+	for _, tool := range s.List(ctxT(t)) {
+		if tool.Def.Name == "up__structured" && (tool.Def.Description != "Structured output and an image." || string(tool.Def.OutputSchema) != `{"type":"object"}` || !*tool.Def.Annotations.ReadOnlyHint) {
+			t.Errorf("definition changed: %+v", tool.Def)
+		}
+	}
+
+	ro := startSet(t, Options{ReadOnly: true}, sp)
+	if got := names(ro.List(ctxT(t))); !slices.Equal(got, []string{"up__structured"}) {
+		t.Errorf("--readonly listed %v, want only the readOnlyHint tool", got)
+	}
+	if ro.Lookup(ctxT(t), "up__echo") != nil {
+		t.Error("--readonly: a hidden tool can still be looked up")
+	}
+}
+
+func TestAdmitWithholds(t *testing.T) {
+	t.Parallel()
+	sp, _ := testSpec(t, "up", "dual")
+	var asked []string
+	var mu sync.Mutex
+	s := startSet(t, Options{Admit: func(up string, tool codec.Tool) (bool, string) {
+		mu.Lock()
+		asked = append(asked, up+"/"+tool.Name)
+		mu.Unlock()
+		if tool.Name == "echo" {
+			return false, "its description changed since it was pinned"
+		}
+		return true, ""
+	}}, sp)
+	got := names(s.List(ctxT(t)))
+	if slices.Contains(got, "up__echo") || !slices.Contains(got, "up__fail") {
+		t.Errorf("listed %v, want up__echo withheld and the rest served", got)
+	}
+	res, outcome, err := call(t, s, "up__echo", `{"text":"x"}`, codec.Rev20251125, nil)
+	if err != nil || outcome != "failed" || res["isError"] != true || !strings.Contains(text(res), "its description changed since it was pinned") {
+		t.Errorf("call of a withheld tool: %v %s %v", err, outcome, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(asked, "up/echo") {
+		t.Errorf("Admit was asked %v: want unprefixed names with the upstream", asked)
+	}
+}
+
+func TestListChangeRelists(t *testing.T) {
+	t.Parallel()
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{}, sp)
+	changes := make(chan struct{}, 10)
+	s.OnChange(func() { changes <- struct{}{} })
+	ctx := ctxT(t)
+	if slices.Contains(names(s.List(ctx)), "up__added") {
+		t.Fatal("up__added listed before the change")
+	}
+	if res, _, err := call(t, s, "up__change", `{}`, codec.Rev20251125, nil); err != nil || text(res) != "changed" {
+		t.Fatalf("change: %v %v", err, res)
+	}
+	proctest.Eventually(t, func() string {
+		select {
+		case <-changes:
+		default:
+			return "no OnChange after the upstream's list_changed"
+		}
+		if !slices.Contains(names(s.List(ctx)), "up__added") {
+			return "up__added not listed after the change"
+		}
+		return ""
+	})
+}
+
+func TestCloseLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	sp, dir := testSpec(t, "up", "dual")
+	opts := Options{Env: []string{"PATH=/usr/bin:/bin"}, Dir: t.TempDir(), Grace: 200 * time.Millisecond}
+	s := NewSet([]Spec{sp}, opts)
+	s.Start(context.Background())
+	ctx := ctxT(t)
+	tool := s.Lookup(ctx, "up__child")
+	if tool == nil {
+		s.Close()
+		t.Fatal("no up__child")
+	}
+	s.Call(ctx, tool, json.RawMessage(`{}`), codec.Rev20251125, nil)
+	child := proctest.WaitPIDFile(t, filepath.Join(dir, "child"))
+	server := proctest.WaitPIDFile(t, filepath.Join(dir, "pids"))
+	s.Close()
+	// Close returns after the server is reaped and its group killed.
+	if proctest.Alive(server) {
+		t.Errorf("upstream %d still running after Close", server)
+	}
+	proctest.WaitGone(t, child)
+}
+
+func TestParseSpec(t *testing.T) {
+	good := map[string]Spec{
+		"gh=github-mcp-server stdio":            {Name: "gh", Argv: []string{"github-mcp-server", "stdio"}},
+		`fs-1=npx -y "@scope/server x" /tmp`:    {Name: "fs-1", Argv: []string{"npx", "-y", "@scope/server x", "/tmp"}},
+		"remote=https://example.com/mcp":        {Name: "remote", URL: "https://example.com/mcp"},
+		"local=http://127.0.0.1:8080/mcp":       {Name: "local", URL: "http://127.0.0.1:8080/mcp"},
+		"l6=http://[::1]:8080/mcp":              {Name: "l6", URL: "http://[::1]:8080/mcp"},
+		"lh=http://localhost:1/mcp":             {Name: "lh", URL: "http://localhost:1/mcp"},
+		strings.Repeat("a", 32) + "=server arg": {Name: strings.Repeat("a", 32), Argv: []string{"server", "arg"}},
+	}
+	for in, want := range good {
+		got, err := ParseSpec(in)
+		if err != nil || got.Name != want.Name || got.URL != want.URL || !slices.Equal(got.Argv, want.Argv) {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	bad := map[string]string{
+		"noequals":                      "want NAME=COMMAND",
+		"a_b=server":                    "1 to 32 letters",
+		"=server":                       "1 to 32 letters",
+		strings.Repeat("a", 33) + "=x":  "1 to 32 letters",
+		"x=":                            "empty",
+		"x=server; rm -rf /":            `unquoted ";"`,
+		"x=server 'open":                "quote is not closed",
+		"x=http://example.com/mcp":      "plain http only to a loopback",
+		"x=http://10.0.0.1:80/mcp":      "plain http only to a loopback",
+		"x=https:///nohost":             "not a URL with a host",
+		"x=server | tee":                `unquoted "|"`,
+		"x=HTTP://evil.example.com/mcp": "plain http only",
+	}
+	for in, want := range bad {
+		if _, err := ParseSpec(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSpec(%q): %v, want an error with %q", in, err, want)
+		}
+	}
+	if _, err := ParseSpecs([]string{"a=x", "b=y", "a=z"}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("duplicate name: %v", err)
+	}
+}
+
+func testLogger(w *proctest.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
