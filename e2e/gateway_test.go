@@ -197,7 +197,7 @@ func prefixed(name string, tools ...string) []string {
 }
 
 // gosdkTools are interop/gosdk-server's tools, sorted.
-var gosdkTools = []string{"add", "addtool", "fail", "greet", "mixed", "pid", "region", "slow"}
+var gosdkTools = []string{"add", "addtool", "fail", "greet", "mixed", "pid", "region", "roots", "slow"}
 
 func findTool(t *testing.T, tools []codec.Tool, name string) codec.Tool {
 	t.Helper()
@@ -712,6 +712,30 @@ sleep 3600
 	}
 	g.close()
 	proctest.WaitGroupGone(t, hungPID)
+}
+
+// TestGatewayServerRequests: a request from an upstream to its client
+// (roots/list, which the Go SDK's server sends in a legacy session) gets a
+// clean JSON-RPC error from mcp-route, which the upstream's tool reports as
+// its isError result; the call does not hang and the next one is served.
+func TestGatewayServerRequests(t *testing.T) {
+	ctx := ctxTimeout(t)
+	dir := gatewayDir(t)
+	g := startGateway(t, ctx, dir, "", nil, upstreamFlag("gosdk", goSDKServer(t), "-legacy")...)
+	g.waitTools(ctx, "gosdk__roots")
+	start := time.Now()
+	o := g.call(ctx, "gosdk__roots", nil)
+	t.Logf("gosdk__roots: %v after %v", o, time.Since(start))
+	if problem := wantIsError("roots/list", "method not found", "no sampling, elicitation or roots")(o); problem != "" {
+		t.Errorf("gosdk__roots: %s", problem)
+	}
+	if d := time.Since(start); d > gatewayTimeout/3 {
+		t.Errorf("gosdk__roots took %v: its roots/list waited, not failed at once", d)
+	}
+	if problem := wantText("Hello, Ann!")(g.call(ctx, "gosdk__greet", map[string]any{"name": "Ann"})); problem != "" {
+		t.Errorf("gosdk__greet after roots/list: %s", problem)
+	}
+	g.close()
 }
 
 // TestGatewayCallTimeout: a call an upstream never answers times out on its

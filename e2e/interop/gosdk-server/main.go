@@ -14,7 +14,9 @@
 // (notifications/tools/list_changed; in 2026-07-28 on its
 // subscriptions/listen stream); mixed() → one content block of each type
 // (text, image, audio, resource_link, embedded resource) and structuredContent
-// {"kinds": 5}.
+// {"kinds": 5}; roots() → asks the client for its roots (roots/list, a
+// server-to-client request; legacy sessions only) and returns how many, or an
+// isError with the client's error.
 //
 // Flags for supervision tests: -announce writes "gosdk-server: serving as
 // PID" to stderr at start; -require FILE makes it exit 3 at once, saying so
@@ -170,6 +172,14 @@ func main() {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " here"}}}, nil
 				})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + name}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Ask the client for its roots."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, fmt.Errorf("roots/list: %w", err)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d roots", len(res.Roots))}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "mixed", Description: "One content block of each type."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, mixedOut, error) {
