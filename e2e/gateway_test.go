@@ -288,7 +288,13 @@ func TestGatewayGoSDK(t *testing.T) {
 // server-filesystem behind one mcp-route, beside the Go SDK's.
 func TestGatewayNodeUpstreams(t *testing.T) {
 	node := nodeDir(t)
-	script, err := filepath.Abs("interop/ts-server/server.cjs")
+	// The real file: under Bazel the runfiles hold a symlink, and the
+	// confinement's rule for the directory holding it would not cover
+	// the file it points to.
+	script, err := filepath.EvalSymlinks("interop/ts-server/server.cjs")
+	if err == nil {
+		script, err = filepath.Abs(script)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
