@@ -752,7 +752,7 @@ func TestGatewayCallTimeout(t *testing.T) {
 	g := startGateway(t, ctx, dir, "", nil, slices.Concat(upstreamFlag("gosdk", goSDKServer(t)), []string{"--timeout", "1s"})...)
 	g.waitTools(ctx, "gosdk__slow")
 	o := g.call(ctx, "gosdk__slow", map[string]any{"steps": 100000})
-	if problem := wantIsError("1s")(o); problem != "" {
+	if problem := wantIsError("gosdk", "timed out after 1s")(o); problem != "" {
 		t.Errorf("a call past its timeout: %s; got %v", problem, o)
 	}
 	if problem := wantText("Hello, Ann!")(g.call(ctx, "gosdk__greet", map[string]any{"name": "Ann"})); problem != "" {
