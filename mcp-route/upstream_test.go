@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/proctest"
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+// gateway is an mcp-route serving on pipes with a nested mcp-route as an
+// --upstream: the composition by pipes the gateway promises.
+type gateway struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *proctest.Buffer
+	lines  chan []byte
+	inner  string // the nested mcp-route's tool directory
+	local  string // the outer one's
+	root   string // the outer one's --root, the inner one's working directory and root
+}
+
+// upTool writes an executable sh tool with a sidecar definition.
+func upTool(t *testing.T, dir, name, body, def string) {
+	t.Helper()
+	proctest.WriteExecutable(t, filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"))
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startGateway runs mcp-route --tools LOCAL --upstream "inner=mcp-route
+// --tools INNER" with extra flags, both unconfined (the confinement of
+// upstreams has its own test) and polling fast.
+func startGateway(t *testing.T, edit func(local, inner string), extra ...string) *gateway {
+	t.Helper()
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	g := &gateway{t: t, stderr: &proctest.Buffer{}, lines: make(chan []byte, 100), inner: t.TempDir(), local: t.TempDir(), root: t.TempDir()}
+	upTool(t, g.inner, "hello", `echo "hello $MCP_ARG_NAME"`,
+		`{"description":"Say hello.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`)
+	upTool(t, g.inner, "ppid", `echo $PPID`, `{"description":"The inner server's pid."}`)
+	upTool(t, g.inner, "slow", `echo $$ > "$MCP_ROOT/slow.pid"; exec sleep 300`, `{"description":"Sleeps."}`)
+	upTool(t, g.local, "mine", `echo local`, `{"description":"A local tool."}`)
+	if edit != nil {
+		edit(g.local, g.inner)
+	}
+	inner := fmt.Sprintf("inner=%s --tools %s --confine off --poll 100ms --describe-cache ''", bin, g.inner)
+	args := append([]string{"--tools", g.local, "--root", g.root, "--confine", "off", "--poll", "100ms", "--describe-cache", "", "--upstream", inner}, extra...)
+	g.cmd = exec.Command(bin, args...)
+	g.cmd.Env = os.Environ()
+	g.stdin, _ = g.cmd.StdinPipe()
+	stdout, _ := g.cmd.StdoutPipe()
+	g.cmd.Stderr = g.stderr
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.cmd.Process.Kill()
+		g.cmd.Wait()
+	})
+	go func() {
+		r := codec.NewReader(stdout, 0)
+		for {
+			l, err := r.ReadFrame()
+			if err != nil {
+				close(g.lines)
+				return
+			}
+			g.lines <- l
+		}
+	}()
+	return g
+}
+
+func (g *gateway) send(line string) {
+	g.t.Helper()
+	if _, err := io.WriteString(g.stdin, line+"\n"); err != nil {
+		g.t.Fatalf("send: %v", err)
+	}
+}
+
+// next returns the next message, skipping none.
+func (g *gateway) next() map[string]json.RawMessage {
+	g.t.Helper()
+	select {
+	case l, ok := <-g.lines:
+		if !ok {
+			g.t.Fatalf("stdout ended; stderr:\n%s", g.stderr.String())
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(l, &m); err != nil {
+			g.t.Fatalf("not JSON on stdout: %q", l)
+		}
+		return m
+	case <-time.After(time.Minute):
+		g.t.Fatalf("no message; stderr:\n%s", g.stderr.String())
+		return nil
+	}
+}
+
+// answer returns the response to id, skipping notifications.
+func (g *gateway) answer(id string) map[string]json.RawMessage {
+	g.t.Helper()
+	for {
+		m := g.next()
+		if string(m["id"]) == id {
+			return m
+		}
+		if _, ok := m["method"]; !ok {
+			g.t.Fatalf("answer to %s instead of %s: %v", m["id"], id, m)
+		}
+	}
+}
+
+func (g *gateway) initialize() {
+	g.t.Helper()
+	g.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	g.answer(`"init"`)
+	g.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+func (g *gateway) list(id int) []string {
+	g.t.Helper()
+	g.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+	var r codec.ListToolsResult
+	if err := json.Unmarshal(g.answer(strconv.Itoa(id))["result"], &r); err != nil {
+		g.t.Fatal(err)
+	}
+	var names []string
+	for _, t := range r.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (g *gateway) call(id int, name, args string) *codec.CallToolResult {
+	g.t.Helper()
+	g.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args))
+	m := g.answer(strconv.Itoa(id))
+	var r codec.CallToolResult
+	if err := json.Unmarshal(m["result"], &r); err != nil || m["error"] != nil {
+		g.t.Fatalf("tools/call %s: %s %s", name, m["result"], m["error"])
+	}
+	return &r
+}
+
+func resultText(r *codec.CallToolResult) string {
+	var out []string
+	for _, c := range r.Content {
+		out = append(out, c.Text)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestUpstreamNestedRoute(t *testing.T) {
+	g := startGateway(t, nil)
+	g.initialize()
+	if got := g.list(2); !slices.Equal(got, []string{"inner__hello", "inner__ppid", "inner__slow", "mine"}) {
+		t.Errorf("tools/list %v", got)
+	}
+	if r := g.call(3, "inner__hello", `{"name":"bob"}`); r.IsError || resultText(r) != "hello bob\n" {
+		t.Errorf("inner__hello: %+v", r)
+	}
+	if r := g.call(4, "mine", `{}`); r.IsError || resultText(r) != "local\n" {
+		t.Errorf("mine: %+v", r)
+	}
+
+	// A list change in the nested mcp-route reaches the outer client.
+	upTool(t, g.inner, "added", `echo added`, `{"description":"Added later."}`)
+	for {
+		m := g.next()
+		if string(m["method"]) == `"notifications/tools/list_changed"` {
+			break
+		}
+		t.Logf("skipping %v", m)
+	}
+	if got := g.list(5); !slices.Contains(got, "inner__added") {
+		t.Errorf("after the change: %v", got)
+	}
+
+	// Cancel through the hop: the inner tool's process is killed.
+	g.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"inner__slow","arguments":{}}}`)
+	slow := proctest.WaitPIDFile(t, filepath.Join(g.root, "slow.pid"))
+	g.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}}`)
+	proctest.WaitGone(t, slow) // long before its 300 s
+	if r := g.call(7, "inner__hello", `{"name":"after"}`); resultText(r) != "hello after\n" {
+		t.Errorf("after a cancel: %+v", r)
+	}
+
+	// Shutdown: EOF on stdin stops the nested server too.
+	inner, _ := strconv.Atoi(strings.TrimSpace(resultText(g.call(8, "inner__ppid", `{}`))))
+	if !proctest.Alive(inner) {
+		t.Fatalf("inner__ppid gave %d, not a live process", inner)
+	}
+	g.stdin.Close()
+	for range g.lines {
+	}
+	if err := g.cmd.Wait(); err != nil {
+		t.Errorf("exit: %v; stderr:\n%s", err, g.stderr.String())
+	}
+	proctest.WaitGone(t, inner)
+}
+
+func TestUpstreamModernListChanged(t *testing.T) {
+	g := startGateway(t, nil)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	g.send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`)
+	if m := g.next(); string(m["method"]) != `"notifications/subscriptions/acknowledged"` {
+		t.Fatalf("want the acknowledgement, got %v", m)
+	}
+	g.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)
+	g.answer("2")
+	upTool(t, g.inner, "added", `echo added`, `{"description":"Added later."}`)
+	for {
+		m := g.next()
+		if string(m["method"]) == `"notifications/tools/list_changed"` {
+			if !strings.Contains(string(m["params"]), `"sub"`) {
+				t.Errorf("list_changed without the subscription id: %s", m["params"])
+			}
+			break
+		}
+	}
+}
+
+func TestUpstreamClashWithLocalTool(t *testing.T) {
+	g := startGateway(t, func(local, inner string) {
+		upTool(t, local, "inner__hello", `echo shadow`, `{"description":"A local tool claiming an upstream name."}`)
+	})
+	g.initialize()
+	got := g.list(2)
+	if slices.Contains(got, "inner__hello") || !slices.Contains(got, "inner__ppid") || !slices.Contains(got, "mine") {
+		t.Errorf("tools/list %v: want inner__hello left out, the rest served", got)
+	}
+	r := g.call(3, "inner__hello", `{}`)
+	if !r.IsError || !strings.Contains(resultText(r), "both a local tool and upstream inner's tool") {
+		t.Errorf("call of the clashing name: %+v", r)
+	}
+	proctest.Eventually(t, func() string {
+		if !strings.Contains(g.stderr.String(), "tool inner__hello left out: both a local tool") {
+			return "no log line for the clash: " + g.stderr.String()
+		}
+		return ""
+	})
+}
+
+func TestUpstreamReadOnly(t *testing.T) {
+	g := startGateway(t, nil, "--readonly")
+	g.initialize()
+	if got := g.list(2); !slices.Equal(got, []string{"inner__hello"}) {
+		t.Errorf("--readonly listed %v, want only the tool annotated readOnlyHint", got)
+	}
+}
+
+func TestUpstreamFlagsRefused(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{
+		{"bad_name=server", "1 to 32 letters"},
+		{"x=server 'open", "quote is not closed"},
+		{"x=http://example.com/mcp", "plain http only to a loopback"},
+		{"noequals", "want NAME=COMMAND"},
+	} {
+		code, _, stderr := runWith(t, "", "--upstream", c.arg)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("--upstream %q: exit %d, stderr %q; want 2 and %q", c.arg, code, stderr, c.want)
+		}
+	}
+	code, _, stderr := runWith(t, "", "--upstream", "a=x", "--upstream", "a=y")
+	if code != 2 || !strings.Contains(stderr, "given twice") {
+		t.Errorf("duplicate: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runWith(t, "", "--upstream-timeout", "0s")
+	if code != 2 || !strings.Contains(stderr, "upstream-timeout") {
+		t.Errorf("--upstream-timeout 0: exit %d, %q", code, stderr)
+	}
+}
