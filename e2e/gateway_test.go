@@ -598,6 +598,61 @@ func TestGatewayUpstreamKilled(t *testing.T) {
 	}
 }
 
+// TestGatewayUpstreamDiesChildHoldsStdout: an upstream whose own child
+// holds its stdin and stdout (gosdk-server -spawn-stdio, as a launcher's
+// child does) dies by SIGKILL mid-call. Its stdout stays open, so only the
+// process's exit tells that it died: the call must still get isError at
+// once, not at its timeout, and the child must go with the upstream's
+// group.
+func TestGatewayUpstreamDiesChildHoldsStdout(t *testing.T) {
+	ctx := ctxTimeout(t)
+	dir := gatewayDir(t)
+	started := make(chan struct{}, 1)
+	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+	}}
+	g := startGateway(t, ctx, dir, "", copts, upstreamFlag("gosdk", goSDKServer(t), "-spawn-stdio")...)
+	g.waitTools(ctx, "gosdk__slow")
+	pid, o := g.upstreamPID(ctx, "gosdk")
+	if pid == 0 {
+		t.Fatalf("gosdk__pid: %v", o)
+	}
+	if n := len(proctest.Group(t, pid)); n != 2 {
+		t.Fatalf("want gosdk-server and its sleep in group %d; got %s", pid, proctest.Describe(proctest.Group(t, pid)))
+	}
+	type answer struct {
+		o  outcome
+		at time.Time
+	}
+	done := make(chan answer, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "gosdk__slow", Arguments: map[string]any{"steps": 100000}}
+		p.SetProgressToken("doomed")
+		res, err := g.cs.CallTool(ctx, p)
+		done <- answer{goSDKOutcome(t, res, err), time.Now()}
+	}()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("no progress from gosdk__slow")
+	}
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	took := a.at.Sub(killed)
+	t.Logf("in-flight call answered %v after SIGKILL of its upstream, whose child holds its stdout: %v", took, a.o)
+	if problem := wantIsError("upstream gosdk died")(a.o); problem != "" || took > gatewayTimeout/3 {
+		t.Errorf("the call in flight: want isError \"upstream gosdk died\" at once (timeout %v); got %v after %v", gatewayTimeout, a.o, took)
+	}
+	proctest.WaitGroupGone(t, pid)
+	g.close()
+}
+
 // TestGatewayUpstreamDown: an upstream that cannot start again. Its tools
 // stay listed from the last good list, its calls fail fast, the log says
 // why it is down, and once it can start it is back.

@@ -23,6 +23,9 @@
 // on stderr, when FILE does not exist (a server that cannot start until
 // FILE is back); -spawn starts a child of its own (sleep 3600, its stdio on
 // /dev/null, never waited for), as servers behind a launcher have;
+// -spawn-stdio does the same with the child holding the server's own stdin,
+// stdout and stderr (as a launcher's child does), so that they stay open
+// after the server itself dies;
 // -late-tool NAME adds a tool NAME when the first subscriptions/listen
 // arrives and lets the listen take effect only 100ms later, after the SDK
 // has announced the change (to the sessions subscribed then): a change that
@@ -99,6 +102,7 @@ func main() {
 	announce := flag.Bool("announce", false, "say on stderr which process serves")
 	require := flag.String("require", "", "exit 3 at once unless this `FILE` exists")
 	spawn := flag.Bool("spawn", false, "start a child process that outlives nothing on its own: sleep 3600")
+	spawnStdio := flag.Bool("spawn-stdio", false, "as -spawn, the child holding this server's stdin, stdout and stderr")
 	lateTool := flag.String("late-tool", "", "add a tool `NAME` just before the first subscriptions/listen takes effect")
 	flag.Parse()
 	log.SetFlags(0)
@@ -112,9 +116,12 @@ func main() {
 	if *announce {
 		log.Printf("serving as %d", os.Getpid())
 	}
-	if *spawn {
-		// Stdio left nil: /dev/null.
-		if err := exec.Command("sleep", "3600").Start(); err != nil {
+	if *spawn || *spawnStdio {
+		child := exec.Command("sleep", "3600") // stdio nil: /dev/null
+		if *spawnStdio {
+			child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+		}
+		if err := child.Start(); err != nil {
 			log.Fatal(err)
 		}
 	}
