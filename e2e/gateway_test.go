@@ -1408,3 +1408,72 @@ func TestGatewayListChangedBeforeListen(t *testing.T) {
 	}
 	g.close()
 }
+
+// TestGatewayHTTPUpstream: the Go SDK's server over Streamable HTTP
+// (gosdk-server --http, with sessions and stateless) mounted as
+// NAME=http://127.0.0.1:PORT/mcp: the same calls as over stdio, progress
+// with the client's token, and a tool the server adds announced to the
+// client. The SDK's server with sessions speaks only the legacy revisions,
+// and sends notifications/tools/list_changed on the session's standalone
+// GET stream (Streamable HTTP's channel for what belongs to no request);
+// the stateless one is modern and sends it on the subscriptions/listen
+// stream.
+func TestGatewayHTTPUpstream(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"stateful", nil},
+		{"stateless", []string{"--stateless"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := ctxTimeout(t)
+			dir := gatewayDir(t)
+			url := startListener(t, append([]string{goSDKServer(t), "--http", "127.0.0.1:0"}, tc.flags...)...)
+			var mu sync.Mutex
+			var steps []float64
+			changed := make(chan struct{}, 16)
+			copts := &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					mu.Lock()
+					defer mu.Unlock()
+					if req.Params.ProgressToken == "web" {
+						steps = append(steps, req.Params.Progress)
+					}
+				},
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+			}
+			g := startGateway(t, ctx, dir, "", copts, "--upstream", "web="+url)
+			checkGosdkThrough(t, ctx, g, "web")
+			p := &mcp.CallToolParams{Name: "web__slow", Arguments: map[string]any{"steps": 3}}
+			p.SetProgressToken("web")
+			res, err := g.cs.CallTool(ctx, p)
+			if problem := wantText("done 3")(goSDKOutcome(t, res, err)); problem != "" {
+				t.Errorf("web__slow: %s", problem)
+			}
+			proctest.Eventually(t, func() string {
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(steps, []float64{1, 2, 3}) {
+					return fmt.Sprintf("progress %v, want 1 2 3", steps)
+				}
+				return ""
+			})
+			if problem := wantText("added hello")(g.call(ctx, "web__addtool", map[string]any{"name": "hello"})); problem != "" {
+				t.Fatalf("addtool: %s", problem)
+			}
+			for listed := false; !listed; {
+				select {
+				case <-changed:
+				case <-ctx.Done():
+					t.Fatal("no list change announced after the HTTP upstream gained a tool")
+				}
+				listed = slices.Contains(names(g.tools(ctx)), "web__hello")
+			}
+			if problem := wantText("hello here")(g.call(ctx, "web__hello", nil)); problem != "" {
+				t.Errorf("web__hello: %s", problem)
+			}
+			g.close()
+		})
+	}
+}
