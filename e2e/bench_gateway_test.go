@@ -152,15 +152,16 @@ func (p *benchPath) connect(ctx context.Context, b *testing.B, dir string) {
 // call adds two numbers that change per call and checks the sum.
 func (p *benchPath) call(ctx context.Context, b *testing.B) {
 	p.n++
+	start := time.Now()
 	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: p.tool, Arguments: map[string]any{"a": p.n, "b": 1}})
 	if err != nil {
-		b.Fatalf("%s: %v", p.name, err)
+		b.Fatalf("%s: add(%d, 1) after %v: %v", p.name, p.n, time.Since(start), err)
 	}
 	out, _ := res.StructuredContent.(map[string]any)
 	sum, _ := out["sum"].(float64)
 	if res.IsError || int(sum) != p.n+1 {
 		j, _ := json.Marshal(res)
-		b.Fatalf("%s: add(%d, 1): %s", p.name, p.n, j)
+		b.Fatalf("%s: add(%d, 1) after %v: %s", p.name, p.n, time.Since(start), j)
 	}
 }
 
