@@ -52,6 +52,13 @@
 // unwritable --log, --confine require that cannot be met, a skeleton
 // refused; --confine-check when require would refuse); 2 for a usage error.
 //
+// --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
+// tool (own process group, the tools' environment, --root, confinement),
+// connects with the best era it offers, and serves its tools as NAME__TOOL,
+// restarting it with backoff when it dies (package mcp-route/upstream and
+// README's Upstreams say the whole contract: names left out, clashes with
+// local tools, errors, what is refused).
+//
 // Nothing a tool can write is trusted (DESIGN.md, "Trust"): without
 // --readonly, a --tools directory under --root, or a tool that leads there
 // through a symlink, refuses the start (a client could write a tool, then
@@ -139,6 +146,20 @@ with one warning, where the kernel cannot (Landlock needs Linux 5.13);
 require exits 1 then. The rules are proved at start by a probe child.
 --confine-check prints them.
 
+Upstreams (--upstream NAME=CMD, repeatable): another MCP server, started
+like a tool (own process group, the tools' environment and confinement,
+--root as working directory) and connected with the best era it offers; its
+tools are served as NAME__TOOL. NAME is 1-32 of A-Z a-z 0-9 -; CMD is split
+like a shell would, none runs; NAME=https://HOST/PATH (http only on
+loopback) mounts a Streamable HTTP server. Left out with a log line: a tool
+name breaking the MCP rules or longer than 64 characters as NAME__TOOL, and
+both of a local and an upstream tool that share a name. An upstream that
+dies fails its calls at once ("upstream NAME died: ..."), is restarted with
+backoff (0.5s doubling to 30s, jittered; down after 5 failed starts, then
+retried every 30s) and its calls meanwhile fail fast ("upstream NAME is
+restarting; retry in 2s"). Its sampling, elicitation and roots requests get
+a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
+
 Flags:
 `
 
@@ -154,7 +175,8 @@ Exit status:
      --confine require would refuse to start; --http: the address cannot
      be bound, a bad --session-key-file or --http-token-file
   2  usage error (a bad flag or value, e.g. --confine other than auto,
-     require or off; --http beyond loopback without --http-token-file or
+     require or off; an --upstream with a bad NAME or CMD, a NAME given
+     twice, or plain http beyond loopback; --http beyond loopback without --http-token-file or
      --http-insecure)
 `
 

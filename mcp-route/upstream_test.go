@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine/confinetest"
 	"github.com/mcpipe/mcpipe/internal/proctest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
@@ -56,6 +58,10 @@ func startGateway(t *testing.T, edit func(local, inner string), extra ...string)
 		edit(g.local, g.inner)
 	}
 	inner := fmt.Sprintf("inner=%s --tools %s --confine off --poll 100ms --describe-cache ''", bin, g.inner)
+	if len(extra) > 1 && extra[0] == "--upstream" {
+		inner, extra = extra[1], extra[2:] // another upstream instead
+	}
+	inner = strings.ReplaceAll(inner, "{local}", g.local)
 	args := append([]string{"--tools", g.local, "--root", g.root, "--confine", "off", "--poll", "100ms", "--describe-cache", "", "--upstream", inner}, extra...)
 	g.cmd = exec.Command(bin, args...)
 	g.cmd.Env = os.Environ()
@@ -281,5 +287,131 @@ func TestUpstreamFlagsRefused(t *testing.T) {
 	code, _, stderr = runWith(t, "", "--upstream-timeout", "0s")
 	if code != 2 || !strings.Contains(stderr, "upstream-timeout") {
 		t.Errorf("--upstream-timeout 0: exit %d, %q", code, stderr)
+	}
+}
+
+func TestUpstreamOverHTTP(t *testing.T) {
+	tools := t.TempDir()
+	upTool(t, tools, "hello", `echo "hello $MCP_ARG_NAME"`,
+		`{"description":"Say hello.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)
+	inner := startHTTP(t, "--tools", tools, "--describe-cache", "")
+	g := startGateway(t, nil, "--upstream", "web="+inner.url+"/mcp")
+	g.initialize()
+	if got := g.list(2); !slices.Equal(got, []string{"mine", "web__hello"}) {
+		t.Errorf("tools/list %v", got)
+	}
+	if r := g.call(3, "web__hello", `{"name":"http"}`); r.IsError || resultText(r) != "hello http\n" {
+		t.Errorf("web__hello: %+v", r)
+	}
+}
+
+// TestUpstreamEnvironment: an upstream starts like a tool, in --root with
+// the tools' minimal environment: a variable of mcp-route's reaches it only
+// through --pass-env. The nested mcp-route passes it on to its tool with
+// its own --pass-env, so the tool shows what the upstream got.
+func TestUpstreamEnvironment(t *testing.T) {
+	t.Setenv("UPSTREAM_SECRET", "s3cret")
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	for _, pass := range []bool{false, true} {
+		var extra []string
+		tools := t.TempDir()
+		upTool(t, tools, "env", `echo "[$UPSTREAM_SECRET] $MCP_ROOT $(pwd)"`, `{"description":"What the upstream got."}`)
+		extra = append(extra, "--upstream", fmt.Sprintf("inner=%s --tools %s --confine off --pass-env UPSTREAM_SECRET --describe-cache ''", bin, tools))
+		if pass {
+			extra = append(extra, "--pass-env", "UPSTREAM_SECRET")
+		}
+		g := startGateway(t, nil, extra...)
+		g.initialize()
+		got := resultText(g.call(2, "inner__env", `{}`))
+		want := fmt.Sprintf("[] %s %s\n", g.root, g.root)
+		if pass {
+			want = fmt.Sprintf("[s3cret] %s %s\n", g.root, g.root)
+		}
+		if got != want {
+			t.Errorf("--pass-env given: %v: the upstream's tool saw %q, want %q", pass, got, want)
+		}
+	}
+}
+
+// TestUpstreamConfined: under confinement an upstream is confined like a
+// tool, and so is everything it starts: the nested server's own tool
+// (unconfined by the nested mcp-route) cannot read a file outside the
+// root, while one inside the root is read. The upstream's program is
+// executable under the policy (mcp-route adds it).
+func TestUpstreamConfined(t *testing.T) {
+	confinetest.Need(t, 1)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte("outside-content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The nested server's tools must be executable under the policy: a
+	// directory beneath a --tools directory is.
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	g := startGateway(t, func(local, _ string) {
+		sub := filepath.Join(local, "nested")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		upTool(t, sub, "peek", `cat "$MCP_ARG_PATH" 2>/dev/null || echo refused`,
+			`{"description":"Reads a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}`)
+	}, "--upstream", "inner="+bin+" --tools {local}/nested --confine off --describe-cache ''", "--confine", "require")
+	if err := os.WriteFile(filepath.Join(g.root, "inside.txt"), []byte("inside-content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g.initialize()
+	if got := resultText(g.call(2, "inner__peek", `{"path":"inside.txt"}`)); got != "inside-content" {
+		t.Errorf("inside the root: %q", got)
+	}
+	if got := resultText(g.call(3, "inner__peek", fmt.Sprintf(`{"path":%q}`, outside))); got != "refused\n" {
+		t.Errorf("outside the root: %q, want refused", got)
+	}
+}
+
+// TestUpstreamListChangedOverHTTP: mcp-route --http with a nested
+// mcp-route upstream: a tool added to the nested one reaches a legacy
+// session's GET stream and a 2026-07-28 subscriptions/listen stream.
+func TestUpstreamListChangedOverHTTP(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	inner := t.TempDir()
+	upTool(t, inner, "hello", `echo hello`, `{"description":"Say hello."}`)
+	r := startHTTP(t, "--tools", t.TempDir(), "--poll", "100ms",
+		"--upstream", fmt.Sprintf("inner=%s --tools %s --confine off --poll 100ms --describe-cache ''", bin, inner))
+	hdr := []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/list"}
+	// The upstream's first list is itself a change: wait until it is in.
+	proctest.Eventually(t, func() string {
+		if _, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+metaRev+`}}`, hdr...); !strings.Contains(body, "inner__hello") {
+			return "inner__hello not listed: " + body
+		}
+		return ""
+	})
+	sid := initialize(t, r.url, "2025-06-18")
+	get, _ := http.NewRequest("GET", r.url+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	gresp, err := http.DefaultClient.Do(get)
+	if err != nil || gresp.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", gresp, err)
+	}
+	defer gresp.Body.Close()
+	legacy := events(gresp.Body)
+	listen, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaRev+`}}`))
+	for k, v := range map[string]string{"Mcp-Protocol-Version": modernRev, "Mcp-Method": "subscriptions/listen", "Accept": "application/json, text/event-stream", "Content-Type": "application/json"} {
+		listen.Header.Set(k, v)
+	}
+	lresp, err := http.DefaultClient.Do(listen)
+	if err != nil || lresp.StatusCode != 200 {
+		t.Fatalf("listen: %v %v", lresp, err)
+	}
+	defer lresp.Body.Close()
+	modern := events(lresp.Body)
+	waitEvent(t, modern, "notifications/subscriptions/acknowledged")
+
+	upTool(t, inner, "added", `echo added`, `{"description":"Added later."}`)
+	waitEvent(t, legacy, "notifications/tools/list_changed")
+	waitEvent(t, modern, "notifications/tools/list_changed")
+	_, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+metaRev+`}}`, hdr...)
+	if !strings.Contains(body, "inner__added") {
+		t.Errorf("after the change: %s", body)
 	}
 }

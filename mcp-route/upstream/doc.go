@@ -31,13 +31,19 @@
 // of 2×MaxBackoff or more starts the doubling over. While it waits, its
 // tools stay listed from the last good list and a call to one fails at once
 // with isError "upstream NAME is restarting; retry in 2s". A call that
-// arrives while a start is under way waits for it (within the call's
-// timeout). MaxFailures (5) failed starts in a row (the process cannot
+// arrives while a start is under way waits for it, at most ListTimeout
+// (then isError "upstream NAME is starting and not ready after 3s; retry
+// later"). MaxFailures (5) failed starts in a row (the process cannot
 // start, the handshake fails or gets no answer within ConnectTimeout, or
 // tools/list fails) mark it down: the log says why, calls fail at once
 // naming the last error, and a start is tried again every MaxBackoff.
-// An HTTP upstream has no process: its connection is made again the same
-// way when it fails, and a call that cannot reach it is an isError result.
+// An HTTP upstream has no process: a call that cannot reach it (no
+// connection, 502-504) or whose session is gone (404) gets an isError
+// result "upstream NAME is unreachable: ...; reconnecting", and the
+// connection is made again the same way, after the same backoff.
+//
+// An upstream's stderr goes to the log at debug level (--verbose), one
+// record per line; its last 2 KiB are kept for the messages above.
 //
 // # Lists
 //
@@ -53,11 +59,14 @@
 // Options.Admit, when set (definition pinning), may withhold a tool: it is
 // left out of the list and a call to it gets isError with the reason.
 //
-// List never waits longer than ListTimeout (--upstream-timeout) in all for
-// upstreams that have not listed yet: it serves what it has. An upstream's
-// notifications/tools/list_changed (for a 2026-07-28 upstream also on the
-// subscriptions/listen request mcp-route opens) makes it re-list that
-// upstream; when the list differs, the OnChange functions run (the router
+// List waits for upstreams that have not listed yet at most ListTimeout
+// (--upstream-timeout) in all, and for each only once: it serves what it
+// has, and an upstream it gave up on appears with the list change its first
+// list makes. An upstream's notifications/tools/list_changed (for a
+// 2026-07-28 upstream on the subscriptions/listen request mcp-route opens,
+// and whose acknowledgement it awaits, at most 5s, before the first
+// tools/list, so that no change falls between the two) makes it re-list
+// that upstream; when the list differs, the OnChange functions run (the router
 // then sends list_changed to its clients). A failed re-list keeps the last
 // good list. An HTTP upstream's notifications reach mcp-route only on the
 // streams of its own requests (the listen request, for a modern one).

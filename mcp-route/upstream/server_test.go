@@ -62,6 +62,7 @@ func testServer(mode, dir string) int {
 		{Name: "sample", Description: "Asks the client for a sampling.", InputSchema: obj},
 		{Name: "change", Description: "Adds a tool and says so.", InputSchema: obj},
 		{Name: "child", Description: "Starts a child that sleeps.", InputSchema: obj},
+		{Name: "crash", Description: "Exits at once.", InputSchema: obj},
 		{Name: "bad name", Description: "A name with a space.", InputSchema: obj},
 		{Name: strings.Repeat("x", 61), Description: "Too long once prefixed.", InputSchema: obj},
 	}
@@ -125,6 +126,9 @@ func testServer(mode, dir string) int {
 			mu.Unlock()
 			conv.ListChanged(codec.MethodToolsListChanged)
 			return codec.TextResult("changed"), nil
+		case "crash":
+			fmt.Fprintln(os.Stderr, "crashing on purpose")
+			os.Exit(2)
 		case "child":
 			cmd := exec.Command("sleep", "1000")
 			if err := cmd.Start(); err != nil {

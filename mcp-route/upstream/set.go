@@ -176,10 +176,8 @@ func (s *Set) changed() {
 func (s *Set) List(ctx context.Context) []*Tool {
 	var t *time.Timer
 	for _, u := range s.ups {
-		select {
-		case <-u.listed:
+		if !u.pending() {
 			continue
-		default:
 		}
 		if t == nil {
 			t = time.NewTimer(s.opts.ListTimeout)
@@ -188,19 +186,31 @@ func (s *Set) List(ctx context.Context) []*Tool {
 		select {
 		case <-u.listed:
 		case <-t.C:
-			s.waited(u)
-			t.Reset(0) // the bound is spent: ask no one else to wait
+			s.giveUp()
 		case <-ctx.Done():
+			return s.snapshot()
 		}
 	}
+	return s.snapshot()
+}
+
+func (s *Set) snapshot() []*Tool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rebuild()
 	return s.list
 }
 
-func (s *Set) waited(u *Upstream) {
-	s.opts.logf(false, "upstream %s has not listed its tools within %v; serving without them", u.spec.Name, s.opts.ListTimeout)
+// giveUp stops waiting for the first list of the upstreams that have not
+// given theirs within ListTimeout: later requests do not wait for them
+// again (their tools appear with the list_changed their first list sends).
+func (s *Set) giveUp() {
+	for _, u := range s.ups {
+		if u.pending() {
+			u.waitedOut.Store(true)
+			s.opts.logf(true, "upstream %s has not listed its tools within %v (--upstream-timeout); serving without them until it does", u.spec.Name, s.opts.ListTimeout)
+		}
+	}
 }
 
 // Lookup returns the tool listed as name, withheld or not, or nil. A call
@@ -215,13 +225,12 @@ func (s *Set) Lookup(ctx context.Context, name string) *Tool {
 		if u.spec.Name != prefix {
 			continue
 		}
-		select {
-		case <-u.listed:
-		default:
+		if u.pending() {
 			t := time.NewTimer(s.opts.ListTimeout)
 			select {
 			case <-u.listed:
 			case <-t.C:
+				s.giveUp()
 			case <-ctx.Done():
 			}
 			t.Stop()

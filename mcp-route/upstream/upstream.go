@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -37,6 +39,9 @@ type Upstream struct {
 	notify func() // the Set's: the tool list changed
 	relist chan struct{}
 	tokens atomic.Int64
+	// waitedOut is set when a List waited ListTimeout for the first list
+	// in vain: no request waits for it again.
+	waitedOut atomic.Bool
 
 	mu       sync.Mutex
 	st       state
@@ -49,7 +54,12 @@ type Upstream struct {
 	listed   chan struct{}
 	listOnce sync.Once
 	progress map[string]func(codec.ProgressParams) // our token → the downstream request
+	acked    chan struct{}                         // closed by the acknowledgement of the listen being opened
 }
+
+// listenAckWait bounds the wait for a modern upstream's acknowledgement of
+// subscriptions/listen before its first tools/list.
+const listenAckWait = 5 * time.Second
 
 func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 	return &Upstream{
@@ -105,6 +115,16 @@ func (u *Upstream) setState(st state, retryAt time.Time, why string) {
 }
 
 func (u *Upstream) markListed() { u.listOnce.Do(func() { close(u.listed) }) }
+
+// pending says whether a request should wait for the first list.
+func (u *Upstream) pending() bool {
+	select {
+	case <-u.listed:
+		return false
+	default:
+		return !u.waitedOut.Load()
+	}
+}
 
 // run supervises the upstream until ctx is done: start, connect, list,
 // serve until it dies, back off, again.
@@ -193,6 +213,9 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	var info *client.Info
 	var err error
 	stderr := &tail{}
+	if u.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		stderr.log = func(line string) { u.debugf("upstream %s stderr: %s", u.spec.Name, line) }
+	}
 	if u.spec.URL != "" {
 		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{}, copts)
 	} else {
@@ -215,6 +238,28 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		}
 		return nil, withStderr(err.Error(), stderr)
 	}
+	l := &link{Conn: conn, stderr: stderr}
+	if info.Era == client.EraModern {
+		// Subscribe before the first list, and wait for the
+		// acknowledgement: a change between the list and the
+		// subscription would otherwise be missed for good.
+		acked := make(chan struct{})
+		u.mu.Lock()
+		u.acked = acked
+		u.mu.Unlock()
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			u.listen(ctx, l)
+		}()
+		select {
+		case <-acked:
+		case <-ended: // refused: the upstream may still send plain notifications
+		case <-time.After(min(listenAckWait, u.opts.ConnectTimeout)):
+			u.debugf("upstream %s: no acknowledgement of subscriptions/listen within %v", u.spec.Name, min(listenAckWait, u.opts.ConnectTimeout))
+		case <-cctx.Done():
+		}
+	}
 	tools, err := conn.ListTools(cctx)
 	if err != nil {
 		conn.Close()
@@ -222,10 +267,6 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
 	u.setTools(tools)
-	l := &link{Conn: conn, stderr: stderr}
-	if info.Era == client.EraModern {
-		go u.listen(ctx, l)
-	}
 	return l, nil
 }
 
@@ -273,6 +314,13 @@ func (u *Upstream) onNotification(m *codec.Message) {
 		case u.relist <- struct{}{}:
 		default: // one re-list is pending already
 		}
+	case codec.MethodSubscriptionsAcknowledged:
+		u.mu.Lock()
+		if u.acked != nil {
+			close(u.acked)
+			u.acked = nil
+		}
+		u.mu.Unlock()
 	case codec.MethodProgress:
 		var p codec.ProgressParams
 		if json.Unmarshal(m.Params, &p) != nil {
@@ -303,7 +351,10 @@ func (u *Upstream) setTools(tools []codec.Tool) {
 }
 
 // cause says how the upstream ended, waiting up to wait for its exit
-// status, with the tail of its stderr.
+// status, with the tail of its stderr. The wait is short in practice: the
+// stdout that just closed is closed by the exit, and the exit status is
+// known once the process is reaped; only a process that closes its stdout
+// and lives on makes it wait in full.
 func (l *link) cause(wait time.Duration) string {
 	if l.Proc == nil {
 		return "the connection closed"
@@ -357,7 +408,15 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
 		case errors.Is(err, client.ErrClosed):
-			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(100*time.Millisecond))), "failed", nil
+			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(time.Second))), "failed", nil
+		}
+		var herr *client.HTTPError
+		if l.Proc == nil && (errors.Is(err, client.ErrUnreachable) || (errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound)) {
+			// An HTTP upstream gone away, or its session with it: end
+			// this connection, and the supervisor makes a new one after
+			// its backoff, as for a process that died.
+			l.CloseWrite()
+			return codec.ErrorResult(fmt.Sprintf("upstream %s is unreachable: %v; reconnecting", u.spec.Name, err)), "failed", nil
 		}
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %v", u.spec.Name, err)), "failed", nil
 	}
@@ -380,10 +439,12 @@ func (u *Upstream) ended(ctx context.Context, tool string) (any, string, error) 
 	return codec.ErrorResult(fmt.Sprintf("upstream %s: %s timed out after %v", u.spec.Name, tool, u.opts.CallTimeout)), "timeout", nil
 }
 
-// await returns the live connection, waiting while the upstream starts;
-// nil and the isError text when it is restarting or down, nil and "" when
-// ctx ended first.
+// await returns the live connection, waiting while the upstream starts (at
+// most ListTimeout: a start that hangs must not hold calls for their whole
+// timeout); nil and the isError text when it is restarting, down or still
+// starting, nil and "" when ctx ended first.
 func (u *Upstream) await(ctx context.Context) (*link, string) {
+	var bound <-chan time.Time
 	for {
 		u.mu.Lock()
 		st, l, changed, retryAt, why, failures := u.st, u.conn, u.changed, u.retryAt, u.lastErr, u.failures
@@ -400,10 +461,17 @@ func (u *Upstream) await(ctx context.Context) (*link, string) {
 		case stopped:
 			return nil, fmt.Sprintf("upstream %s is stopped: server shutting down", u.spec.Name)
 		}
+		if bound == nil {
+			t := time.NewTimer(u.opts.ListTimeout)
+			defer t.Stop()
+			bound = t.C
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return nil, ""
+		case <-bound:
+			return nil, fmt.Sprintf("upstream %s is starting and not ready after %v; retry later", u.spec.Name, u.opts.ListTimeout)
 		}
 	}
 }
@@ -485,21 +553,39 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// tail keeps the last bytes of an upstream's stderr.
+// tail keeps the last bytes of an upstream's stderr, and passes each line
+// to log when set (the --verbose log).
 type tail struct {
-	mu  sync.Mutex
-	buf []byte
+	mu      sync.Mutex
+	buf     []byte
+	log     func(line string)
+	partial []byte
 }
 
 const tailSize = 2048
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > tailSize {
 		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-tailSize:]...)
 	}
-	t.mu.Unlock()
+	if t.log != nil {
+		t.partial = append(t.partial, p...)
+		for {
+			i := bytes.IndexByte(t.partial, '\n')
+			if i < 0 {
+				break
+			}
+			t.log(string(t.partial[:i]))
+			t.partial = t.partial[i+1:]
+		}
+		if len(t.partial) > tailSize {
+			t.log(string(t.partial) + "...")
+			t.partial = nil
+		}
+	}
 	return len(p), nil
 }
 

@@ -321,6 +321,9 @@ func TestFailedStartsMarkDown(t *testing.T) {
 		t.Errorf("WaitListed: %v, want the exit status and stderr", err)
 	}
 	proctest.Eventually(t, func() string {
+		if !strings.Contains(logs.String(), "upstream up stderr: boom") {
+			return "the upstream's stderr is not in the debug log: " + logs.String()
+		}
 		if !strings.Contains(logs.String(), "upstream up is down after 3 failed starts in a row") {
 			return "not marked down; log: " + logs.String()
 		}
@@ -343,9 +346,10 @@ func TestFailedStartsMarkDown(t *testing.T) {
 
 func TestHungUpstreamDoesNotStallList(t *testing.T) {
 	t.Parallel()
+	var logs proctest.Buffer
 	hung, _ := testSpec(t, "hung", "hang")
 	good, _ := testSpec(t, "good", "dual")
-	s := startSet(t, Options{ListTimeout: 500 * time.Millisecond, CallTimeout: time.Second}, hung, good)
+	s := startSet(t, Options{ListTimeout: 500 * time.Millisecond, Logger: testLogger(&logs)}, hung, good)
 	ctx := ctxT(t)
 	if err := s.Upstreams()[1].WaitListed(ctx); err != nil {
 		t.Fatal(err)
@@ -360,10 +364,16 @@ func TestHungUpstreamDoesNotStallList(t *testing.T) {
 	if !slices.Contains(got, "good__echo") || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "hung__") }) {
 		t.Errorf("listed %v", got)
 	}
-	// A call to the hung upstream ends on its own timeout.
+	// Waited for once: later lists serve at once (the log says so once).
+	s.List(ctx)
+	s.List(ctx)
+	if n := strings.Count(logs.String(), "upstream hung has not listed its tools within 500ms"); n != 1 {
+		t.Errorf("waited %d times for the hung upstream, want once:\n%s", n, logs.String())
+	}
+	// A call to the hung upstream waits for its start at most the bound.
 	r, outcome, _ := s.Call(ctx, &Tool{Upstream: s.Upstreams()[0], Name: "x"}, json.RawMessage(`{}`), codec.Rev20251125, nil)
-	if tx := text(asMap(t, r)); outcome != "timeout" || !strings.Contains(tx, "timed out after 1s") {
-		t.Errorf("call to the hung upstream: %s %q, want its timeout", outcome, tx)
+	if tx := text(asMap(t, r)); outcome != "failed" || !strings.Contains(tx, "upstream hung is starting and not ready after 500ms") {
+		t.Errorf("call to the hung upstream: %s %q", outcome, tx)
 	}
 }
 
@@ -373,7 +383,7 @@ func TestNamesLeftOutAndReadOnly(t *testing.T) {
 	sp, _ := testSpec(t, "up", "dual")
 	s := startSet(t, Options{Logger: testLogger(&logs)}, sp)
 	got := names(s.List(ctxT(t)))
-	want := []string{"up__change", "up__child", "up__echo", "up__fail", "up__progress", "up__sample", "up__slow", "up__structured"}
+	want := []string{"up__change", "up__child", "up__crash", "up__echo", "up__fail", "up__progress", "up__sample", "up__slow", "up__structured"}
 	if !slices.Equal(got, want) {
 		t.Errorf("listed %v, want %v", got, want)
 	}
@@ -430,9 +440,17 @@ func TestAdmitWithholds(t *testing.T) {
 	}
 }
 
+// TestListChangeRelists: a legacy upstream's notification and a modern
+// one's on subscriptions/listen make the Set re-list it.
 func TestListChangeRelists(t *testing.T) {
+	for _, mode := range []string{"dual", "legacy"} {
+		t.Run(mode, func(t *testing.T) { testListChange(t, mode) })
+	}
+}
+
+func testListChange(t *testing.T, mode string) {
 	t.Parallel()
-	sp, _ := testSpec(t, "up", "dual")
+	sp, _ := testSpec(t, "up", mode)
 	s := startSet(t, Options{}, sp)
 	changes := make(chan struct{}, 10)
 	s.OnChange(func() { changes <- struct{}{} })
@@ -521,4 +539,30 @@ func TestParseSpec(t *testing.T) {
 
 func testLogger(w *proctest.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// TestRestartsLeaveNoProcess: an upstream that dies 20 times is started 20
+// times more, and afterwards the test process has one child: the live
+// upstream. Each death is reported with its exit status and stderr.
+func TestRestartsLeaveNoProcess(t *testing.T) {
+	sp, _ := testSpec(t, "up", "dual")
+	s := startSet(t, Options{MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}, sp)
+	for i := range 20 {
+		res, outcome, _ := call(t, s, "up__crash", `{}`, codec.Rev20251125, nil)
+		if outcome != "failed" || !strings.Contains(text(res), "upstream up died: exit status 2; stderr: crashing on purpose") {
+			t.Fatalf("crash %d: %s %q", i, outcome, text(res))
+		}
+		proctest.Eventually(t, func() string {
+			if res, _, _ := call(t, s, "up__echo", `{"text":"up"}`, codec.Rev20251125, nil); text(res) != "up" {
+				return "not back: " + text(res)
+			}
+			return ""
+		})
+	}
+	proctest.Eventually(t, func() string {
+		if kids := proctest.Children(t, os.Getpid()); len(kids) != 1 {
+			return "children: " + proctest.Describe(kids)
+		}
+		return ""
+	})
 }
