@@ -74,6 +74,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -177,6 +178,9 @@ type Client struct {
 	// Connect returns, so later invalid lines are only reported.
 	handshakeErr  *ProtocolError
 	handshakeDone bool
+	// meta is modernMeta's for metaVersion.
+	meta        map[string]json.RawMessage
+	metaVersion string
 
 	done chan struct{} // closed when the read loop ends (stdio) or by Close (HTTP)
 }
@@ -472,13 +476,27 @@ func (c *Client) Request(ctx context.Context, method string, params any) (json.R
 	return c.call(ctx, method, params, true)
 }
 
-// modernMeta is the _meta every 2026-07-28 request carries.
+// modernMeta is the _meta every 2026-07-28 request carries. It is made
+// once per version (withMeta copies it, nothing writes to it).
 func (c *Client) modernMeta(version string) map[string]json.RawMessage {
-	return codec.ModernRequestMeta(version, c.opts.ClientInfo, nil)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metaVersion != version || c.meta == nil {
+		c.meta, c.metaVersion = codec.ModernRequestMeta(version, c.opts.ClientInfo, nil), version
+	}
+	return c.meta
 }
 
 // withMeta merges meta into params._meta (params' own keys win).
 func withMeta(params any, meta map[string]json.RawMessage) (json.RawMessage, error) {
+	if p, ok := params.(codec.CallToolParams); ok {
+		// The hot path of a gateway's forwarded call: no JSON round trip.
+		merged := make(map[string]json.RawMessage, len(meta)+len(p.Meta))
+		maps.Copy(merged, meta)
+		maps.Copy(merged, p.Meta)
+		p.Meta = merged
+		return codec.Marshal(p)
+	}
 	obj := map[string]json.RawMessage{}
 	if params != nil {
 		raw, err := codec.Marshal(params)

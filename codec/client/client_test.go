@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -325,9 +326,29 @@ func TestWithMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1},"name":"x"}`
-	if string(raw) != want {
+	if !sameJSON(raw, want) {
 		t.Errorf("got %s\nwant %s", raw, want)
 	}
+	// Any other params go through JSON; the params' own _meta keys win.
+	raw, err = withMeta(map[string]any{"cursor": "c", "_meta": map[string]any{"a": 1}},
+		map[string]json.RawMessage{"a": json.RawMessage(`2`), "b": json.RawMessage(`3`)})
+	if err != nil || !sameJSON(raw, `{"cursor":"c","_meta":{"a":1,"b":3}}`) {
+		t.Errorf("map params: %s %v", raw, err)
+	}
+	raw, err = withMeta(codec.CallToolParams{Name: "x", Meta: map[string]json.RawMessage{"a": json.RawMessage(`1`)}},
+		map[string]json.RawMessage{"a": json.RawMessage(`2`)})
+	if err != nil || !sameJSON(raw, `{"name":"x","_meta":{"a":1}}`) {
+		t.Errorf("CallToolParams' own _meta key: %s %v", raw, err)
+	}
+}
+
+// sameJSON compares JSON values, whatever the order of object keys.
+func sameJSON(a []byte, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 func TestWriteBlockedByServerTimesOut(t *testing.T) {

@@ -101,5 +101,7 @@
 // each is reaped: nothing an upstream started outlives mcp-route.
 //
 // For `mcp-route pin`: NewSet, Start, each Upstream's WaitListed and Tools
-// (definitions as the upstream gave them), then Close.
+// (definitions as the upstream gave them), then Close. Admit is asked once
+// per tool each time an upstream's list changes; Readmit asks again (after
+// the pins changed).
 package upstream

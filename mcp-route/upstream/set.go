@@ -158,6 +158,10 @@ func (s *Set) Close() {
 	s.wg.Wait()
 }
 
+// Readmit asks Admit again about every tool (the pins changed) and runs
+// the OnChange functions.
+func (s *Set) Readmit() { s.changed() }
+
 // changed is an upstream's news: its list differs from the last one.
 func (s *Set) changed() {
 	s.mu.Lock()

@@ -489,42 +489,50 @@ func until(t time.Time) string {
 // downstream revision lacks becomes text (codec.CallToolResultFor), as for
 // local tools.
 func fit(rev string, raw json.RawMessage) (any, bool, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, false, fmt.Errorf("result is not a JSON object")
+	var head struct {
+		ResultType string          `json:"resultType"`
+		Content    json.RawMessage `json:"content"`
+		IsError    bool            `json:"isError"`
+		Meta       json.RawMessage `json:"_meta"`
 	}
-	if rt, ok := obj["resultType"]; ok {
-		var s string
-		_ = json.Unmarshal(rt, &s)
-		if s != "" && s != codec.ResultTypeComplete {
-			return nil, false, fmt.Errorf("the upstream asked for more (resultType %q), which mcp-route cannot relay", s)
-		}
-		delete(obj, "resultType")
+	if err := json.Unmarshal(raw, &head); err != nil || len(bytes.TrimSpace(raw)) == 0 || bytes.TrimSpace(raw)[0] != '{' {
+		return nil, false, fmt.Errorf("result is not a CallToolResult")
 	}
-	if _, ok := obj["content"]; !ok {
+	if head.ResultType != "" && head.ResultType != codec.ResultTypeComplete {
+		return nil, false, fmt.Errorf("the upstream asked for more (resultType %q), which mcp-route cannot relay", head.ResultType)
+	}
+	if len(head.Content) == 0 {
 		return nil, false, fmt.Errorf("result has no content")
 	}
-	if m, ok := obj["_meta"]; ok && bytes.Contains(m, []byte(codec.MetaServerInfo)) {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(m, &meta) == nil {
-			delete(meta, codec.MetaServerInfo)
-			if len(meta) == 0 {
-				delete(obj, "_meta")
-			} else if b, err := json.Marshal(meta); err == nil {
-				obj["_meta"] = b
-			}
-		}
-	}
-	isError := string(bytes.TrimSpace(obj["isError"])) == "true"
 	if rev < codec.Rev20251125 {
 		var r codec.CallToolResult
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, false, fmt.Errorf("result is not a CallToolResult: %v", err)
 		}
 		r.ResultType, r.Meta = "", nil
-		return codec.CallToolResultFor(rev, &r), isError, nil
+		return codec.CallToolResultFor(rev, &r), head.IsError, nil
 	}
-	return obj, isError, nil
+	if !bytes.Contains(head.Meta, []byte(codec.MetaServerInfo)) {
+		// The common case, passed on as it came: the core's
+		// codec.DecorateResult sets resultType for the client's revision
+		// (a legacy client gets none, a modern one "complete").
+		return raw, head.IsError, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, false, fmt.Errorf("result is not a JSON object")
+	}
+	delete(obj, "resultType")
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(head.Meta, &meta) == nil {
+		delete(meta, codec.MetaServerInfo)
+		if len(meta) == 0 {
+			delete(obj, "_meta")
+		} else if b, err := json.Marshal(meta); err == nil {
+			obj["_meta"] = b
+		}
+	}
+	return obj, head.IsError, nil
 }
 
 // backoff is the wait before start number attempt+1: MinBackoff doubled

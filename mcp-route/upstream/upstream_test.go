@@ -126,6 +126,10 @@ func TestForwardKeepsTheResult(t *testing.T) {
 			if err != nil || text(res) != `héllo "x"` {
 				t.Errorf("echo: %v %v", err, res)
 			}
+			// The upstream's serverInfo is not passed off as mcp-route's.
+			if b, _ := json.Marshal(res); strings.Contains(string(b), "testupstream") {
+				t.Errorf("the upstream's serverInfo passed on: %s", b)
+			}
 		})
 	}
 }
@@ -434,9 +438,25 @@ func TestAdmitWithholds(t *testing.T) {
 		t.Errorf("call of a withheld tool: %v %s %v", err, outcome, res)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if !slices.Contains(asked, "up/echo") {
 		t.Errorf("Admit was asked %v: want unprefixed names with the upstream", asked)
+	}
+	asked = nil
+	mu.Unlock()
+	// Asked once per list, not per request; again after Readmit.
+	s.List(ctxT(t))
+	s.Lookup(ctxT(t), "up__fail")
+	mu.Lock()
+	if len(asked) != 0 {
+		t.Errorf("Admit asked again without a change: %v", asked)
+	}
+	mu.Unlock()
+	s.Readmit()
+	s.List(ctxT(t))
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(asked, "up/echo") {
+		t.Errorf("Readmit did not ask Admit again: %v", asked)
 	}
 }
 
