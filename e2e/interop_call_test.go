@@ -155,7 +155,7 @@ func checkGoSDKServer(t *testing.T, run func(stdin string, argv ...string) callO
 	r = run("", "tools")
 	got := strings.Fields(r.stdout)
 	slices.Sort(got)
-	if r.code != 0 || !slices.Equal(got, []string{"add", "fail", "greet", "region", "slow"}) {
+	if r.code != 0 || !slices.Equal(got, []string{"add", "addtool", "fail", "greet", "mixed", "pid", "region", "roots", "slow"}) {
 		t.Errorf("tools: %+v", r)
 	}
 	if r = run("", "call", "greet", "name=Ann"); r.code != 0 || r.stdout != "Hello, Ann!\n" {
