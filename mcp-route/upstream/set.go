@@ -163,10 +163,6 @@ func (s *Set) Close() {
 	s.wg.Wait()
 }
 
-// Readmit asks Admit again about every tool (the pins changed) and runs
-// the OnChange functions.
-func (s *Set) Readmit() { s.changed() }
-
 // changed is an upstream's news: its list differs from the last one.
 func (s *Set) changed() {
 	s.mu.Lock()
