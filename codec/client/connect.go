@@ -279,6 +279,9 @@ func (c *Client) initialize(ctx context.Context, pinned, probe string) (*Info, e
 		}
 		return nil, fmt.Errorf("%s: %w", codec.MethodInitialized, ErrClosed)
 	}
+	if h, ok := c.t.(*httpTransport); ok && h.standalone {
+		h.openStandalone()
+	}
 	return &Info{
 		Era:               EraLegacy,
 		ProtocolVersion:   res.ProtocolVersion,

@@ -22,9 +22,13 @@ package client
 //   - Legacy era (2025-03-26 to 2025-11-25): initialize goes without a
 //     version header; the Mcp-Session-Id it is answered with, and
 //     MCP-Protocol-Version with the negotiated version, go on every later
-//     request; Close ends the session with DELETE. The optional GET stream
-//     is not opened (a client of one command needs no server-initiated
-//     messages); a server request arriving on a POST's stream (ping) is
+//     request; Close ends the session with DELETE. The GET stream, on which
+//     a server sends what belongs to no request (notifications/tools/
+//     list_changed), is opened after initialized only when
+//     HTTPOptions.StandaloneStream asks for it: a client of one command
+//     needs none. It is reopened when it ends (after 250 ms, doubling to
+//     5 s) until Close; a 405 means the server offers none, and ends the
+//     tries quietly. A server request arriving on a stream (ping) is
 //     answered with a POST, as over stdio. 2024-11-05's HTTP+SSE transport
 //     is not spoken.
 //   - Answers: application/json (one message) or text/event-stream, whose
@@ -118,6 +122,11 @@ type HTTPOptions struct {
 	// timeout (a call's stream lasts as long as the call) and keeps up to 64
 	// idle connections to the server.
 	Client *http.Client
+	// StandaloneStream opens the legacy era's GET stream for messages the
+	// server sends outside any request (a gateway watching for
+	// list_changed wants it). The modern era has no such stream:
+	// subscriptions/listen is a request.
+	StandaloneStream bool
 }
 
 // maxErrorBody caps how much of an error answer is read.
@@ -128,6 +137,8 @@ type httpTransport struct {
 	url    string
 	hc     *http.Client
 	header http.Header
+	// standalone: open the legacy GET stream after initialized.
+	standalone bool
 
 	base      context.Context // ended by close: aborts requests in flight
 	cancelAll context.CancelFunc
@@ -157,7 +168,7 @@ func NewHTTP(endpoint string, hopts HTTPOptions, opts Options) (*Client, error) 
 	}
 	c := newClient(opts, "in an HTTP answer")
 	base, cancel := context.WithCancel(context.Background())
-	c.t = &httpTransport{c: c, url: u.String(), hc: hc, header: hopts.Header.Clone(), base: base, cancelAll: cancel}
+	c.t = &httpTransport{c: c, url: u.String(), hc: hc, header: hopts.Header.Clone(), standalone: hopts.StandaloneStream, base: base, cancelAll: cancel}
 	return c, nil
 }
 
@@ -293,6 +304,86 @@ func (h *httpTransport) send(ctx context.Context, m *codec.Message) error {
 		Method:          what,
 		Body:            string(b),
 		WWWAuthenticate: resp.Header.Get("WWW-Authenticate"),
+	}
+}
+
+// Bounds of the wait before the GET stream is reopened.
+const (
+	streamRetryMin = 250 * time.Millisecond
+	streamRetryMax = 5 * time.Second
+)
+
+// openStandalone keeps the legacy GET stream open until Close, as the
+// package doc describes. It returns at once; the stream is read on a
+// goroutine of its own.
+func (h *httpTransport) openStandalone() {
+	go func() {
+		wait := streamRetryMin
+		for {
+			opened, stop := h.readStandalone()
+			if stop {
+				return
+			}
+			if opened {
+				wait = streamRetryMin
+			}
+			select {
+			case <-h.base.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, streamRetryMax)
+		}
+	}()
+}
+
+// readStandalone makes one GET and reads its events until the stream ends.
+// opened says the server answered with a stream; stop says not to try
+// again (the client is closed, or the server refuses the stream for good).
+func (h *httpTransport) readStandalone() (opened, stop bool) {
+	req, err := http.NewRequestWithContext(h.base, http.MethodGet, h.url, nil)
+	if err != nil {
+		return false, true
+	}
+	req.Header = h.header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	h.mu.Lock()
+	if h.session != "" {
+		req.Header.Set("Mcp-Session-Id", h.session)
+	}
+	if h.legacyVersion != "" {
+		req.Header.Set("MCP-Protocol-Version", h.legacyVersion)
+	}
+	h.mu.Unlock()
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return false, h.base.Err() != nil
+	}
+	defer resp.Body.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusMethodNotAllowed:
+		return false, true
+	case resp.StatusCode/100 == 4:
+		h.warnf("GET stream: HTTP %s: server messages outside requests (list_changed) will not arrive", resp.Status)
+		return false, true
+	case resp.StatusCode/100 != 2 || ct != "text/event-stream":
+		return false, h.base.Err() != nil
+	}
+	src := "HTTP GET stream"
+	_ = readSSEEvents(resp.Body, h.c.opts.MaxFrame, func(data []byte) bool {
+		h.c.receive(bytes.Clone(data), src)
+		return false
+	})
+	return true, h.base.Err() != nil
+}
+
+func (h *httpTransport) warnf(format string, args ...any) {
+	if h.c.opts.OnWarning != nil {
+		h.c.opts.OnWarning(fmt.Sprintf(format, args...))
 	}
 }
 

@@ -311,3 +311,98 @@ func TestHTTPConcurrentCalls(t *testing.T) {
 		t.Errorf("progress for %d calls, want the 100 answered over SSE", n)
 	}
 }
+
+// legacyWithStream answers a 2025-06-18 session; its GET stream is get.
+func legacyWithStream(get func(w http.ResponseWriter, r *http.Request)) func(http.ResponseWriter, *http.Request, *codec.Message) {
+	return func(w http.ResponseWriter, r *http.Request, m *codec.Message) {
+		switch {
+		case r.Method == http.MethodGet:
+			get(w, r)
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusOK)
+		case m.Method == codec.MethodDiscover:
+			http.Error(w, "Bad Request: missing session id", http.StatusBadRequest)
+		case m.Method == codec.MethodInitialize:
+			w.Header().Set("Mcp-Session-Id", "sess-9")
+			writeJSON(w, 200, result(m.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}))
+		case m.IsNotification():
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}
+}
+
+// A legacy server announces a change outside any request, on the GET
+// stream: with StandaloneStream the client hears it, even when the server
+// ends the stream and a reopened one carries the news.
+func TestHTTPStandaloneStream(t *testing.T) {
+	var gets sync.Mutex
+	n := 0
+	f := newFakeHTTP(t, legacyWithStream(func(w http.ResponseWriter, r *http.Request) {
+		gets.Lock()
+		n++
+		first := n == 1
+		gets.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		if first {
+			return // the server drops the first stream at once
+		}
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	heard := make(chan string, 4)
+	conn, _, err := DialHTTP(context.Background(), f.srv.URL, HTTPOptions{StandaloneStream: true}, Options{
+		OnNotification: func(m *codec.Message) { heard <- m.Method },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	select {
+	case m := <-heard:
+		if m != "notifications/tools/list_changed" {
+			t.Errorf("heard %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification from the GET stream within 10s")
+	}
+	for _, h := range f.requests() {
+		if strings.HasPrefix(h.Get("X-Method"), "GET") {
+			if h.Get("Mcp-Session-Id") != "sess-9" || h.Get("Mcp-Protocol-Version") != "2025-06-18" || h.Get("Accept") != "text/event-stream" {
+				t.Errorf("GET headers: sid=%q v=%q accept=%q", h.Get("Mcp-Session-Id"), h.Get("Mcp-Protocol-Version"), h.Get("Accept"))
+			}
+		}
+	}
+}
+
+// A server without a GET stream answers 405: the client asks once, not in
+// a loop, and works as before; without StandaloneStream it never asks.
+func TestHTTPStandaloneStreamRefused(t *testing.T) {
+	for _, want := range []bool{true, false} {
+		f := newFakeHTTP(t, legacyWithStream(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}))
+		var warned []string
+		conn, _, err := DialHTTP(context.Background(), f.srv.URL, HTTPOptions{StandaloneStream: want}, Options{
+			OnWarning: func(s string) { warned = append(warned, s) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(700 * time.Millisecond) // past two retry waits
+		conn.Close()
+		gets := 0
+		for _, h := range f.requests() {
+			if strings.HasPrefix(h.Get("X-Method"), "GET") {
+				gets++
+			}
+		}
+		if wantGets := map[bool]int{true: 1, false: 0}[want]; gets != wantGets {
+			t.Errorf("StandaloneStream=%v: %d GETs, want %d", want, gets, wantGets)
+		}
+		if len(warned) > 0 {
+			t.Errorf("StandaloneStream=%v: warnings %q for a 405", want, warned)
+		}
+	}
+}

@@ -70,8 +70,11 @@
 // tools/list, so that no change falls between the two) makes it re-list
 // that upstream; when the list differs, the OnChange functions run (the router
 // then sends list_changed to its clients). A failed re-list keeps the last
-// good list. An HTTP upstream's notifications reach mcp-route only on the
-// streams of its own requests (the listen request, for a modern one).
+// good list. An HTTP upstream's notifications reach mcp-route on the
+// stream of the listen request (a modern one) or on the GET stream
+// mcp-route opens after initialized and reopens while connected (a legacy
+// one; an upstream that answers the GET with 405 has no way to announce a
+// change, and its list is read again only when it reconnects).
 //
 // # Calls
 //
