@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,9 +37,11 @@ func TestScaleOutRouteDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := filepath.Join(t.TempDir(), "session-key")
-	k := make([]byte, 32)
+	// A key file as the README makes one: text (raw random bytes would
+	// lose their leading or trailing whitespace bytes to the trim).
+	k := make([]byte, 48)
 	rand.Read(k)
-	if err := os.WriteFile(key, k, 0o600); err != nil {
+	if err := os.WriteFile(key, []byte(base64.StdEncoding.EncodeToString(k)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var reps []*routeReplica

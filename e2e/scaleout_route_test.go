@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -126,9 +127,11 @@ func TestScaleOutRoute(t *testing.T) {
 	}
 	root := t.TempDir()
 	key := filepath.Join(t.TempDir(), "session-key")
-	k := make([]byte, 32)
+	// A key file as the README makes one: text (raw random bytes would
+	// lose their leading or trailing whitespace bytes to the trim).
+	k := make([]byte, 48)
 	rand.Read(k)
-	if err := os.WriteFile(key, k, 0o600); err != nil {
+	if err := os.WriteFile(key, []byte(base64.StdEncoding.EncodeToString(k)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var reps []*routeReplica
