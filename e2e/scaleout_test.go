@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -108,6 +109,11 @@ func sdkCall(ctx context.Context, cs *mcp.ClientSession, tool string, args map[s
 		if tc, ok := c.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
+	}
+	if b.Len() == 0 {
+		// No text where the tools always write some: show what came.
+		raw, _ := json.Marshal(res)
+		return "", fmt.Errorf("a result without text: %s", raw)
 	}
 	return b.String(), nil
 }
