@@ -87,7 +87,9 @@ func TestGatewayUpstreamKilled(t *testing.T) {
 				t.Fatal("the call in flight was never answered after its upstream died")
 			}
 			took := a.at.Sub(killed)
-			t.Logf("in-flight call answered %v after SIGKILL of its upstream (goal: 100ms)", took)
+			// The 100ms is measured and reported, not asserted
+			// (a loaded machine may miss it); the bound below is.
+			t.Logf("in-flight call answered %v after SIGKILL of its upstream (goal: 100ms%s)", took, missed(took, 100*time.Millisecond))
 			if problem := wantIsError("upstream gosdk died", fmt.Sprintf("serving as %d", pid))(a.o); problem != "" {
 				t.Errorf("the call in flight: %s; got %v", problem, a.o)
 			}
@@ -184,7 +186,10 @@ func TestGatewayUpstreamDiesChildHoldsStdout(t *testing.T) {
 	}
 	a := <-done
 	took := a.at.Sub(killed)
-	t.Logf("in-flight call answered %v after SIGKILL of its upstream, whose child holds its stdout: %v", took, a.o)
+	// The 100ms is measured and reported, not asserted: a loaded
+	// machine may miss it without anything being wrong. Before proc.Start
+	// killed the group at the leader's exit, this took its 200ms drain.
+	t.Logf("in-flight call answered %v after SIGKILL of its upstream, whose child holds its stdout (goal: 100ms%s): %v", took, missed(took, 100*time.Millisecond), a.o)
 	if problem := wantIsError("upstream gosdk died")(a.o); problem != "" || took > gatewayTimeout/3 {
 		t.Errorf("the call in flight: want isError \"upstream gosdk died\" at once (timeout %v); got %v after %v", gatewayTimeout, a.o, took)
 	}
@@ -353,6 +358,15 @@ func TestGatewayCallTimeout(t *testing.T) {
 		t.Errorf("gosdk__greet after a timeout: %s", problem)
 	}
 	g.close()
+}
+
+// missed is ", MISSED" when took is past goal, for the log of a goal a test
+// reports rather than asserts.
+func missed(took, goal time.Duration) string {
+	if took > goal {
+		return ", MISSED"
+	}
+	return ""
 }
 
 // gatewayProcs lists the processes of the gateway whose mcp-route is pid:
