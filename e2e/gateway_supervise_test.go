@@ -87,7 +87,9 @@ func TestGatewayUpstreamKilled(t *testing.T) {
 				t.Fatal("the call in flight was never answered after its upstream died")
 			}
 			took := a.at.Sub(killed)
-			t.Logf("in-flight call answered %v after SIGKILL of its upstream (goal: 100ms)", took)
+			// The issue's 100ms is measured and reported, not asserted
+			// (a loaded machine may miss it); the bound below is.
+			t.Logf("in-flight call answered %v after SIGKILL of its upstream (goal: 100ms%s)", took, missed(took, 100*time.Millisecond))
 			if problem := wantIsError("upstream gosdk died", fmt.Sprintf("serving as %d", pid))(a.o); problem != "" {
 				t.Errorf("the call in flight: %s; got %v", problem, a.o)
 			}
@@ -184,7 +186,10 @@ func TestGatewayUpstreamDiesChildHoldsStdout(t *testing.T) {
 	}
 	a := <-done
 	took := a.at.Sub(killed)
-	t.Logf("in-flight call answered %v after SIGKILL of its upstream, whose child holds its stdout: %v", took, a.o)
+	// The issue's 100ms is measured and reported, not asserted: a loaded
+	// machine may miss it without anything being wrong. Before proc.Start
+	// killed the group at the leader's exit, this took its 200ms drain.
+	t.Logf("in-flight call answered %v after SIGKILL of its upstream, whose child holds its stdout (goal: 100ms%s): %v", took, missed(took, 100*time.Millisecond), a.o)
 	if problem := wantIsError("upstream gosdk died")(a.o); problem != "" || took > gatewayTimeout/3 {
 		t.Errorf("the call in flight: want isError \"upstream gosdk died\" at once (timeout %v); got %v after %v", gatewayTimeout, a.o, took)
 	}
@@ -355,6 +360,15 @@ func TestGatewayCallTimeout(t *testing.T) {
 	g.close()
 }
 
+// missed is ", MISSED" when took is past goal, for the log of a goal a test
+// reports rather than asserts.
+func missed(took, goal time.Duration) string {
+	if took > goal {
+		return ", MISSED"
+	}
+	return ""
+}
+
 // gatewayProcs lists the processes of the gateway whose mcp-route is pid:
 // its descendants, zombies included (an unreaped child is a leak too), and
 // every live process in a process group led by one of them or in groups
@@ -396,32 +410,7 @@ func TestGatewayManyCalls(t *testing.T) {
 		inFlight = 16
 	)
 	dir := gatewayDir(t)
-	c, err := startBenchConn(append([]string{routeBin(t), "--root", dir}, upstreamFlag("gosdk", goSDKServer(t))...), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-		if t.Failed() {
-			t.Logf("mcp-route stderr:\n%s", c.stderr.String())
-		}
-	})
-	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	if err := c.notify("notifications/initialized"); err != nil {
-		t.Fatal(err)
-	}
-	proctest.Eventually(t, func() string {
-		res, err := c.call("tools/list", `{}`)
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		if !strings.Contains(string(res), `"gosdk__add"`) {
-			return "gosdk__add never listed: " + string(res)
-		}
-		return ""
-	})
+	c := startGatewayConn(t, dir, "gosdk__add", upstreamFlag("gosdk", goSDKServer(t))...)
 	groups := map[int]bool{}
 	before := gatewayProcs(t, c.cmd.Process.Pid, groups)
 	var (
@@ -474,73 +463,244 @@ func TestGatewayManyCalls(t *testing.T) {
 	}
 }
 
-// gatewayRestarts is how many times TestGatewayRestartsLeakNothing kills
-// its upstream. The issue asks for 100, but mcp-route offers no way to
-// shorten the restart backoff (500ms, doubled per restart up to 30s, reset
-// only after a minute's run): 100 restarts would take about 48 minutes.
-// Five take about 15 s (0.5+1+2+4+8), and a leak per restart shows in any
-// of them.
-const gatewayRestarts = 5
+// The issue's leak check: 100 upstream restarts during 10,000 calls with 16
+// in flight. --upstream-backoff shortens the restart delay so that the 100
+// restarts take seconds, not the 48 minutes of the default 0.5s..30s.
+const (
+	gatewayRestarts       = 100
+	gatewayRestartCalls   = 10000
+	gatewayRestartFlight  = 16
+	gatewayRestartBackoff = "5ms,50ms"
+	// gatewayCallsPerUp is how many calls must succeed on each new
+	// upstream before it is killed again, so that every restart falls
+	// among calls that reach it.
+	gatewayCallsPerUp = 40
+)
+
+// startGatewayConn runs mcp-route --root dir --timeout gatewayTimeout ARGS
+// under benchConn (a client that sees every line), initializes, and waits
+// until tool is listed.
+func startGatewayConn(t *testing.T, dir, tool string, args ...string) *benchConn {
+	t.Helper()
+	argv := append([]string{routeBin(t), "--root", dir, "--timeout", gatewayTimeout.String(), "--grace", "500ms"}, args...)
+	c, err := startBenchConn(argv, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("mcp-route stderr:\n%s", c.stderr.String())
+		}
+	})
+	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if err := c.notify("notifications/initialized"); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, func() string {
+		res, err := c.call("tools/list", `{}`)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		if !strings.Contains(string(res), strconv.Quote(tool)) {
+			return tool + " never listed: " + string(res)
+		}
+		return ""
+	})
+	return c
+}
+
+// connResult is a CallToolResult as benchConn sees it.
+type connResult struct {
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func (r connResult) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// connCall calls tool with args (JSON) through c.
+func connCall(c *benchConn, tool, args string) (connResult, error) {
+	var r connResult
+	res, err := c.call("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, args))
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return r, fmt.Errorf("not a CallToolResult: %s", res)
+	}
+	return r, nil
+}
+
+// connUpstreamPID calls NAME__pid through c: the upstream's pid, or 0 and
+// the isError text while it is not up.
+func connUpstreamPID(t *testing.T, c *benchConn, name string) (int, string) {
+	t.Helper()
+	r, err := connCall(c, name+"__pid", `{}`)
+	if err != nil {
+		t.Fatalf("%s__pid: %v", name, err)
+	}
+	if r.IsError {
+		return 0, r.text()
+	}
+	var out struct{ PID int }
+	if err := json.Unmarshal(r.StructuredContent, &out); err != nil || out.PID == 0 {
+		t.Fatalf("%s__pid: %s", name, r.StructuredContent)
+	}
+	return out.PID, ""
+}
 
 // TestGatewayRestartsLeakNothing: the issue's leak check. An upstream that
 // starts a child of its own (gosdk-server -spawn, as a server behind a
-// launcher has one) is killed
-// gatewayRestarts times, its leader only, by SIGKILL, with calls before and
-// after each restart. At the end the gateway has as many processes as at
-// the start, counting any left behind in the old upstreams' groups; after
-// it exits, none.
+// launcher has one) is killed gatewayRestarts times, its leader only, by
+// SIGKILL, while gatewayRestartCalls calls to it run, gatewayRestartFlight
+// in flight; each new upstream serves gatewayCallsPerUp calls before it is
+// killed, so every death falls among calls. Every call is answered exactly
+// once: with its own sum, or with an isError naming the upstream (it died
+// under the call, or is restarting). At the end the gateway has as many
+// processes as at the start, counting any left behind in the old
+// upstreams' groups; after it exits, none.
 func TestGatewayRestartsLeakNothing(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	dir := gatewayDir(t)
-	g := startGateway(t, ctx, dir, "", nil, upstreamFlag("gosdk", goSDKServer(t), "-spawn")...)
-	g.waitTools(ctx, "gosdk__pid")
-	pid, o := g.upstreamPID(ctx, "gosdk")
+	c := startGatewayConn(t, dir, "gosdk__pid", slices.Concat(
+		upstreamFlag("gosdk", goSDKServer(t), "-spawn"),
+		[]string{"--upstream-backoff", gatewayRestartBackoff})...)
+	route := c.cmd.Process.Pid
+	pid, why := connUpstreamPID(t, c, "gosdk")
 	if pid == 0 {
-		t.Fatalf("gosdk__pid: %v", o)
+		t.Fatalf("gosdk__pid: %s", why)
 	}
-	groups := map[int]bool{}
-	route := g.cmd.Process.Pid
+	groups := map[int]bool{pid: true}
 	before := gatewayProcs(t, route, groups)
 	t.Logf("at the start: %s", proctest.Describe(before))
 	if len(before) < 2 {
 		t.Fatalf("want gosdk-server and its sleep at the start; got %s", proctest.Describe(before))
 	}
+
+	var (
+		next, ok, failed atomic.Int64
+		callsDone        = make(chan struct{})
+		wg               sync.WaitGroup
+	)
 	start := time.Now()
-	for i := range gatewayRestarts {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		old := pid
-		for pid == 0 || pid == old {
-			if pid, o = g.upstreamPID(ctx, "gosdk"); pid == 0 {
-				if problem := wantIsError("upstream gosdk")(o); problem != "" {
-					t.Fatalf("restart %d: a call while gosdk restarts: %s; got %v", i, problem, o)
+	for range gatewayRestartFlight {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > gatewayRestartCalls {
+					return
 				}
-				if ctx.Err() != nil {
+				r, err := connCall(c, "gosdk__add", fmt.Sprintf(`{"a":%d,"b":1}`, i))
+				var out struct{ Sum *int64 }
+				switch {
+				case err != nil:
+					t.Errorf("call %d: %v", i, err)
+					return
+				case r.IsError:
+					if txt := r.text(); !strings.HasPrefix(txt, "upstream gosdk died: ") && !strings.HasPrefix(txt, "upstream gosdk is restarting") && !strings.HasPrefix(txt, "upstream gosdk is starting") {
+						t.Errorf("call %d: isError %q, want one naming the upstream's death or restart", i, txt)
+						return
+					}
+					failed.Add(1)
+					// As a client told "retry in 1s" would: not at once.
+					time.Sleep(20 * time.Millisecond)
+				case json.Unmarshal(r.StructuredContent, &out) != nil || out.Sum == nil || *out.Sum != i+1:
+					t.Errorf("call %d (a=%d b=1): %s", i, i, r.StructuredContent)
+					return
+				default:
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(callsDone) }()
+
+	// The killer: wait for the upstream to be back (a new pid), let it
+	// serve gatewayCallsPerUp calls (unless the calls are over), kill it.
+	restartsAmid := 0
+	var killed time.Time
+	var downFor time.Duration // summed over the restarts: kill → serving again
+	for i := range gatewayRestarts {
+		if t.Failed() {
+			break
+		}
+		if i > 0 {
+			old := pid
+			for pid == 0 || pid == old {
+				if pid, why = connUpstreamPID(t, c, "gosdk"); pid == 0 && !strings.HasPrefix(why, "upstream gosdk ") {
+					t.Fatalf("restart %d: gosdk__pid while gosdk restarts: %q", i, why)
+				}
+				if time.Since(start) > 5*time.Minute {
 					t.Fatalf("restart %d: gosdk never came back", i)
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(5 * time.Millisecond)
 			}
+			groups[pid] = true
+			downFor += time.Since(killed)
 		}
-		groups[pid] = true
-		if problem := wantText("Hello, Ann!")(g.call(ctx, "gosdk__greet", map[string]any{"name": "Ann"})); problem != "" {
-			t.Fatalf("restart %d: gosdk__greet: %s", i, problem)
+		for base := ok.Load(); ok.Load() < base+gatewayCallsPerUp; {
+			select {
+			case <-callsDone:
+			default:
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			break
+		}
+		select {
+		case <-callsDone:
+		default:
+			restartsAmid++
+		}
+		killed = time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("restart %d: kill %d: %v", i, pid, err)
 		}
 	}
-	t.Logf("%d restarts in %v", gatewayRestarts, time.Since(start))
-	// A killed upstream's group is killed after it: give the last one's
-	// time to go, then count.
+	<-callsDone
+	took := time.Since(start)
+	t.Logf("%d calls (%d in flight) and %d restarts (%d of them while calls ran, --upstream-backoff %s, down %v on average) in %v: %d answered with their sum, %d isError naming the upstream's death or restart",
+		gatewayRestartCalls, gatewayRestartFlight, gatewayRestarts, restartsAmid, gatewayRestartBackoff, downFor/(gatewayRestarts-1), took, ok.Load(), failed.Load())
+	if n := ok.Load() + failed.Load(); n != gatewayRestartCalls && !t.Failed() {
+		t.Errorf("%d of %d calls answered", n, gatewayRestartCalls)
+	}
+	// It comes back once more and serves; nothing more may come on the
+	// wire (an answer to no request fails the reader, and the next call).
+	proctest.Eventually(t, func() string {
+		if pid, why = connUpstreamPID(t, c, "gosdk"); pid == 0 {
+			return "gosdk not back after the last restart: " + why
+		}
+		return ""
+	})
+	groups[pid] = true
+	if r, err := connCall(c, "gosdk__greet", `{"name":"Ann"}`); err != nil || r.text() != "Hello, Ann!" {
+		t.Errorf("gosdk__greet after the restarts: %v %+v", err, r)
+	}
+	// A killed upstream's group is killed as it dies; Eventually only
+	// allows for a start still under way when counting.
 	var after []proctest.Proc
 	proctest.Eventually(t, func() string {
 		after = gatewayProcs(t, route, groups)
 		if len(after) != len(before) {
-			return fmt.Sprintf("%d processes after %d restarts, %d before: %s, then %s", len(after), gatewayRestarts, len(before),
+			return fmt.Sprintf("%d processes after %d restarts and %d calls, %d before: %s, then %s", len(after), gatewayRestarts, gatewayRestartCalls, len(before),
 				proctest.Describe(before), proctest.Describe(after))
 		}
 		return ""
 	})
-	g.close()
+	t.Logf("at the end: %s", proctest.Describe(after))
+	if err := c.close(); err != nil {
+		t.Errorf("mcp-route on EOF: %v\n%s", err, c.stderr.String())
+	}
 	for pgid := range groups {
 		proctest.WaitGroupGone(t, pgid)
 	}

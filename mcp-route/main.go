@@ -69,7 +69,8 @@
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
 // connects with the best era it offers, and serves its tools as NAME__TOOL,
-// restarting it with backoff when it dies (package mcp-route/upstream and
+// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies
+// (package mcp-route/upstream and
 // README's Upstreams say the whole contract: names left out, clashes with
 // local tools, errors, what is refused).
 //
@@ -175,9 +176,9 @@ loopback) mounts a Streamable HTTP server. Left out with a log line: a tool
 name breaking the MCP rules or longer than 64 characters as NAME__TOOL, and
 both of a local and an upstream tool that share a name. An upstream that
 dies fails its calls at once ("upstream NAME died: ..."), is restarted with
-backoff (0.5s doubling to 30s, jittered; down after 5 failed starts, then
-retried every 30s) and its calls meanwhile fail fast ("upstream NAME is
-restarting; retry in 2s"). Its sampling, elicitation and roots requests get
+backoff (--upstream-backoff: 0.5s doubling to 30s, jittered; down after 5
+failed starts, then retried every 30s) and its calls meanwhile fail fast
+("upstream NAME is restarting; retry in 2s"). Its sampling, elicitation and roots requests get
 a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
 
 --pin FILE: upstream tools are served only as pinned. An upstream FILE does
@@ -205,8 +206,9 @@ Exit status:
      upstream could not be listed (nothing pinned) or FILE not written
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
-     twice, or plain http beyond loopback; --http beyond loopback without
-     --http-token-file or --http-insecure; pin without --pin or --upstream)
+     twice, or plain http beyond loopback; --upstream-backoff not MIN,MAX;
+     --http beyond loopback without --http-token-file or --http-insecure;
+     pin without --pin or --upstream)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -275,6 +277,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	upstreams := &listFlag{}
 	fs.Var(upstreams, "upstream", "mount the MCP server `NAME=CMD` (or NAME=https://HOST/PATH; http only on loopback): its tools are served as NAME__TOOL; NAME is 1-32 of [A-Za-z0-9-]; CMD is split like a shell would, without one (repeatable; see README's Upstreams)")
 	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
+	upstreamBackoff := fs.String("upstream-backoff", upstream.DefaultMinBackoff.String()+","+upstream.DefaultMaxBackoff.String(), "restart delay of an upstream that died or failed to start: `MIN,MAX`, two positive durations; MIN doubles per restart up to MAX (jittered ±20%), MAX is also the retry interval of an upstream that is down")
 	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
@@ -328,6 +331,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	specs, err := upstream.ParseSpecs(upstreams.vals)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	minBackoff, maxBackoff, err := upstream.ParseBackoff(*upstreamBackoff)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
@@ -555,6 +563,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Grace:       *grace,
 		CallTimeout: *timeout,
 		ListTimeout: *upstreamTimeout,
+		MinBackoff:  minBackoff,
+		MaxBackoff:  maxBackoff,
 		ReadOnly:    *readonly,
 		ClientInfo:  codec.Implementation{Name: *name, Version: version.Number},
 		Logger:      logger,

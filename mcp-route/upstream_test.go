@@ -288,6 +288,12 @@ func TestUpstreamFlagsRefused(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "upstream-timeout") {
 		t.Errorf("--upstream-timeout 0: exit %d, %q", code, stderr)
 	}
+	for _, bad := range []string{"1s", "0s,1s", "2s,1s", "fast,slow"} {
+		code, _, stderr = runWith(t, "", "--upstream-backoff", bad)
+		if code != 2 || !strings.Contains(stderr, "--upstream-backoff") || !strings.Contains(stderr, "want MIN,MAX") {
+			t.Errorf("--upstream-backoff %q: exit %d, %q; want 2, naming the flag and the form", bad, code, stderr)
+		}
+	}
 }
 
 func TestUpstreamOverHTTP(t *testing.T) {

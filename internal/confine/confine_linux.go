@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -323,7 +322,7 @@ func readyPlan(p Policy) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("confine: %w", err)
 	}
-	if p.Root != "" && !slices.ContainsFunc(pl.report.Rules, func(r Rule) bool { return r.Source == "root" }) {
+	if p.Root != "" && !pl.root {
 		why := "root " + p.Root + ": not found"
 		for _, sk := range pl.report.Skipped {
 			if strings.HasPrefix(sk, "root ") {

@@ -642,6 +642,74 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestSpawnerSamePlaceTwice: a policy that names one place more than once
+// (the root also a tool directory, or also --allow-write; a tool
+// directory that is the root's parent) gets one rule for it with both
+// grants and both reasons, and the spawner starts: it used to refuse with
+// "root X: not found" once the second name took the rule over. What each
+// grant allows works, and what neither allows is still refused.
+func TestSpawnerSamePlaceTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	hello := filepath.Join(f.root, "hello")
+	must(t, os.WriteFile(hello, []byte("#!/bin/sh\necho hello\n"), 0o755))
+	// Not under the root's parent, which one case opens.
+	secret := filepath.Join(t.TempDir(), "secret")
+	must(t, os.WriteFile(secret, []byte("secret\n"), 0o644))
+	type want struct {
+		access, source string
+		exec, write    bool
+	}
+	for _, c := range []struct {
+		name string
+		p    confine.Policy
+		want want
+	}{
+		{"read-only root, also a tool directory",
+			confine.Policy{Root: f.root, ReadOnlyRoot: true, ReadExec: []string{f.root}},
+			want{confine.AccessReadExec, "root+tool", true, false}},
+		{"read-only root, also allow-read and a tool directory twice",
+			confine.Policy{Root: f.root, ReadOnlyRoot: true, AllowRead: []string{f.root}, ReadExec: []string{f.root, f.root + "/"}},
+			want{confine.AccessReadExec, "root+tool+allow-read", true, false}},
+		{"read-only root, also allow-write",
+			confine.Policy{Root: f.root, ReadOnlyRoot: true, AllowWrite: []string{f.root}},
+			want{confine.AccessReadWrite, "root+allow-write", true, true}},
+		{"root, also a tool directory and the temp dir",
+			confine.Policy{Root: f.root, ReadExec: []string{f.root}, TempDir: f.root},
+			want{confine.AccessReadWrite, "root+tmp+tool", true, true}},
+		{"read-only root, its parent a tool directory",
+			confine.Policy{Root: f.root, ReadOnlyRoot: true, ReadExec: []string{filepath.Dir(f.root)}},
+			want{confine.AccessRead, "root", true, false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rules []confine.Rule
+			for _, rl := range c.p.Plan().Rules {
+				if rl.Path == f.root {
+					rules = append(rules, rl)
+				}
+			}
+			if len(rules) != 1 || rules[0].Access != c.want.access || rules[0].Source != c.want.source {
+				t.Errorf("plan: rules for the root %+v, want one %s [%s]", rules, c.want.access, c.want.source)
+			}
+			s := spawner(t, c.p)
+			if out, code := sh(t, s, f.root, "cat inside"); code != 0 || out != "inside\n" {
+				t.Errorf("read in the root: status %d, %q", code, out)
+			}
+			if out, code := sh(t, s, f.root, "./hello"); (code == 0) != c.want.exec || (c.want.exec && out != "hello\n") {
+				t.Errorf("exec in the root: status %d, %q; want allowed: %v", code, out, c.want.exec)
+			}
+			made := filepath.Join(f.root, "made")
+			os.Remove(made)
+			if out, code := sh(t, s, f.root, "echo x > made"); (code == 0) != c.want.write || exists(made) != c.want.write {
+				t.Errorf("write in the root: status %d, %q; want allowed: %v", code, out, c.want.write)
+			}
+			if out, code := sh(t, s, f.root, "cat "+secret); code == 0 || strings.Contains(out, "secret\n") || !strings.Contains(out, "Permission denied") {
+				t.Errorf("read outside: status %d, %q", code, out)
+			}
+		})
+	}
+}
+
 // TestSpawnerDeviceNodesRefused: a confined root process could make a
 // device node in the root (for the disk, /dev/kmsg) and open it there, as
 // Landlock checks the node's path, not the device. Making one is refused

@@ -51,7 +51,12 @@
 // the rule attaches to what it resolved to; a symlink inside Root that
 // points out leads to a denied place. A path that does not exist gets
 // no rule and is listed in Report.Skipped. A rule on a file carries file
-// rights only. A policy that would open "/" is refused: nothing could
+// rights only. A place named more than once (the root also a tool
+// directory or an AllowWrite, the same tool directory twice) gets one
+// rule with the union of the rights, labelled by the widest, whose
+// Source lists every reason ("root+tool"); a read-only root that is also
+// a tool directory is read and execute, one that is also AllowWrite is
+// read-write. A policy that would open "/" is refused: nothing could
 // then be shown to be denied.
 //
 // Rights follow the kernel's ABI: only those it knows are handled

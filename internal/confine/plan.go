@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -56,7 +57,10 @@ type Rule struct {
 	Path   string // absolute, symlinks resolved
 	Access string // AccessReadExec, AccessRead, AccessReadWrite or AccessDevice
 	File   bool   // the path is not a directory: only file rights apply
-	Source string // why it is there: "system", "device", "root", "tmp", "tool", "allow-read", "allow-write"
+	// Source is why it is there: "system", "device", "root", "tmp",
+	// "tool", "allow-read", "allow-write"; a path named more than once
+	// has one rule, with every reason joined by '+' ("root+tool").
+	Source string
 }
 
 // Report is what is (Spawner.Report) or would be (Policy.Plan) enforced on
@@ -188,6 +192,9 @@ type plan struct {
 	netFilterErr error
 	scoped       uint64
 	masks        []uint64 // one per report.Rules entry
+	// root: Policy.Root got a rule, its own or one shared with another
+	// name of the same place.
+	root bool
 }
 
 // Rights per ABI version; only what the kernel knows may be asked.
@@ -223,6 +230,10 @@ func fsAll(abi int) uint64 {
 // process are always allowed. Without it a scoped thread of ours could
 // not signal the rest of this process, so scoping is not used.
 const errScopeFix = 0x2
+
+// accessRank orders the Access labels by how much they grant, to label a
+// rule that merges two grants neither of which holds the other.
+var accessRank = map[string]int{AccessRead: 1, AccessReadExec: 2, AccessDevice: 3, AccessReadWrite: 4}
 
 var errRootAll = errors.New(`a policy that opens "/" opens everything; confinement could not be proven`)
 
@@ -268,11 +279,22 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		if source == "system" && pl.covered(real, mask) {
 			return nil // /bin is /usr/bin on a merged /usr: /usr covers it
 		}
+		if source == "root" {
+			pl.root = true
+		}
 		if i, ok := seen[real]; ok {
-			// The same place twice: the wider grant wins.
-			if mask|pl.masks[i] != pl.masks[i] {
-				pl.masks[i] |= mask
-				r.Rules[i].Access, r.Rules[i].Source = access, source
+			// The same place named twice (the root also a tool
+			// directory, or an --allow-write): one rule with both
+			// grants, labelled by the wider, and both reasons.
+			rl, old := &r.Rules[i], pl.masks[i]
+			pl.masks[i] |= mask
+			switch {
+			case mask&^old == 0: // nothing new: keep the label
+			case old&^mask == 0 || accessRank[access] > accessRank[rl.Access]:
+				rl.Access = access
+			}
+			if !slices.Contains(strings.Split(rl.Source, "+"), source) {
+				rl.Source += "+" + source
 			}
 			return nil
 		}

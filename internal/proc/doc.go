@@ -54,8 +54,12 @@
 // a stderr tail (and Cmd.StderrTo for a live copy), and Stop(grace),
 // which closes stdin, waits grace, then does the same SIGTERM → grace →
 // SIGKILL ladder on the group (Terminate skips the first wait). When its
-// leader exits, the rest of its group is killed before it is reaped, as
-// with Run.
+// leader exits, the rest of its group is killed at once, with no Drain
+// (a server's leader is the server; nothing left in its group has
+// anything to say), and before the leader is reaped, as with Run. So a
+// child that still holds stdout cannot hide the death: the reader sees
+// EOF, and Done and the Outcome ("killed by SIGKILL") come, within
+// milliseconds of the exit.
 //
 // # Seams: launchers, the fork–exec gap, spawners
 //

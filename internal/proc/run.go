@@ -39,8 +39,10 @@ type Cmd struct {
 	Timeout time.Duration
 	// Grace is the SIGTERM → SIGKILL delay.
 	Grace time.Duration
-	// Drain is how long the output pipes may stay open after the leader
-	// exits before the rest of the group is killed.
+	// Drain is how long Run lets the output pipes stay open after the
+	// leader exits before the rest of the group is killed. Start kills
+	// the rest at once; for it, Drain only bounds the wait for a stderr
+	// still held by a process that left the group.
 	Drain time.Duration
 	// MaxOutput is how many bytes of stdout Run keeps (the first ones).
 	MaxOutput int64

@@ -16,7 +16,6 @@ type Process struct {
 	pgid   int
 	stdin  *os.File // our write end of its stdin
 	stdout *os.File // our read end of its stdout
-	drain  time.Duration
 
 	done    chan struct{}
 	outcome Outcome // set before done is closed
@@ -32,8 +31,11 @@ type Process struct {
 // c.MaxStderr bytes are kept (StderrTail), fd 3 is not set up. c.Stdin,
 // Timeout, MaxOutput, ReadLimit and Progress are Run's and are ignored;
 // ending it is the caller's job (Stop), or the process's own. When the
-// leader exits, the rest of its group is killed after c.Drain, before
-// the leader is reaped, and Done is closed. Stdout stays readable after
+// leader exits, the rest of its group is killed at once, before the
+// leader is reaped, and Done is closed as soon as stderr has reached EOF
+// (at most c.Drain later, for a process that left the group and holds
+// it). A child that holds stdout therefore cannot hide the exit: the
+// reader sees EOF when the group is killed. Stdout stays readable after
 // the exit, so the last frames of a server that answers and exits are
 // not lost, until Stop closes it.
 func Start(c Cmd) (*Process, error) {
@@ -73,7 +75,7 @@ func Start(c Cmd) (*Process, error) {
 	outW.Close()
 	errW.Close()
 	p := &Process{
-		pgid: cmd.Process.Pid, stdin: inW, stdout: outR, drain: c.Drain,
+		pgid: cmd.Process.Pid, stdin: inW, stdout: outR,
 		done:   make(chan struct{}),
 		stderr: &capture{keep: c.MaxStderr, tail: true, limit: -1, tee: c.StderrTo},
 	}
@@ -85,10 +87,12 @@ func Start(c Cmd) (*Process, error) {
 	exited, reap := watchExit(cmd)
 	go func() {
 		<-exited
-		select {
-		case <-stderrDone:
-		case <-time.After(c.Drain):
-		}
+		// A server's leader is the server: once it has exited, nothing
+		// left in its group has anything to say. Kill the rest at once,
+		// not after a drain as Run does, so that a child still holding
+		// stdout cannot hide the death from the reader (it sees EOF now)
+		// nor delay Done. What the server wrote before it exited is in
+		// the pipes and stays readable.
 		killGroup(p.pgid, syscall.SIGKILL)
 		reap()
 		untrack(p.pgid)

@@ -113,3 +113,55 @@ func TestStartErrors(t *testing.T) {
 		t.Error("started an empty Path")
 	}
 }
+
+// TestStartDeathNotHiddenByChild: a server that left a child holding its
+// stdout and stderr is killed (SIGKILL). The reader sees EOF and Done
+// comes with "killed by SIGKILL" at once, not when the child ends nor
+// after a drain: the Drain here is an hour and the child sleeps as long,
+// so only the kill of the group on the leader's exit can end them. The
+// child is gone afterwards.
+func TestStartDeathNotHiddenByChild(t *testing.T) {
+	t.Parallel()
+	p, err := Start(Cmd{
+		Path:  proctest.Script(t, `sleep 3600 & echo $!; exec sleep 3600`),
+		Drain: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	r := bufio.NewReader(p.Stdout())
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := proctest.PID(t, []byte(line))
+	if err := syscall.Kill(p.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eof := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(r)
+		eof <- err
+	}()
+	// Far below the Drain and the child's sleep: what ended them was the
+	// death, not either of those.
+	bound := time.After(time.Minute)
+	select {
+	case err := <-eof:
+		if err != nil {
+			t.Errorf("stdout after the death: %v, want EOF", err)
+		}
+	case <-bound:
+		t.Fatal("stdout still open a minute after the server was killed: its child holds it")
+	}
+	select {
+	case <-p.Done():
+	case <-bound:
+		t.Fatal("Done not closed a minute after the server was killed")
+	}
+	if o := p.Wait(); o.Ending != Signaled || o.String() != "killed by SIGKILL" {
+		t.Errorf("outcome %q, want killed by SIGKILL", o)
+	}
+	proctest.WaitGone(t, child)
+}

@@ -27,7 +27,9 @@
 // An upstream that exits or closes its stdout fails its calls in flight at
 // once with an isError result "upstream NAME died: <how it ended>; stderr:
 // <its last lines>". It is restarted after a backoff: MinBackoff (500ms),
-// doubled per restart, capped at MaxBackoff (30s), with ±20% jitter; a run
+// doubled per restart, capped at MaxBackoff (30s), with ±20% jitter
+// (mcp-route's --upstream-backoff MIN,MAX sets both; ParseBackoff reads
+// it: two positive durations, MIN <= MAX); a run
 // of 2×MaxBackoff or more starts the doubling over. While it waits, its
 // tools stay listed from the last good list and a call to one fails at once
 // with isError "upstream NAME is restarting; retry in 2s". A call that

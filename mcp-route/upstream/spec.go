@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/mcpipe/mcpipe/internal/cmdline"
 )
@@ -73,6 +74,34 @@ func ParseSpecs(list []string) ([]Spec, error) {
 		out = append(out, spec)
 	}
 	return out, nil
+}
+
+// ParseBackoff reads --upstream-backoff MIN,MAX: two positive durations
+// (time.ParseDuration: 500ms, 0.5s, 1m), MIN no greater than MAX. The
+// error names the flag, what was given and the form wanted.
+func ParseBackoff(s string) (minWait, maxWait time.Duration, err error) {
+	bad := func(why string) (time.Duration, time.Duration, error) {
+		return 0, 0, fmt.Errorf("--upstream-backoff %q: %s; want MIN,MAX, two positive durations with MIN <= MAX, e.g. 0.5s,30s", s, why)
+	}
+	a, b, ok := strings.Cut(s, ",")
+	if !ok {
+		return bad("no comma")
+	}
+	minWait, err = time.ParseDuration(strings.TrimSpace(a))
+	if err != nil {
+		return bad(fmt.Sprintf("MIN %q is not a duration", strings.TrimSpace(a)))
+	}
+	maxWait, err = time.ParseDuration(strings.TrimSpace(b))
+	if err != nil {
+		return bad(fmt.Sprintf("MAX %q is not a duration", strings.TrimSpace(b)))
+	}
+	switch {
+	case minWait <= 0 || maxWait <= 0:
+		return bad("both must be positive")
+	case minWait > maxWait:
+		return bad("MIN is greater than MAX")
+	}
+	return minWait, maxWait, nil
 }
 
 func loopback(host string) bool {

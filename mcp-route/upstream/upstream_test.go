@@ -557,6 +557,37 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
+func TestParseBackoff(t *testing.T) {
+	good := map[string][2]time.Duration{
+		"0.5s,30s":    {500 * time.Millisecond, 30 * time.Second},
+		"10ms, 50ms":  {10 * time.Millisecond, 50 * time.Millisecond},
+		"1s,1s":       {time.Second, time.Second},
+		"100us,1h30m": {100 * time.Microsecond, 90 * time.Minute},
+	}
+	for in, want := range good {
+		lo, hi, err := ParseBackoff(in)
+		if err != nil || lo != want[0] || hi != want[1] {
+			t.Errorf("ParseBackoff(%q) = %v, %v, %v; want %v", in, lo, hi, err, want)
+		}
+	}
+	bad := map[string]string{
+		"":         "no comma",
+		"1s":       "no comma",
+		"1,2s":     `MIN "1" is not a duration`,
+		"1s,soon":  `MAX "soon" is not a duration`,
+		"0s,1s":    "both must be positive",
+		"1s,-1s":   "both must be positive",
+		"30s,0.5s": "MIN is greater than MAX",
+		"1s,2s,3s": `MAX "2s,3s" is not a duration`,
+	}
+	for in, want := range bad {
+		_, _, err := ParseBackoff(in)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--upstream-backoff") || !strings.Contains(err.Error(), "want MIN,MAX") {
+			t.Errorf("ParseBackoff(%q): %v; want an error naming the flag, the form and %q", in, err, want)
+		}
+	}
+}
+
 func testLogger(w *proctest.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
