@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/client"
+)
+
+// hostileUpstream is this test binary re-executed as a misbehaving MCP
+// server on stdio (TestMain: --hostile-upstream MODE), the upstream the
+// tests below mount into mcp-route. It speaks the legacy era. Every mode
+// serves these tools (arguments in parentheses):
+//
+//	echo       answers "echo"
+//	big(n)     answers a text of n bytes
+//	bigerror(n) answers a JSON-RPC error whose message is n bytes
+//	noise(n)   first writes n invalid lines and n answers to unknown
+//	           (10 KB) ids, then answers "quiet now"
+//	progress(n, size) sends n notifications/progress of a size-byte
+//	           message for the call's token, then answers "done"
+//	storm(n)   answers "stormed", and meanwhile sends n
+//	           notifications/tools/list_changed, then adds the tool "added"
+//	           and sends one more
+//	lists      answers how many tools/list requests it has served
+//	hold       never answers, but sends one notifications/progress for the
+//	           call's token so the caller knows it arrived
+//	flush      answers every held call, then itself
+//
+// MODE stall stops reading stdin after notifications/initialized; MODE
+// biglist lists, beside those tools, one "huge" tool of 1.5 MiB and pages
+// of "fill-P-I" tools of 700 KB each (more than 8 MiB in all).
+func hostileUpstream(mode string) {
+	in := codec.NewReader(os.Stdin, 64<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	var mu sync.Mutex // out and names: the storm writes from its own goroutine
+	send := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		mu.Lock()
+		out.Write(b)
+		out.WriteByte('\n')
+		mu.Unlock()
+	}
+	flush := func() {
+		mu.Lock()
+		out.Flush()
+		mu.Unlock()
+	}
+	result := func(id json.RawMessage, r any) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": r})
+	}
+	text := func(id json.RawMessage, s string) {
+		result(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}})
+	}
+	progress := func(token json.RawMessage, i int, msg string) {
+		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": token, "progress": i, "message": msg}})
+	}
+	names := []string{"echo", "big", "bigerror", "noise", "progress", "storm", "lists", "hold", "flush"}
+	var held []json.RawMessage
+	lists := 0
+	for {
+		frame, err := in.ReadFrame()
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string `json:"name"`
+				Cursor    string `json:"cursor"`
+				Arguments struct {
+					N    int `json:"n"`
+					Size int `json:"size"`
+				} `json:"arguments"`
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(frame, &m) != nil {
+			continue
+		}
+		args := m.Params.Arguments
+		switch m.Method {
+		case "initialize":
+			result(m.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}}, "serverInfo": map[string]any{"name": "hostile", "version": "1"}})
+		case "notifications/initialized":
+			if mode == "stall" {
+				flush()
+				select {} // never reads again; Stop ends it
+			}
+		case "ping":
+			result(m.ID, map[string]any{})
+		case "tools/list":
+			lists++
+			var tools []any
+			tool := func(name, desc string) {
+				tools = append(tools, map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}})
+			}
+			next := ""
+			switch {
+			case mode == "biglist" && m.Params.Cursor != "":
+				p, _ := strconv.Atoi(m.Params.Cursor)
+				for i := range 6 {
+					tool(fmt.Sprintf("fill-%d-%d", p, i), strings.Repeat("f", 700<<10))
+				}
+				if p < 3 {
+					next = strconv.Itoa(p + 1)
+				}
+			default:
+				mu.Lock()
+				for _, n := range names {
+					tool(n, "The hostile upstream's "+n+".")
+				}
+				mu.Unlock()
+				if mode == "biglist" {
+					tool("huge", strings.Repeat("h", 1536<<10))
+					next = "1"
+				}
+			}
+			r := map[string]any{"tools": tools}
+			if next != "" {
+				r["nextCursor"] = next
+			}
+			result(m.ID, r)
+		case "tools/call":
+			switch m.Params.Name {
+			case "echo":
+				text(m.ID, "echo")
+			case "big":
+				text(m.ID, strings.Repeat("x", args.N))
+			case "bigerror":
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32000, "message": strings.Repeat("e", args.N)}})
+			case "noise":
+				id := strings.Repeat("i", 10<<10)
+				for i := range args.N {
+					mu.Lock()
+					fmt.Fprintf(out, "garbage line %d %s\n", i, strings.Repeat("g", 5<<10))
+					mu.Unlock()
+					send(map[string]any{"jsonrpc": "2.0", "id": id + strconv.Itoa(i), "result": map[string]any{}})
+				}
+				text(m.ID, "quiet now")
+			case "progress":
+				msg := strings.Repeat("p", args.Size)
+				for i := range args.N {
+					progress(m.Params.Meta.ProgressToken, i, msg)
+				}
+				text(m.ID, "done")
+			case "storm":
+				// From its own goroutine, while tools/list is answered:
+				// each notification could start a re-list.
+				go func() {
+					for range args.N {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+						flush()
+					}
+					mu.Lock()
+					names = append(names, "added")
+					mu.Unlock()
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+					flush()
+				}()
+				text(m.ID, "stormed")
+			case "lists":
+				text(m.ID, strconv.Itoa(lists))
+			case "hold":
+				held = append(held, m.ID)
+				progress(m.Params.Meta.ProgressToken, 0, "held")
+			case "flush":
+				for _, id := range held {
+					text(id, "late")
+				}
+				held = nil
+				text(m.ID, "flushed")
+			default:
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "unknown tool"}})
+			}
+		default:
+			if len(m.ID) > 0 {
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+			}
+		}
+		flush()
+	}
+}
+
+// hostileArgv is the command line of this binary as a hostile upstream.
+func hostileArgv(t *testing.T, mode string) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{self, "--hostile-upstream", mode}
+}
+
+// dialHostile connects codec/client straight to a hostile upstream.
+func dialHostile(t *testing.T, mode string, opts client.Options) *client.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, _, err := client.Dial(ctx, client.Command{Argv: hostileArgv(t, mode), Env: []string{}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
+}
+
+// TestHostileUpstreamStopsReading: an upstream that stops reading its stdin
+// leaves each abandoned call's write blocked; past
+// client.MaxPendingWrites of them, further calls end with their context
+// without starting a write, so the goroutines (and the messages they hold)
+// stay bounded. The same calls to an upstream that reads all succeed.
+func TestHostileUpstreamStopsReading(t *testing.T) {
+	// Larger than a pipe's buffer: each write blocks once the pipe is full.
+	args := json.RawMessage(`{"pad":"` + strings.Repeat("a", 100<<10) + `"}`)
+	const calls = 300
+
+	good := dialHostile(t, "good", client.Options{})
+	for i := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, _, err := good.CallTool(ctx, "echo", args, client.CallOptions{})
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("call %d to an upstream that reads: %v %+v", i, err, res)
+		}
+	}
+
+	stall := dialHostile(t, "stall", client.Options{})
+	before := runtime.NumGoroutine()
+	for i := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, _, err := stall.CallTool(ctx, "echo", args, client.CallOptions{})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("call %d to an upstream that does not read: %v, want the deadline", i, err)
+		}
+	}
+	// Each blocked write is one goroutine; the slack covers the runtime's.
+	if n := runtime.NumGoroutine() - before; n > client.MaxPendingWrites+32 {
+		t.Errorf("%d abandoned calls left %d more goroutines, want at most %d", calls, n, client.MaxPendingWrites+32)
+	}
+}
+
+// TestHostileUpstreamNeverAnswers: a client remembers at most
+// client.MaxAbandoned abandoned request ids. An upstream that holds every
+// call, then answers them all late: the answers to the newest
+// MaxAbandoned are ignored as late, the older ones (forgotten) are
+// protocol errors, and the next call is served.
+func TestHostileUpstreamNeverAnswers(t *testing.T) {
+	var mu sync.Mutex
+	cancels := map[string]context.CancelFunc{}
+	conn := dialHostile(t, "good", client.Options{OnNotification: func(m *codec.Message) {
+		// The upstream got the call: abandon it now.
+		var p codec.ProgressParams
+		if m.Method == codec.MethodProgress && json.Unmarshal(m.Params, &p) == nil {
+			mu.Lock()
+			if c := cancels[string(p.ProgressToken)]; c != nil {
+				c()
+			}
+			mu.Unlock()
+		}
+	}})
+	const extra = 100
+	for i := range client.MaxAbandoned + extra {
+		ctx, cancel := context.WithCancel(context.Background())
+		token := strconv.Itoa(i)
+		mu.Lock()
+		cancels[token] = cancel
+		mu.Unlock()
+		_, _, err := conn.CallTool(ctx, "hold", nil, client.CallOptions{ProgressToken: i})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("held call %d: %v, want canceled", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, _, err := conn.CallTool(ctx, "flush", nil, client.CallOptions{})
+	if err != nil || res.Content[0].Text != "flushed" {
+		t.Fatalf("flush: %v %+v", err, res)
+	}
+	if n := conn.ProtocolErrors(); n != extra {
+		t.Errorf("%d late answers reported as protocol errors, want %d (the ones beyond the %d remembered)", n, extra, client.MaxAbandoned)
+	}
+}
