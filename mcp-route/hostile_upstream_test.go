@@ -299,3 +299,40 @@ func TestHostileUpstreamNeverAnswers(t *testing.T) {
 		t.Errorf("%d late answers reported as protocol errors, want %d (the ones beyond the %d remembered)", n, extra, client.MaxAbandoned)
 	}
 }
+
+// startHostile runs mcp-route (on pipes, see startGateway) with the hostile
+// upstream in mode as --upstream h=..., and extra flags.
+func startHostile(t *testing.T, mode string, extra ...string) *gateway {
+	t.Helper()
+	argv := hostileArgv(t, mode)
+	spec := fmt.Sprintf("h='%s' %s %s", argv[0], argv[1], argv[2])
+	g := startGateway(t, nil, append([]string{"--upstream", spec}, extra...)...)
+	g.initialize()
+	return g
+}
+
+// TestHostileUpstreamMaxOutput: --max-output caps what an upstream sends
+// back, a result and a JSON-RPC error alike: over it, the call gets an
+// isError naming the cap, and the next call is served. Under it, results
+// and errors pass as they came.
+func TestHostileUpstreamMaxOutput(t *testing.T) {
+	g := startHostile(t, "good", "--max-output", "100000")
+	r := g.call(2, "h__big", `{"n":200000}`)
+	if !r.IsError || !strings.Contains(resultText(r), "exceeds --max-output (100000 bytes)") {
+		t.Errorf("a result over the cap: %.300s", resultText(r))
+	}
+	r = g.call(3, "h__bigerror", `{"n":200000}`)
+	if !r.IsError || !strings.Contains(resultText(r), "exceeds --max-output (100000 bytes)") || len(resultText(r)) > 1000 {
+		t.Errorf("an error over the cap: %.300s", resultText(r))
+	}
+	if r := g.call(4, "h__big", `{"n":90000}`); r.IsError || len(resultText(r)) != 90000 {
+		t.Errorf("a result under the cap: isError %v, %d bytes", r.IsError, len(resultText(r)))
+	}
+	g.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"h__bigerror","arguments":{"n":1000}}}`)
+	if m := g.answer("5"); !strings.Contains(string(m["error"]), strings.Repeat("e", 1000)) {
+		t.Errorf("an error under the cap is passed on as it is: %.300s", m)
+	}
+	if r := g.call(6, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("the next call: %+v", r)
+	}
+}

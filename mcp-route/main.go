@@ -554,6 +554,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Spawn:       conf.Spawn(),
 		Grace:       *grace,
 		CallTimeout: *timeout,
+		MaxOutput:   *maxOutput,
 		ListTimeout: *upstreamTimeout,
 		ReadOnly:    *readonly,
 		ClientInfo:  codec.Implementation{Name: *name, Version: version.Number},

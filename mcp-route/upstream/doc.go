@@ -99,6 +99,16 @@
 // by codec/client, which declares no client capabilities; only ping is
 // answered. They are not passed on to mcp-route's own client.
 //
+// # Bounds
+//
+// An upstream is not trusted to behave: what it can make mcp-route hold,
+// do or write is bounded.
+//   - Options.MaxOutput (--max-output, 1 MiB by default) caps a result (its
+//     JSON as the upstream sent it) and a JSON-RPC error (its message and
+//     data): over it, the call gets an isError naming the cap ("upstream
+//     NAME: TOOL: its result of N bytes exceeds --max-output (M bytes)";
+//     an error's first 200 bytes are quoted).
+//
 // # Shutdown
 //
 // Close stops every upstream the stdio transport's way (stdin closed, then

@@ -23,6 +23,7 @@ const (
 	DefaultMinBackoff     = 500 * time.Millisecond
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultMaxFailures    = 5
+	DefaultMaxOutput      = 1 << 20
 )
 
 // Options configure a Set. Fields marked optional have a default.
@@ -38,6 +39,7 @@ type Options struct {
 	MinBackoff     time.Duration // optional: the first restart delay, doubled per restart
 	MaxBackoff     time.Duration // optional: the cap of the delay, and the retry interval of a down upstream
 	MaxFailures    int           // optional: failed starts in a row that mark an upstream down
+	MaxOutput      int64         // optional: cap on a call's result (its JSON) and on an error's message and data, in bytes (--max-output)
 
 	ReadOnly   bool                 // --readonly: list only tools annotated readOnlyHint: true
 	ClientInfo codec.Implementation // how mcp-route introduces itself upstream
@@ -70,6 +72,9 @@ func (o *Options) defaults() {
 		o.MaxBackoff = DefaultMaxBackoff
 	}
 	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
 	if o.MaxFailures <= 0 {
 		o.MaxFailures = DefaultMaxFailures
 	}

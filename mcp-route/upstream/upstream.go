@@ -413,6 +413,9 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		var rpc *codec.Error
 		switch {
 		case errors.As(err, &rpc):
+			if n := int64(len(rpc.Message) + len(rpc.Data)); n > u.opts.MaxOutput {
+				return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its error of %d bytes exceeds --max-output (%d bytes); it began: %s", u.spec.Name, tool, n, u.opts.MaxOutput, clipText(rpc.Message, 200))), "failed", nil
+			}
 			return nil, "tool_error", rpc
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
@@ -428,6 +431,9 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 			return codec.ErrorResult(fmt.Sprintf("upstream %s is unreachable: %v; reconnecting", u.spec.Name, err)), "failed", nil
 		}
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %v", u.spec.Name, err)), "failed", nil
+	}
+	if n := int64(len(raw)); n > u.opts.MaxOutput {
+		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its result of %d bytes exceeds --max-output (%d bytes)", u.spec.Name, tool, n, u.opts.MaxOutput)), "failed", nil
 	}
 	res, isError, err := fit(rev, raw)
 	if err != nil {
@@ -625,6 +631,16 @@ func withStderr(msg string, t *tail) error {
 
 func (u *Upstream) warnf(format string, args ...any)  { u.opts.logf(true, format, args...) }
 func (u *Upstream) debugf(format string, args ...any) { u.opts.logf(false, format, args...) }
+
+// clipText is s as a quoted Go string of at most n bytes of s, for a log
+// line or a message that carries what an upstream wrote: control
+// characters and invalid UTF-8 are escaped, and the length is bounded.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return strconv.Quote(strings.ToValidUTF8(s[:n], "\uFFFD")) + "..."
+	}
+	return strconv.Quote(s)
+}
 
 func slicesClone[T any](s []T) []T {
 	if s == nil {
