@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/codec/client"
+	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
 // hostileUpstream is this test binary re-executed as a misbehaving MCP
@@ -334,5 +335,29 @@ func TestHostileUpstreamMaxOutput(t *testing.T) {
 	}
 	if r := g.call(6, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
 		t.Errorf("the next call: %+v", r)
+	}
+}
+
+// TestHostileUpstreamNoise: an upstream that writes thousands of invalid
+// lines and answers to unknown (10 KB) ids gets a few log lines, each
+// short, and a count of the rest, instead of flooding mcp-route's stderr;
+// its calls are still served.
+func TestHostileUpstreamNoise(t *testing.T) {
+	g := startHostile(t, "good")
+	if r := g.call(2, "h__noise", `{"n":2000}`); r.IsError || resultText(r) != "quiet now" {
+		t.Fatalf("noise: %+v", r)
+	}
+	if r := g.call(3, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("the next call: %+v", r)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g.stderr.String(); !strings.Contains(s, "response to unknown id") || !strings.Contains(s, "the rest are counted, not logged") {
+			return "the first protocol errors and the note on the rest are not logged: " + s
+		}
+		return ""
+	})
+	// 4000 protocol errors of 5 to 10 KB each: a few KB of log.
+	if s := g.stderr.String(); len(s) > 16<<10 || strings.Count(s, "\n") > 20 {
+		t.Errorf("%d bytes, %d lines of log for the noise:\n%.3000s", len(s), strings.Count(s, "\n"), s)
 	}
 }

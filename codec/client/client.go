@@ -413,7 +413,7 @@ func (c *Client) dispatch(src string, frame []byte, m *codec.Message) {
 			delete(c.abandoned, m.ID.Key())
 			c.mu.Unlock()
 			if !late {
-				c.protocolError(protoErrorf("%s: response to unknown id %s", src, m.ID), frame)
+				c.protocolError(protoErrorf("%s: response to unknown id %s", src, clipID(m.ID)), frame)
 			}
 		}
 	case m.IsRequest():
@@ -423,6 +423,16 @@ func (c *Client) dispatch(src string, frame []byte, m *codec.Message) {
 			c.opts.OnNotification(m)
 		}
 	}
+}
+
+// clipID is id for an error message, at most 100 bytes of it: a server
+// may send an id of any length.
+func clipID(id *codec.ID) string {
+	s := id.String()
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }
 
 func errText(m *codec.Message) string {

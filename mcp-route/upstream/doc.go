@@ -108,6 +108,11 @@
 //     data): over it, the call gets an isError naming the cap ("upstream
 //     NAME: TOOL: its result of N bytes exceeds --max-output (M bytes)";
 //     an error's first 200 bytes are quoted).
+//   - Protocol errors (a line that is not JSON-RPC, an answer to no request)
+//     are logged at most MaxNoiseLines (10) per NoiseWindow (a minute) per
+//     upstream, each clipped to MaxNoiseLine (300) bytes; past that one line
+//     says the rest are counted, and the count is logged when the next
+//     window begins.
 //
 // # Shutdown
 //

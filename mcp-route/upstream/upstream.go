@@ -54,6 +54,7 @@ type Upstream struct {
 	listed   chan struct{}
 	listOnce sync.Once
 	progress map[string]func(codec.ProgressParams) // our token → the downstream request
+	noise    noiseLimit                            // the protocol errors logged
 	acked    chan struct{}                         // closed by the acknowledgement of the listen being opened
 }
 
@@ -210,12 +211,10 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
 	defer cancel()
 	copts := client.Options{
-		ClientInfo:     u.opts.ClientInfo,
-		ProbeTimeout:   min(client.DefaultProbeTimeout, u.opts.ConnectTimeout/2),
-		OnNotification: u.onNotification,
-		OnProtocolError: func(err error) {
-			u.warnf("upstream %s: %v", u.spec.Name, err)
-		},
+		ClientInfo:      u.opts.ClientInfo,
+		ProbeTimeout:    min(client.DefaultProbeTimeout, u.opts.ConnectTimeout/2),
+		OnNotification:  u.onNotification,
+		OnProtocolError: u.protocolError,
 	}
 	var conn *client.Conn
 	var info *client.Info
@@ -343,6 +342,60 @@ func (u *Upstream) onNotification(m *codec.Message) {
 			f(p)
 		}
 	}
+}
+
+// Bounds on the log lines an upstream's protocol errors make.
+const (
+	MaxNoiseLines = 10          // per NoiseWindow
+	NoiseWindow   = time.Minute // the window of MaxNoiseLines
+	MaxNoiseLine  = 300         // bytes of one error's text
+)
+
+// protocolError logs a frame of the upstream that is not protocol (an
+// invalid line, an answer to no request): at most MaxNoiseLines per
+// NoiseWindow, each clipped to MaxNoiseLine bytes, and the rest counted, so
+// that an upstream writing junk cannot flood mcp-route's log.
+func (u *Upstream) protocolError(err error) {
+	ok, first, dropped := u.noise.allow(time.Now())
+	if dropped > 0 {
+		u.warnf("upstream %s: %d more protocol errors in the last %v were not logged", u.spec.Name, dropped, NoiseWindow)
+	}
+	switch {
+	case ok:
+		msg := err.Error()
+		if len(msg) > MaxNoiseLine {
+			msg = strings.ToValidUTF8(msg[:MaxNoiseLine], "\uFFFD") + "..."
+		}
+		u.warnf("upstream %s: %s", u.spec.Name, msg)
+	case first:
+		u.warnf("upstream %s: more than %d protocol errors in %v: the rest are counted, not logged", u.spec.Name, MaxNoiseLines, NoiseWindow)
+	}
+}
+
+// noiseLimit lets MaxNoiseLines events through per NoiseWindow.
+type noiseLimit struct {
+	mu      sync.Mutex
+	start   time.Time
+	n       int
+	dropped int
+}
+
+// allow says whether the event at now is logged, whether it is the first
+// one of its window that is not, and how many were not logged in the
+// window it ends (once, when a new window begins).
+func (l *noiseLimit) allow(now time.Time) (ok, first bool, dropped int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.start) >= NoiseWindow {
+		dropped = l.dropped
+		l.start, l.n, l.dropped = now, 0, 0
+	}
+	l.n++
+	if l.n <= MaxNoiseLines {
+		return true, false, dropped
+	}
+	l.dropped++
+	return false, l.dropped == 1, dropped
 }
 
 // setTools keeps a new good list and tells the Set when it differs.
