@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -301,13 +302,19 @@ func TestHostileUpstreamNeverAnswers(t *testing.T) {
 	}
 }
 
+// hostileSpec is the --upstream NAME=CMD of a hostile upstream.
+func hostileSpec(t *testing.T, name, mode string) string {
+	argv := hostileArgv(t, mode)
+	return fmt.Sprintf("%s='%s' %s %s", name, argv[0], argv[1], argv[2])
+}
+
 // startHostile runs mcp-route (on pipes, see startGateway) with the hostile
-// upstream in mode as --upstream h=..., and extra flags.
+// upstream in mode as --upstream h=..., and extra flags. The first list
+// and call wait for the upstream's first list (--upstream-timeout 1m: the
+// machine may be loaded).
 func startHostile(t *testing.T, mode string, extra ...string) *gateway {
 	t.Helper()
-	argv := hostileArgv(t, mode)
-	spec := fmt.Sprintf("h='%s' %s %s", argv[0], argv[1], argv[2])
-	g := startGateway(t, nil, append([]string{"--upstream", spec}, extra...)...)
+	g := startGateway(t, nil, append([]string{"--upstream", hostileSpec(t, "h", mode), "--upstream-timeout", "1m"}, extra...)...)
 	g.initialize()
 	return g
 }
@@ -360,4 +367,49 @@ func TestHostileUpstreamNoise(t *testing.T) {
 	if s := g.stderr.String(); len(s) > 16<<10 || strings.Count(s, "\n") > 20 {
 		t.Errorf("%d bytes, %d lines of log for the noise:\n%.3000s", len(s), strings.Count(s, "\n"), s)
 	}
+}
+
+// TestHostileUpstreamBigList: an upstream whose tool list is larger than
+// mcp-route can serve in a client's frame (more than 8 MiB over 4 pages,
+// one tool of 1.5 MiB) loses the tool over 1 MiB and the tools past the
+// budget, with one log line each; the rest, the small tools of its first
+// page included, are served, and the list reaches the client.
+func TestHostileUpstreamBigList(t *testing.T) {
+	g := startHostile(t, "biglist")
+	got := g.list(2) // read with a 16 MiB frame cap: it fits
+	fills := 0
+	for _, n := range got {
+		if strings.HasPrefix(n, "h__fill-") {
+			fills++
+		}
+	}
+	if !slices.Contains(got, "h__echo") || !slices.Contains(got, "mine") || slices.Contains(got, "h__huge") || fills == 0 || fills == 18 {
+		t.Errorf("tools/list %v: want the small tools and some of the 18 fill tools, without huge", got)
+	}
+	if r := g.call(3, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("a call: %+v", r)
+	}
+	g.list(4)
+	proctest.Eventually(t, func() string {
+		s := g.stderr.String()
+		if strings.Count(s, `tool \"huge\" left out: its definition is`) != 1 || strings.Count(s, "tools left out: its list passes") != 1 {
+			return "want one line for the huge tool and one for the tools past the budget: " + s
+		}
+		return ""
+	})
+
+	// Two such upstreams: together they would pass the budget, so the
+	// second loses what the first took, and the list still fits.
+	g2 := startGateway(t, nil, "--upstream", hostileSpec(t, "h", "biglist"), "--upstream", hostileSpec(t, "k", "biglist"), "--upstream-timeout", "1m")
+	g2.initialize()
+	got = g2.list(2)
+	if !slices.Contains(got, "h__echo") || !slices.Contains(got, "k__echo") {
+		t.Errorf("two upstreams: %v", got)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g2.stderr.String(); !strings.Contains(s, "tools left out: the upstream tools served would pass") {
+			return "no line for the tools past the budget of all upstreams: " + s
+		}
+		return ""
+	})
 }

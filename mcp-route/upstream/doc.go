@@ -113,6 +113,16 @@
 //     upstream, each clipped to MaxNoiseLine (300) bytes; past that one line
 //     says the rest are counted, and the count is logged when the next
 //     window begins.
+//   - A tool definition larger than MaxToolDef (1 MiB, as the upstream sent
+//     it) is left out, with one log line.
+//   - The upstream tools served add up to at most Options.MaxListBytes
+//     (DefaultMaxListBytes, 8 MiB: half the 16 MiB frame a client reads by
+//     default, the rest left for the local tools), so that the merged
+//     tools/list always fits a client's frame. An upstream's definitions
+//     past it are not even kept as its list is read (its memory is bounded
+//     by one page), and the upstreams are served in the order given: one
+//     whose tools would pass what the earlier ones left loses them. Either
+//     way one log line says how many tools were left out.
 //
 // # Shutdown
 //

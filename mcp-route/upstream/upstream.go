@@ -51,6 +51,7 @@ type Upstream struct {
 	lastErr  string
 	failures int          // failed starts in a row
 	tools    []codec.Tool // the last good list, as the upstream gave it
+	left     []leftOut    // what listTools left out of it
 	listed   chan struct{}
 	listOnce sync.Once
 	progress map[string]func(codec.ProgressParams) // our token → the downstream request
@@ -268,13 +269,13 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		case <-cctx.Done():
 		}
 	}
-	tools, err := conn.ListTools(cctx)
+	tools, left, err := u.listTools(cctx, conn.Client)
 	if err != nil {
 		l.close()
 		return nil, withStderr("tools/list: "+err.Error(), stderr)
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
-	u.setTools(tools)
+	u.setTools(tools, left)
 	return l, nil
 }
 
@@ -289,7 +290,7 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 			return l.cause(time.Second)
 		case <-u.relist:
 			lctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
-			tools, err := l.ListTools(lctx)
+			tools, left, err := u.listTools(lctx, l.Client)
 			cancel()
 			switch {
 			case ctx.Err() != nil:
@@ -297,7 +298,7 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 			case err != nil:
 				u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
 			default:
-				u.setTools(tools)
+				u.setTools(tools, left)
 			}
 		}
 	}
@@ -363,10 +364,7 @@ func (u *Upstream) protocolError(err error) {
 	switch {
 	case ok:
 		msg := err.Error()
-		if len(msg) > MaxNoiseLine {
-			msg = strings.ToValidUTF8(msg[:MaxNoiseLine], "\uFFFD") + "..."
-		}
-		u.warnf("upstream %s: %s", u.spec.Name, msg)
+		u.warnf("upstream %s: %s", u.spec.Name, cut(msg, MaxNoiseLine))
 	case first:
 		u.warnf("upstream %s: more than %d protocol errors in %v: the rest are counted, not logged", u.spec.Name, MaxNoiseLines, NoiseWindow)
 	}
@@ -398,14 +396,73 @@ func (l *noiseLimit) allow(now time.Time) (ok, first bool, dropped int) {
 	return false, l.dropped == 1, dropped
 }
 
+// Bounds on an upstream's tool list.
+const (
+	// MaxToolDef is the largest tool definition served, in bytes as the
+	// upstream sent it.
+	MaxToolDef = 1 << 20
+	// DefaultMaxListBytes is the default Options.MaxListBytes: half of
+	// codec.DefaultMaxFrame, the frame a client reads by default, leaving
+	// the rest for the local tools.
+	DefaultMaxListBytes = codec.DefaultMaxFrame / 2
+)
+
+// leftOut is a tool listTools left out, and why (for the Set's log).
+type leftOut struct{ name, why string }
+
+// listTools reads the upstream's tool list, leaving out a definition
+// larger than MaxToolDef and, once the definitions kept add up to
+// MaxListBytes, every later one: what it keeps, and so the memory a list
+// takes, is bounded, however many pages the upstream sends.
+func (u *Upstream) listTools(ctx context.Context, c *client.Client) ([]codec.Tool, []leftOut, error) {
+	var left []leftOut
+	total, over := 0, 0
+	raws, err := c.ListToolsRawFunc(ctx, func(raw json.RawMessage) bool {
+		switch {
+		case len(raw) > MaxToolDef:
+			var head struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(raw, &head)
+			left = append(left, leftOut{head.Name, fmt.Sprintf("its definition is %d bytes, more than %d (1 MiB)", len(raw), MaxToolDef)})
+			return false
+		case total+len(raw) > u.opts.MaxListBytes:
+			over++
+			return false
+		}
+		total += len(raw)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if over > 0 {
+		left = append(left, leftOut{"", fmt.Sprintf("%d tools left out: its list passes %d bytes (the tool definitions mcp-route serves must fit a client's frame)", over, u.opts.MaxListBytes)})
+	}
+	tools := make([]codec.Tool, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &tools[i]); err != nil {
+			return nil, nil, fmt.Errorf("tools/list: tool %d is not a Tool: %v", i, err)
+		}
+	}
+	return tools, left, nil
+}
+
+// listing is the last good list and what listTools left out of it.
+func (u *Upstream) listing() ([]codec.Tool, []leftOut) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tools, u.left
+}
+
 // setTools keeps a new good list and tells the Set when it differs.
-func (u *Upstream) setTools(tools []codec.Tool) {
+func (u *Upstream) setTools(tools []codec.Tool, left []leftOut) {
 	if tools == nil {
 		tools = []codec.Tool{}
 	}
 	u.mu.Lock()
-	same := u.tools != nil && reflect.DeepEqual(u.tools, tools)
-	u.tools = tools
+	same := u.tools != nil && reflect.DeepEqual(u.tools, tools) && reflect.DeepEqual(u.left, left)
+	u.tools, u.left = tools, left
 	u.mu.Unlock()
 	if !same {
 		u.notify()
@@ -693,6 +750,14 @@ func clipText(s string, n int) string {
 		return strconv.Quote(strings.ToValidUTF8(s[:n], "\uFFFD")) + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// cut is s, which quotes what an upstream wrote already, at most n bytes.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n], "\uFFFD") + "..."
+	}
+	return s
 }
 
 func slicesClone[T any](s []T) []T {
