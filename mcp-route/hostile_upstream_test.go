@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -412,4 +413,42 @@ func TestHostileUpstreamBigList(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestHostileUpstreamProgressSlowClient: mcp-route --http with an upstream
+// that sends a flood of progress (40 MB) for a call whose HTTP client does
+// not read its stream. The progress is relayed from that call's own queue
+// (at most 64 waiting, the rest dropped), so another client's call to the
+// same upstream is still answered. A client that reads gets every
+// progress notification of a call, then its result.
+func TestHostileUpstreamProgressSlowClient(t *testing.T) {
+	r := startHTTP(t, "--tools", t.TempDir(), "--upstream", hostileSpec(t, "h", "good"), "--upstream-timeout", "1m")
+	hdr := func(tool string) []string {
+		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", tool}
+	}
+	call := func(id int, tool, args, token string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"progressToken":%q,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, id, tool, args, token)
+	}
+	_, _, body := post(t, r.url, call(1, "h__progress", `{"n":3,"size":10}`, "p1"), hdr("h__progress")...)
+	if data, _ := sse(body); len(data) != 4 || !strings.Contains(data[2], `"progressToken":"p1"`) || !strings.Contains(data[3], `"done"`) {
+		t.Errorf("a client that reads: events %q, want three progress notifications, then the result", data)
+	}
+
+	req, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(call(2, "h__progress", `{"n":2000,"size":20000}`, "slow")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h := hdr("h__progress")
+	req.Header.Set(h[0], h[1])
+	req.Header.Set(h[2], h[3])
+	req.Header.Set(h[4], h[5])
+	slow, err := http.DefaultClient.Do(req) // its progress has begun; its body is never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Body.Close()
+
+	_, _, body = post(t, r.url, call(3, "h__echo", `{}`, "e"), hdr("h__echo")...)
+	if !strings.Contains(body, `"text":"echo"`) {
+		t.Errorf("a call beside the slow client's: %.500s", body)
+	}
 }

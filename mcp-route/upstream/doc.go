@@ -123,6 +123,13 @@
 //     by one page), and the upstreams are served in the order given: one
 //     whose tools would pass what the earlier ones left loses them. Either
 //     way one log line says how many tools were left out.
+//   - Progress for a call is relayed from that call's own goroutine, out of
+//     a queue of at most MaxQueuedProgress (64) notifications: one client
+//     slow to read its progress (an HTTP client that does not read its
+//     stream) holds up its own call only, never the upstream's other calls.
+//     Progress is lossy by nature: a notification that finds the queue full
+//     is dropped, and a message is cut to MaxProgressMessage (1 KiB).
+//     What is queued when the result comes is sent before it.
 //
 // # Shutdown
 //

@@ -54,9 +54,9 @@ type Upstream struct {
 	left     []leftOut    // what listTools left out of it
 	listed   chan struct{}
 	listOnce sync.Once
-	progress map[string]func(codec.ProgressParams) // our token → the downstream request
-	noise    noiseLimit                            // the protocol errors logged
-	acked    chan struct{}                         // closed by the acknowledgement of the listen being opened
+	progress map[string]chan codec.ProgressParams // our token → the call's progress queue
+	noise    noiseLimit                           // the protocol errors logged
+	acked    chan struct{}                        // closed by the acknowledgement of the listen being opened
 }
 
 // listenAckWait bounds the wait for a modern upstream's acknowledgement of
@@ -71,7 +71,7 @@ func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 		relist:   make(chan struct{}, 1),
 		changed:  make(chan struct{}),
 		listed:   make(chan struct{}),
-		progress: map[string]func(codec.ProgressParams){},
+		progress: map[string]chan codec.ProgressParams{},
 	}
 }
 
@@ -336,11 +336,18 @@ func (u *Upstream) onNotification(m *codec.Message) {
 			return
 		}
 		u.mu.Lock()
-		f := u.progress[string(bytes.TrimSpace(p.ProgressToken))]
+		q := u.progress[string(bytes.TrimSpace(p.ProgressToken))]
 		u.mu.Unlock()
-		if f != nil {
-			p.ProgressToken, p.Meta = nil, nil
-			f(p)
+		if q == nil {
+			return
+		}
+		p.ProgressToken, p.Meta = nil, nil
+		if len(p.Message) > MaxProgressMessage {
+			p.Message = cut(p.Message, MaxProgressMessage)
+		}
+		select {
+		case q <- p:
+		default: // the call's client is slow: progress is lossy
 		}
 	}
 }
@@ -506,10 +513,12 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		return codec.ErrorResult(refusal), "failed", nil
 	}
 	p := codec.CallToolParams{Name: tool, Arguments: args}
+	var queue chan codec.ProgressParams
 	if progress != nil {
 		token := strconv.AppendQuote(nil, "mcp-route-"+strconv.FormatInt(u.tokens.Add(1), 10))
+		queue = make(chan codec.ProgressParams, MaxQueuedProgress)
 		u.mu.Lock()
-		u.progress[string(token)] = progress
+		u.progress[string(token)] = queue
 		u.mu.Unlock()
 		defer func() {
 			u.mu.Lock()
@@ -518,7 +527,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		}()
 		p.Meta = map[string]json.RawMessage{codec.MetaProgressToken: token}
 	}
-	raw, err := l.Request(cctx, codec.MethodToolsCall, p)
+	raw, err := relay(cctx, l, p, queue, progress)
 	if err != nil {
 		var rpc *codec.Error
 		switch {
@@ -553,6 +562,44 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		return res, "tool_error", nil
 	}
 	return res, "ok", nil
+}
+
+// Bounds on the progress an upstream sends for one call.
+const (
+	MaxQueuedProgress  = 64   // notifications waiting for the call's client; more are dropped
+	MaxProgressMessage = 1024 // bytes of a notification's message; the rest is cut
+)
+
+// relay sends the call and waits for its answer. Its progress, queued by
+// onNotification on the client's read goroutine, is passed on from here,
+// the call's own goroutine: a client slow to take it (an HTTP client that
+// does not read its stream) holds up its own call, not the read goroutine
+// every call of the upstream is answered through. What is still queued
+// when the answer comes goes first.
+func relay(ctx context.Context, l *link, p codec.CallToolParams, queue chan codec.ProgressParams, progress func(codec.ProgressParams)) (json.RawMessage, error) {
+	if queue == nil {
+		return l.Request(ctx, codec.MethodToolsCall, p)
+	}
+	type answer struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		raw, err := l.Request(ctx, codec.MethodToolsCall, p)
+		done <- answer{raw, err}
+	}()
+	for {
+		select {
+		case pp := <-queue:
+			progress(pp)
+		case a := <-done:
+			for range len(queue) {
+				progress(<-queue)
+			}
+			return a.raw, a.err
+		}
+	}
 }
 
 // ended is the result of a call whose context ended: the per-call timeout,
