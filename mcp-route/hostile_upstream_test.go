@@ -452,3 +452,27 @@ func TestHostileUpstreamProgressSlowClient(t *testing.T) {
 		t.Errorf("a call beside the slow client's: %.500s", body)
 	}
 }
+
+// TestHostileUpstreamListChangedStorm: an upstream that sends 5000
+// notifications/tools/list_changed is re-listed at most once a second, and
+// the change its last notification announced is not lost.
+func TestHostileUpstreamListChangedStorm(t *testing.T) {
+	g := startHostile(t, "good")
+	start := time.Now()
+	if r := g.call(2, "h__storm", `{"n":5000}`); r.IsError {
+		t.Fatalf("storm: %+v", r)
+	}
+	id := 3
+	proctest.Eventually(t, func() string {
+		id++
+		if got := g.list(id); !slices.Contains(got, "h__added") {
+			return fmt.Sprintf("the tool added after the storm is not listed: %v", got)
+		}
+		return ""
+	})
+	lists, _ := strconv.Atoi(resultText(g.call(id+1, "h__lists", `{}`)))
+	// The first list, then one a second at most since the storm began.
+	if limit := 2 + int(time.Since(start)/time.Second); lists < 2 || lists > limit {
+		t.Errorf("the upstream was listed %d times in %v of storm, want 2 to %d", lists, time.Since(start).Round(time.Millisecond), limit)
+	}
+}

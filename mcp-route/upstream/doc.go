@@ -68,7 +68,7 @@
 // 2026-07-28 upstream on the subscriptions/listen request mcp-route opens,
 // and whose acknowledgement it awaits, at most 5s, before the first
 // tools/list, so that no change falls between the two) makes it re-list
-// that upstream; when the list differs, the OnChange functions run (the router
+// that upstream (at most once a second, see Bounds); when the list differs, the OnChange functions run (the router
 // then sends list_changed to its clients). A failed re-list keeps the last
 // good list. An HTTP upstream's notifications reach mcp-route on the
 // stream of the listen request (a modern one) or on the GET stream
@@ -130,6 +130,10 @@
 //     Progress is lossy by nature: a notification that finds the queue full
 //     is dropped, and a message is cut to MaxProgressMessage (1 KiB).
 //     What is queued when the result comes is sent before it.
+//   - An upstream is re-listed at most once per RelistInterval (a second):
+//     a storm of notifications/tools/list_changed is coalesced into one
+//     tools/list when the second is up, and a change announced while a list
+//     is under way makes another, so the last change is never lost.
 //
 // # Shutdown
 //

@@ -279,9 +279,18 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	return l, nil
 }
 
+// RelistInterval is the least time between two re-lists of an upstream:
+// a storm of list_changed costs one tools/list a second at most.
+const RelistInterval = time.Second
+
 // serve waits for the upstream to die (the cause) or ctx, and re-lists its
-// tools when it says they changed.
+// tools when it says they changed: at once when the last list is
+// RelistInterval old, else when it is; the changes announced meanwhile are
+// all seen by that one list (a change announced while a list is under way
+// makes another).
 func (u *Upstream) serve(ctx context.Context, l *link) string {
+	last := time.Now() // connect has just listed
+	var due <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -289,17 +298,26 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 		case <-l.Done():
 			return l.cause(time.Second)
 		case <-u.relist:
-			lctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
-			tools, left, err := u.listTools(lctx, l.Client)
-			cancel()
-			switch {
-			case ctx.Err() != nil:
-				return ""
-			case err != nil:
-				u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
-			default:
-				u.setTools(tools, left)
+			if wait := RelistInterval - time.Since(last); wait > 0 {
+				if due == nil {
+					due = time.After(wait)
+				}
+				continue
 			}
+		case <-due:
+		}
+		due = nil
+		last = time.Now()
+		lctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+		tools, left, err := u.listTools(lctx, l.Client)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ""
+		case err != nil:
+			u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
+		default:
+			u.setTools(tools, left)
 		}
 	}
 }
