@@ -68,8 +68,9 @@
 // 2026-07-28 upstream on the subscriptions/listen request mcp-route opens,
 // and whose acknowledgement it awaits, at most 5s, before the first
 // tools/list, so that no change falls between the two) makes it re-list
-// that upstream (at most once a second, see Bounds); when the list differs, the OnChange functions run (the router
-// then sends list_changed to its clients). A failed re-list keeps the last
+// that upstream (at most once a second, see Bounds); when the list
+// differs, the OnChange functions run (the router then sends list_changed
+// to its clients). A failed re-list keeps the last
 // good list. An HTTP upstream's notifications reach mcp-route on the
 // stream of the listen request (a modern one) or on the GET stream
 // mcp-route opens after initialized and reopens while connected (a legacy
