@@ -43,7 +43,9 @@ import (
 //
 // MODE stall stops reading stdin after notifications/initialized; MODE
 // biglist lists, beside those tools, one "huge" tool of 1.5 MiB and pages
-// of "fill-P-I" tools of 700 KB each (more than 8 MiB in all).
+// of "fill-P-I" tools of 700 KB each (more than 8 MiB in all); MODE
+// badnames lists tools whose names are 100 KB long, one with an escape
+// sequence, one twice.
 func hostileUpstream(mode string) {
 	in := codec.NewReader(os.Stdin, 64<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
@@ -134,6 +136,11 @@ func hostileUpstream(mode string) {
 				if mode == "biglist" {
 					tool("huge", strings.Repeat("h", 1536<<10))
 					next = "1"
+				}
+				if mode == "badnames" {
+					tool("evil\x1b[2J"+strings.Repeat("n", 100<<10), "A name with a control character, 100 KB long.")
+					tool(strings.Repeat("t", 100<<10), "Twice, 100 KB long.")
+					tool(strings.Repeat("t", 100<<10), "Twice, 100 KB long.")
 				}
 			}
 			r := map[string]any{"tools": tools}
@@ -474,5 +481,25 @@ func TestHostileUpstreamListChangedStorm(t *testing.T) {
 	// The first list, then one a second at most since the storm began.
 	if limit := 2 + int(time.Since(start)/time.Second); lists < 2 || lists > limit {
 		t.Errorf("the upstream was listed %d times in %v of storm, want 2 to %d", lists, time.Since(start).Round(time.Millisecond), limit)
+	}
+}
+
+// TestHostileUpstreamBadNames: tool names of 100 KB, one with a terminal
+// escape sequence, one listed twice, are left out with one short log line
+// each, the escape shown escaped; the upstream's other tools are served.
+func TestHostileUpstreamBadNames(t *testing.T) {
+	g := startHostile(t, "badnames")
+	if got := g.list(2); !slices.Contains(got, "h__echo") || len(got) != 10 {
+		t.Errorf("tools/list %v: want mine and h's 9 good tools", got)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g.stderr.String(); strings.Count(s, "left out") != 2 {
+			return "want a line for the bad name and one for the name listed twice: " + s
+		}
+		return ""
+	})
+	s := g.stderr.String()
+	if strings.Contains(s, "\x1b") || !strings.Contains(s, `evil\\x1b[2J`) || len(s) > 2000 {
+		t.Errorf("the log of the bad names (%d bytes): %.2000q", len(s), s)
 	}
 }

@@ -135,6 +135,18 @@
 //     a storm of notifications/tools/list_changed is coalesced into one
 //     tools/list when the second is up, and a change announced while a list
 //     is under way makes another, so the last change is never lost.
+//   - A stdio upstream that stops reading its stdin: at most 64 writes to
+//     it are under way at once (codec/client.MaxPendingWrites), each
+//     holding a goroutine until the upstream is stopped; a call that finds
+//     none free waits for its timeout without sending anything. At most
+//     4096 abandoned request ids (timed out, cancelled) are remembered so
+//     that their late answers are ignored (codec/client.MaxAbandoned); an
+//     older one's late answer is a protocol error.
+//   - What an upstream names in a log line (a tool name, an error text, an
+//     id) is quoted and cut to a few hundred bytes, and the leave-out lines
+//     already logged are remembered for at most 4096 tools (past that they
+//     may be logged again), so an upstream that keeps renaming its tools
+//     cannot grow mcp-route's memory.
 //
 // # Shutdown
 //
