@@ -45,7 +45,8 @@ import (
 // biglist lists, beside those tools, one "huge" tool of 1.5 MiB and pages
 // of "fill-P-I" tools of 700 KB each (more than 8 MiB in all); MODE
 // badnames lists tools whose names are 100 KB long, one with an escape
-// sequence, one twice.
+// sequence, one twice; MODE babble answers an unknown method (the
+// server/discover probe) with a message of 100 KB.
 func hostileUpstream(mode string) {
 	in := codec.NewReader(os.Stdin, 64<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
@@ -201,8 +202,12 @@ func hostileUpstream(mode string) {
 				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "unknown tool"}})
 			}
 		default:
+			msg := "method not found"
+			if mode == "babble" {
+				msg = strings.Repeat("b", 100<<10)
+			}
 			if len(m.ID) > 0 {
-				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": msg}})
 			}
 		}
 		flush()
@@ -501,5 +506,26 @@ func TestHostileUpstreamBadNames(t *testing.T) {
 	s := g.stderr.String()
 	if strings.Contains(s, "\x1b") || !strings.Contains(s, `evil\\x1b[2J`) || len(s) > 2000 {
 		t.Errorf("the log of the bad names (%d bytes): %.2000q", len(s), s)
+	}
+}
+
+// TestHostileUpstreamBabble: an upstream that answers the server/discover
+// probe with an error message of 100 KB is connected in the legacy era,
+// and the --verbose line that says how (quoting the message) stays short.
+func TestHostileUpstreamBabble(t *testing.T) {
+	g := startHostile(t, "babble", "--verbose")
+	if r := g.call(2, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Fatalf("a call: %+v", r)
+	}
+	proctest.Eventually(t, func() string {
+		if !strings.Contains(g.stderr.String(), "fell back to initialize") {
+			return "no line on how it connected: " + g.stderr.String()
+		}
+		return ""
+	})
+	for _, line := range strings.Split(g.stderr.String(), "\n") {
+		if len(line) > 2000 {
+			t.Errorf("a log line of %d bytes: %.300s...", len(line), line)
+		}
 	}
 }
