@@ -252,7 +252,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins)")
-	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins)")
+	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins); also caps an upstream tool's result (its JSON) and error")
 	maxProcs := fs.Int("max-procs", router.DefaultMaxProcs, "tool processes running at once; further calls wait")
 	maxQueue := fs.Int("max-queue", router.DefaultMaxQueue, "calls that may wait for a process; beyond, a call gets an isError result \"server busy\" at once (0: none wait)")
 	logFile := fs.String("log", "", "append logs to `FILE` instead of stderr, every event (as --verbose)")
@@ -562,6 +562,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Spawn:       conf.Spawn(),
 		Grace:       *grace,
 		CallTimeout: *timeout,
+		MaxOutput:   *maxOutput,
 		ListTimeout: *upstreamTimeout,
 		MinBackoff:  minBackoff,
 		MaxBackoff:  maxBackoff,

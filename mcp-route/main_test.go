@@ -21,6 +21,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "--hostile-upstream" {
+		hostileUpstream(os.Args[2]) // this binary as a misbehaving upstream (hostile_upstream_test.go)
+		os.Exit(0)
+	}
 	if os.Getenv("MCP_TOOL") == connectTool {
 		connectMain() // this binary, linked into a tool directory (confine_test.go)
 	}

@@ -61,6 +61,9 @@ type pinGate struct {
 	logged map[string]string // upstream\x00tool → the diff last logged; upstream\x00 → the pinning error
 }
 
+// maxLogged bounds pinGate.logged: past it, lines may be logged again.
+const maxLogged = 4096
+
 func (g *pinGate) admit(up string, t codec.Tool) (bool, string) {
 	// A file that cannot be read withholds everything (Check says why):
 	// no upstream is new then.
@@ -71,6 +74,9 @@ func (g *pinGate) admit(up string, t codec.Tool) (bool, string) {
 	if diff != "" {
 		key := up + "\x00" + t.Name
 		g.mu.Lock()
+		if len(g.logged) >= maxLogged {
+			clear(g.logged) // an upstream renaming its tools again and again
+		}
 		fresh := g.logged[key] != diff
 		g.logged[key] = diff
 		g.mu.Unlock()

@@ -65,6 +65,17 @@
 // Frames are capped at Options.MaxFrame (codec.DefaultMaxFrame, 16 MiB, by
 // default). tools/list pagination stops with a *ProtocolError after 1000
 // pages or a repeated cursor.
+//
+// Against a stdio server that stops reading its stdin: a write outlives its
+// caller's context (a frame is never cut short) until the pipe is closed,
+// but at most MaxPendingWrites (64) writes are under way at once; a request
+// that finds none free waits for one or for its context, and when the
+// context ends first it was never sent (no cancellation follows). A
+// notifications/cancelled is sent only when a write slot is free, and the
+// answer to a server→client ping waits for one at most 10s. At most
+// MaxAbandoned (4096) abandoned request ids are remembered, so that their
+// late answers are ignored; past that the oldest is forgotten, and its
+// late answer counts as a protocol error.
 package client
 
 import (
@@ -172,7 +183,11 @@ type Client struct {
 	mu        sync.Mutex
 	pending   map[string]chan reply
 	abandoned map[string]bool
-	info      *Info // set by Connect
+	// abandonedRing holds the keys abandoned, a ring of at most
+	// MaxAbandoned whose oldest, at abandonedNext, is forgotten first.
+	abandonedRing []string
+	abandonedNext int
+	info          *Info // set by Connect
 	// handshakeErr is the first invalid line before Connect succeeded; it
 	// fails every request of the handshake. handshakeDone is set when
 	// Connect returns, so later invalid lines are only reported.
@@ -183,7 +198,17 @@ type Client struct {
 	metaVersion string
 
 	done chan struct{} // closed when the read loop ends (stdio) or by Close (HTTP)
+	// writeSlots bounds the writes to a stdio server under way at once
+	// (MaxPendingWrites); nil over HTTP, where a send ends with its ctx.
+	writeSlots chan struct{}
 }
+
+// MaxPendingWrites bounds the writes to a stdio server under way at once.
+// A write outlives its caller's context (a frame is never cut short), so a
+// server that stops reading its stdin leaves each abandoned write blocked
+// until the pipe is closed; past MaxPendingWrites, a request waits for a
+// slot (or its context) without starting a write, and is never sent.
+const MaxPendingWrites = 64
 
 // transport carries messages between a Client and one server: stdio (a
 // pipe pair) or Streamable HTTP. Frames from the server reach the Client
@@ -242,6 +267,7 @@ func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
 	}
 	c := newClient(opts, "on its stdout")
 	c.t = &stdioTransport{w: codec.NewWriter(ww), wc: w, done: c.done}
+	c.writeSlots = make(chan struct{}, MaxPendingWrites)
 	go c.readLoop(codec.NewReader(r, opts.MaxFrame))
 	return c
 }
@@ -387,7 +413,7 @@ func (c *Client) dispatch(src string, frame []byte, m *codec.Message) {
 			delete(c.abandoned, m.ID.Key())
 			c.mu.Unlock()
 			if !late {
-				c.protocolError(protoErrorf("%s: response to unknown id %s", src, m.ID), frame)
+				c.protocolError(protoErrorf("%s: response to unknown id %s", src, clipID(m.ID)), frame)
 			}
 		}
 	case m.IsRequest():
@@ -397,6 +423,16 @@ func (c *Client) dispatch(src string, frame []byte, m *codec.Message) {
 			c.opts.OnNotification(m)
 		}
 	}
+}
+
+// clipID is id for an error message, at most 100 bytes of it: a server
+// may send an id of any length.
+func clipID(id *codec.ID) string {
+	s := id.String()
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }
 
 func errText(m *codec.Message) string {
@@ -424,10 +460,12 @@ func (c *Client) serveRequest(m *codec.Message) {
 	} else {
 		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client declares no capabilities and serves only ping: no sampling, elicitation or roots)", m.Method))
 	}
-	// A write error means the server is going away; the read loop will see it.
+	// A write error means the server is going away; the read loop will
+	// see it. A server that does not read its stdin holds the read loop
+	// at most answerTimeout per request.
 	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
 	defer cancel()
-	_ = c.t.send(ctx, resp)
+	_, _ = c.write(ctx, resp)
 }
 
 // failPending ends every request waiting for an answer with err.
@@ -551,10 +589,12 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 	c.pending[id.Key()] = ch
 	c.mu.Unlock()
 
-	if err := c.write(ctx, msg); err != nil {
+	if started, err := c.write(ctx, msg); err != nil {
 		if ctx.Err() != nil {
-			c.forget(id, true)
-			if cancellable {
+			// A request whose write never started was never sent: nothing
+			// to cancel, no late answer to expect.
+			c.forget(id, started)
+			if cancellable && started {
 				// The request may have gone out as ctx ended (or may still
 				// go out: the abandoned write goes on), so the server is
 				// told; a cancellation of an id it never saw is ignored.
@@ -585,36 +625,85 @@ func (c *Client) call(ctx context.Context, method string, params any, cancellabl
 }
 
 // sendCancelled tells the server that request id is abandoned. With wait
-// false it writes from a goroutine, which ends when the write does (at the
-// latest when Stop closes the pipe).
+// true it waits for the write at most answerTimeout; with wait false it
+// writes from a goroutine, and only when a write slot is free at once: the
+// writer may be stuck behind the request's own write, and a server that
+// does not read gets no cancellation it could not read anyway.
 func (c *Client) sendCancelled(id codec.ID, reason error, wait bool) {
 	n, err := codec.NewNotification(codec.MethodCancelled, codec.CancelledParams{RequestID: &id, Reason: reason.Error()})
 	if err != nil {
 		return
 	}
-	send := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
-		defer cancel()
-		_ = c.t.send(ctx, n)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
 	if wait {
-		send()
+		defer cancel()
+		_, _ = c.write(ctx, n)
 		return
 	}
-	go send()
+	if !c.acquire(nil) {
+		cancel()
+		return
+	}
+	go func() {
+		defer cancel()
+		defer c.release()
+		_ = c.t.send(ctx, n)
+	}()
 }
 
 // write sends msg, giving up when ctx ends first: a server that stops
 // reading its stdin fills the pipe, and a blocked write must not outlive
-// --timeout. The abandoned write ends when the pipe is closed (Stop).
-func (c *Client) write(ctx context.Context, msg *codec.Message) error {
+// --timeout. The abandoned write ends when the pipe is closed (Stop) and
+// holds one of the MaxPendingWrites slots till then. started says whether
+// the write began (false: ctx ended while every slot was taken, and msg
+// was not sent).
+func (c *Client) write(ctx context.Context, msg *codec.Message) (started bool, err error) {
+	if !c.acquire(ctx.Done()) {
+		return false, ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		c.release()
+		return false, err
+	}
 	done := make(chan error, 1)
-	go func() { done <- c.t.send(ctx, msg) }()
+	go func() {
+		defer c.release()
+		done <- c.t.send(ctx, msg)
+	}()
 	select {
 	case err := <-done:
-		return err
+		return true, err
 	case <-ctx.Done():
-		return ctx.Err()
+		return true, ctx.Err()
+	}
+}
+
+// acquire takes a write slot, waiting until stop is closed (a nil stop:
+// not at all); it reports whether it got one. Over HTTP there are no
+// slots.
+func (c *Client) acquire(stop <-chan struct{}) bool {
+	if c.writeSlots == nil {
+		return true
+	}
+	if stop == nil {
+		select {
+		case c.writeSlots <- struct{}{}:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case c.writeSlots <- struct{}{}:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+func (c *Client) release() {
+	if c.writeSlots != nil {
+		<-c.writeSlots
 	}
 }
 
@@ -630,15 +719,32 @@ func (t traceWriter) Write(p []byte) (int, error) {
 	return t.w.Write(p)
 }
 
+// MaxAbandoned is how many abandoned request ids a Client remembers, so
+// that a late answer to one is ignored rather than reported; past it the
+// oldest is forgotten (its late answer is then a protocol error). A server
+// that never answers cannot grow the map without bound.
+const MaxAbandoned = 4096
+
 // forget drops a pending request; a late answer to an abandoned one is
 // then ignored instead of counted as a protocol error.
 func (c *Client) forget(id codec.ID, abandoned bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, id.Key())
-	if abandoned {
-		c.abandoned[id.Key()] = true
+	if !abandoned {
+		return
 	}
+	key := id.Key()
+	c.abandoned[key] = true
+	if len(c.abandonedRing) < MaxAbandoned {
+		c.abandonedRing = append(c.abandonedRing, key)
+		return
+	}
+	// A key answered late is still in the ring; deleting it again is
+	// harmless (ids are never reused).
+	delete(c.abandoned, c.abandonedRing[c.abandonedNext])
+	c.abandonedRing[c.abandonedNext] = key
+	c.abandonedNext = (c.abandonedNext + 1) % MaxAbandoned
 }
 
 // notify sends a notification.
@@ -647,7 +753,8 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.t.send(ctx, n)
+	_, err = c.write(ctx, n)
+	return err
 }
 
 // answerTimeout bounds the client's own messages that no caller waits for:

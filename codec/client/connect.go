@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcpipe/mcpipe/codec"
 )
@@ -86,6 +87,15 @@ func (c *Client) Connect(ctx context.Context) (*Info, error) {
 	return info, nil
 }
 
+// clipNote cuts a note for Info.Probe that quotes what the server sent (an
+// error message, a version list) to 300 bytes: it goes into log lines.
+func clipNote(s string) string {
+	if len(s) > 300 {
+		return strings.ToValidUTF8(s[:300], "\uFFFD") + "..."
+	}
+	return s
+}
+
 // errFallback carries the reason the auto probe decided on legacy.
 type errFallback struct{ why string }
 
@@ -103,7 +113,7 @@ func (c *Client) discover(ctx context.Context, pinned string, auto bool) (*Info,
 		info, err := c.discoverOnce(ctx, version, pinned, auto)
 		var fb *errFallback
 		if errors.As(err, &fb) {
-			return c.initialize(ctx, "", note+fb.why+"; fell back to initialize")
+			return c.initialize(ctx, "", clipNote(note+fb.why)+"; fell back to initialize")
 		}
 		var rpc *codec.Error
 		if attempt == 0 && errors.As(err, &rpc) && rpc.Code == codec.CodeUnsupportedVersion && pinned == "" {
@@ -114,12 +124,12 @@ func (c *Client) discover(ctx context.Context, pinned string, auto bool) (*Info,
 			}
 			_ = json.Unmarshal(rpc.Data, &data)
 			if v := newestModern(data.Supported); v != "" {
-				note = fmt.Sprintf("server/discover with %s answered -32022 (supported: %v); ", version, data.Supported)
+				note = clipNote(fmt.Sprintf("server/discover with %s answered -32022 (supported: %v)", version, data.Supported)) + "; "
 				version = v
 				continue
 			}
 			if auto && len(data.Supported) > 0 && newestLegacy(data.Supported) != "" {
-				return c.initialize(ctx, "", fmt.Sprintf("server/discover answered -32022 listing only legacy versions %v; fell back to initialize", data.Supported))
+				return c.initialize(ctx, "", clipNote(fmt.Sprintf("server/discover answered -32022 listing only legacy versions %v", data.Supported))+"; fell back to initialize")
 			}
 			return nil, protoErrorf("server/discover: server supports none of our modern versions (it lists %v)", data.Supported)
 		}

@@ -28,6 +28,14 @@ func (c *Client) ListTools(ctx context.Context) ([]codec.Tool, error) {
 // ListToolsRaw is ListTools with each definition as the server sent it,
 // members this package does not know included.
 func (c *Client) ListToolsRaw(ctx context.Context) ([]json.RawMessage, error) {
+	return c.ListToolsRawFunc(ctx, nil)
+}
+
+// ListToolsRawFunc is ListToolsRaw where keep, when not nil, decides as
+// each page arrives which definitions are kept: one it refuses is not held
+// past its page, so a caller that bounds what it keeps bounds the memory
+// a server's list takes to one page (Options.MaxFrame).
+func (c *Client) ListToolsRawFunc(ctx context.Context, keep func(json.RawMessage) bool) ([]json.RawMessage, error) {
 	var all []json.RawMessage
 	seen := map[string]bool{}
 	cursor := ""
@@ -53,7 +61,11 @@ func (c *Client) ListToolsRaw(ctx context.Context) ([]json.RawMessage, error) {
 		if res.Tools == nil {
 			return nil, protoErrorf("tools/list: result has no tools")
 		}
-		all = append(all, res.Tools...)
+		for _, t := range res.Tools {
+			if keep == nil || keep(t) {
+				all = append(all, t) // its own copy (json.RawMessage)
+			}
+		}
 		if res.NextCursor == "" {
 			if h, ok := c.t.(*httpTransport); ok {
 				// x-mcp-header: learn which arguments go into headers,

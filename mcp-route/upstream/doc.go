@@ -70,8 +70,9 @@
 // 2026-07-28 upstream on the subscriptions/listen request mcp-route opens,
 // and whose acknowledgement it awaits, at most 5s, before the first
 // tools/list, so that no change falls between the two) makes it re-list
-// that upstream; when the list differs, the OnChange functions run (the router
-// then sends list_changed to its clients). A failed re-list keeps the last
+// that upstream (at most once a second, see Bounds); when the list
+// differs, the OnChange functions run (the router then sends list_changed
+// to its clients). A failed re-list keeps the last
 // good list. An HTTP upstream's notifications reach mcp-route on the
 // stream of the listen request (a modern one) or on the GET stream
 // mcp-route opens after initialized and reopens while connected (a legacy
@@ -100,6 +101,54 @@
 // elicitation/create, roots/list) are answered with JSON-RPC error -32601
 // by codec/client, which declares no client capabilities; only ping is
 // answered. They are not passed on to mcp-route's own client.
+//
+// # Bounds
+//
+// An upstream is not trusted to behave: what it can make mcp-route hold,
+// do or write is bounded.
+//   - Options.MaxOutput (--max-output, 1 MiB by default) caps a result (its
+//     JSON as the upstream sent it) and a JSON-RPC error (its message and
+//     data): over it, the call gets an isError naming the cap ("upstream
+//     NAME: TOOL: its result of N bytes exceeds --max-output (M bytes)";
+//     an error's first 200 bytes are quoted).
+//   - Protocol errors (a line that is not JSON-RPC, an answer to no request)
+//     are logged at most MaxNoiseLines (10) per NoiseWindow (a minute) per
+//     upstream, each clipped to MaxNoiseLine (300) bytes; past that one line
+//     says the rest are counted, and the count is logged when the next
+//     window begins.
+//   - A tool definition larger than MaxToolDef (1 MiB, as the upstream sent
+//     it) is left out, with one log line.
+//   - The upstream tools served add up to at most Options.MaxListBytes
+//     (DefaultMaxListBytes, 8 MiB: half the 16 MiB frame a client reads by
+//     default, the rest left for the local tools), so that the merged
+//     tools/list always fits a client's frame. An upstream's definitions
+//     past it are not even kept as its list is read (its memory is bounded
+//     by one page), and the upstreams are served in the order given: one
+//     whose tools would pass what the earlier ones left loses them. Either
+//     way one log line says how many tools were left out.
+//   - Progress for a call is relayed from that call's own goroutine, out of
+//     a queue of at most MaxQueuedProgress (64) notifications: one client
+//     slow to read its progress (an HTTP client that does not read its
+//     stream) holds up its own call only, never the upstream's other calls.
+//     Progress is lossy by nature: a notification that finds the queue full
+//     is dropped, and a message is cut to MaxProgressMessage (1 KiB).
+//     What is queued when the result comes is sent before it.
+//   - An upstream is re-listed at most once per RelistInterval (a second):
+//     a storm of notifications/tools/list_changed is coalesced into one
+//     tools/list when the second is up, and a change announced while a list
+//     is under way makes another, so the last change is never lost.
+//   - A stdio upstream that stops reading its stdin: at most 64 writes to
+//     it are under way at once (codec/client.MaxPendingWrites), each
+//     holding a goroutine until the upstream is stopped; a call that finds
+//     none free waits for its timeout without sending anything. At most
+//     4096 abandoned request ids (timed out, cancelled) are remembered so
+//     that their late answers are ignored (codec/client.MaxAbandoned); an
+//     older one's late answer is a protocol error.
+//   - What an upstream names in a log line (a tool name, an error text, an
+//     id) is quoted and cut to a few hundred bytes, and the leave-out lines
+//     already logged are remembered for at most 4096 tools (past that they
+//     may be logged again), so an upstream that keeps renaming its tools
+//     cannot grow mcp-route's memory.
 //
 // # Shutdown
 //

@@ -23,6 +23,7 @@ const (
 	DefaultMinBackoff     = 500 * time.Millisecond
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultMaxFailures    = 5
+	DefaultMaxOutput      = 1 << 20
 )
 
 // Options configure a Set. Fields marked optional have a default.
@@ -38,6 +39,8 @@ type Options struct {
 	MinBackoff     time.Duration // optional: the first restart delay, doubled per restart
 	MaxBackoff     time.Duration // optional: the cap of the delay, and the retry interval of a down upstream
 	MaxFailures    int           // optional: failed starts in a row that mark an upstream down
+	MaxOutput      int64         // optional: cap on a call's result (its JSON) and on an error's message and data, in bytes (--max-output)
+	MaxListBytes   int           // optional: cap on the upstream tool definitions served, all upstreams together, in bytes
 
 	ReadOnly   bool                 // --readonly: list only tools annotated readOnlyHint: true
 	ClientInfo codec.Implementation // how mcp-route introduces itself upstream
@@ -70,6 +73,12 @@ func (o *Options) defaults() {
 		o.MaxBackoff = DefaultMaxBackoff
 	}
 	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	if o.MaxListBytes <= 0 {
+		o.MaxListBytes = DefaultMaxListBytes
+	}
 	if o.MaxFailures <= 0 {
 		o.MaxFailures = DefaultMaxFailures
 	}
@@ -277,8 +286,13 @@ func (s *Set) rebuild() {
 	s.stale = false
 	index := map[string]*Tool{}
 	list := []*Tool{}
+	budget := s.opts.MaxListBytes // what the served definitions may add up to
 	for _, u := range s.ups {
-		tools := u.Tools()
+		tools, left := u.listing()
+		for _, l := range left {
+			s.report(u, l.name, l.why, true)
+		}
+		over := 0
 		count := map[string]int{}
 		for _, t := range tools {
 			count[t.Name]++
@@ -288,9 +302,9 @@ func (s *Set) rebuild() {
 			why := ""
 			switch {
 			case count[def.Name] > 1:
-				why = fmt.Sprintf("the upstream lists %d tools named %q; none of them is served", count[def.Name], def.Name)
+				why = fmt.Sprintf("the upstream lists %d tools of that name; none of them is served", count[def.Name])
 			case codec.ValidateToolName(def.Name) != nil:
-				why = fmt.Sprintf("its name %q breaks the tool-name rules: %v", def.Name, codec.ValidateToolName(def.Name))
+				why = fmt.Sprintf("its name breaks the tool-name rules: %s", cut(codec.ValidateToolName(def.Name).Error(), 300))
 			case len(name) > MaxListedName:
 				why = fmt.Sprintf("%s is %d characters long, more than the %d many LLM APIs allow", name, len(name), MaxListedName)
 			case s.opts.ReadOnly && (def.Annotations == nil || def.Annotations.ReadOnlyHint == nil || !*def.Annotations.ReadOnlyHint):
@@ -303,6 +317,13 @@ func (s *Set) rebuild() {
 			}
 			t := &Tool{Upstream: u, Name: def.Name, Def: def}
 			t.Def.Name = name
+			if b, err := codec.Marshal(t.Def); err != nil || len(b) > budget {
+				// The upstreams before it took the rest.
+				over++
+				continue
+			} else {
+				budget -= len(b)
+			}
 			if s.opts.Admit != nil {
 				if ok, reason := s.opts.Admit(u.spec.Name, def); !ok {
 					if reason == "" {
@@ -317,21 +338,37 @@ func (s *Set) rebuild() {
 				list = append(list, t)
 			}
 		}
+		if over > 0 {
+			s.report(u, "", fmt.Sprintf("%d tools left out: the upstream tools served would pass %d bytes (they must fit a client's frame)", over, s.opts.MaxListBytes), true)
+		}
 	}
 	slices.SortFunc(list, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
 	s.index, s.list = index, list
 }
 
-// report logs a tool left out, once per reason.
+// maxReported bounds the leave-out lines remembered as logged: an
+// upstream that keeps changing its tools' names cannot grow the map without
+// bound (past it, the lines may be logged again).
+const maxReported = 4096
+
+// report logs a tool left out (tool "": tools), once per reason.
 func (s *Set) report(u *Upstream, tool, why string, warn bool) {
 	key := u.spec.Name + "\x00" + tool + "\x00" + why
 	if s.reported[key] {
 		return
 	}
+	if len(s.reported) >= maxReported {
+		clear(s.reported)
+	}
 	s.reported[key] = true
+	tool = clipText(tool, 100)
 	if why == "" {
 		s.opts.logf(false, "upstream %s: tool %q left out: --readonly and it is not annotated readOnlyHint: true", u.spec.Name, tool)
 		return
 	}
-	s.opts.logf(warn, "upstream %s: tool %q left out: %s", u.spec.Name, tool, why)
+	if tool == `""` {
+		s.opts.logf(warn, "upstream %s: %s", u.spec.Name, why)
+		return
+	}
+	s.opts.logf(warn, "upstream %s: tool %s left out: %s", u.spec.Name, tool, why)
 }

@@ -51,10 +51,12 @@ type Upstream struct {
 	lastErr  string
 	failures int          // failed starts in a row
 	tools    []codec.Tool // the last good list, as the upstream gave it
+	left     []leftOut    // what listTools left out of it
 	listed   chan struct{}
 	listOnce sync.Once
-	progress map[string]func(codec.ProgressParams) // our token → the downstream request
-	acked    chan struct{}                         // closed by the acknowledgement of the listen being opened
+	progress map[string]chan codec.ProgressParams // our token → the call's progress queue
+	noise    noiseLimit                           // the protocol errors logged
+	acked    chan struct{}                        // closed by the acknowledgement of the listen being opened
 }
 
 // listenAckWait bounds the wait for a modern upstream's acknowledgement of
@@ -69,7 +71,7 @@ func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 		relist:   make(chan struct{}, 1),
 		changed:  make(chan struct{}),
 		listed:   make(chan struct{}),
-		progress: map[string]func(codec.ProgressParams){},
+		progress: map[string]chan codec.ProgressParams{},
 	}
 }
 
@@ -210,12 +212,10 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
 	defer cancel()
 	copts := client.Options{
-		ClientInfo:     u.opts.ClientInfo,
-		ProbeTimeout:   min(client.DefaultProbeTimeout, u.opts.ConnectTimeout/2),
-		OnNotification: u.onNotification,
-		OnProtocolError: func(err error) {
-			u.warnf("upstream %s: %v", u.spec.Name, err)
-		},
+		ClientInfo:      u.opts.ClientInfo,
+		ProbeTimeout:    min(client.DefaultProbeTimeout, u.opts.ConnectTimeout/2),
+		OnNotification:  u.onNotification,
+		OnProtocolError: u.protocolError,
 	}
 	var conn *client.Conn
 	var info *client.Info
@@ -269,19 +269,28 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		case <-cctx.Done():
 		}
 	}
-	tools, err := conn.ListTools(cctx)
+	tools, left, err := u.listTools(cctx, conn.Client)
 	if err != nil {
 		l.close()
 		return nil, withStderr("tools/list: "+err.Error(), stderr)
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
-	u.setTools(tools)
+	u.setTools(tools, left)
 	return l, nil
 }
 
+// RelistInterval is the least time between two re-lists of an upstream:
+// a storm of list_changed costs one tools/list a second at most.
+const RelistInterval = time.Second
+
 // serve waits for the upstream to die (the cause) or ctx, and re-lists its
-// tools when it says they changed.
+// tools when it says they changed: at once when the last list is
+// RelistInterval old, else when it is; the changes announced meanwhile are
+// all seen by that one list (a change announced while a list is under way
+// makes another).
 func (u *Upstream) serve(ctx context.Context, l *link) string {
+	last := time.Now() // connect has just listed
+	var due <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -289,17 +298,26 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 		case <-l.Done():
 			return l.cause(time.Second)
 		case <-u.relist:
-			lctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
-			tools, err := l.ListTools(lctx)
-			cancel()
-			switch {
-			case ctx.Err() != nil:
-				return ""
-			case err != nil:
-				u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
-			default:
-				u.setTools(tools)
+			if wait := RelistInterval - time.Since(last); wait > 0 {
+				if due == nil {
+					due = time.After(wait)
+				}
+				continue
 			}
+		case <-due:
+		}
+		due = nil
+		last = time.Now()
+		lctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+		tools, left, err := u.listTools(lctx, l.Client)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ""
+		case err != nil:
+			u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
+		default:
+			u.setTools(tools, left)
 		}
 	}
 }
@@ -336,23 +354,140 @@ func (u *Upstream) onNotification(m *codec.Message) {
 			return
 		}
 		u.mu.Lock()
-		f := u.progress[string(bytes.TrimSpace(p.ProgressToken))]
+		q := u.progress[string(bytes.TrimSpace(p.ProgressToken))]
 		u.mu.Unlock()
-		if f != nil {
-			p.ProgressToken, p.Meta = nil, nil
-			f(p)
+		if q == nil {
+			return
+		}
+		p.ProgressToken, p.Meta = nil, nil
+		if len(p.Message) > MaxProgressMessage {
+			p.Message = cut(p.Message, MaxProgressMessage)
+		}
+		select {
+		case q <- p:
+		default: // the call's client is slow: progress is lossy
 		}
 	}
 }
 
+// Bounds on the log lines an upstream's protocol errors make.
+const (
+	MaxNoiseLines = 10          // per NoiseWindow
+	NoiseWindow   = time.Minute // the window of MaxNoiseLines
+	MaxNoiseLine  = 300         // bytes of one error's text
+)
+
+// protocolError logs a frame of the upstream that is not protocol (an
+// invalid line, an answer to no request): at most MaxNoiseLines per
+// NoiseWindow, each clipped to MaxNoiseLine bytes, and the rest counted, so
+// that an upstream writing junk cannot flood mcp-route's log.
+func (u *Upstream) protocolError(err error) {
+	ok, first, dropped := u.noise.allow(time.Now())
+	if dropped > 0 {
+		u.warnf("upstream %s: %d more protocol errors in the last %v were not logged", u.spec.Name, dropped, NoiseWindow)
+	}
+	switch {
+	case ok:
+		msg := err.Error()
+		u.warnf("upstream %s: %s", u.spec.Name, cut(msg, MaxNoiseLine))
+	case first:
+		u.warnf("upstream %s: more than %d protocol errors in %v: the rest are counted, not logged", u.spec.Name, MaxNoiseLines, NoiseWindow)
+	}
+}
+
+// noiseLimit lets MaxNoiseLines events through per NoiseWindow.
+type noiseLimit struct {
+	mu      sync.Mutex
+	start   time.Time
+	n       int
+	dropped int
+}
+
+// allow says whether the event at now is logged, whether it is the first
+// one of its window that is not, and how many were not logged in the
+// window it ends (once, when a new window begins).
+func (l *noiseLimit) allow(now time.Time) (ok, first bool, dropped int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.start) >= NoiseWindow {
+		dropped = l.dropped
+		l.start, l.n, l.dropped = now, 0, 0
+	}
+	l.n++
+	if l.n <= MaxNoiseLines {
+		return true, false, dropped
+	}
+	l.dropped++
+	return false, l.dropped == 1, dropped
+}
+
+// Bounds on an upstream's tool list.
+const (
+	// MaxToolDef is the largest tool definition served, in bytes as the
+	// upstream sent it.
+	MaxToolDef = 1 << 20
+	// DefaultMaxListBytes is the default Options.MaxListBytes: half of
+	// codec.DefaultMaxFrame, the frame a client reads by default, leaving
+	// the rest for the local tools.
+	DefaultMaxListBytes = codec.DefaultMaxFrame / 2
+)
+
+// leftOut is a tool listTools left out, and why (for the Set's log).
+type leftOut struct{ name, why string }
+
+// listTools reads the upstream's tool list, leaving out a definition
+// larger than MaxToolDef and, once the definitions kept add up to
+// MaxListBytes, every later one: what it keeps, and so the memory a list
+// takes, is bounded, however many pages the upstream sends.
+func (u *Upstream) listTools(ctx context.Context, c *client.Client) ([]codec.Tool, []leftOut, error) {
+	var left []leftOut
+	total, over := 0, 0
+	raws, err := c.ListToolsRawFunc(ctx, func(raw json.RawMessage) bool {
+		switch {
+		case len(raw) > MaxToolDef:
+			var head struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(raw, &head)
+			left = append(left, leftOut{head.Name, fmt.Sprintf("its definition is %d bytes, more than %d (1 MiB)", len(raw), MaxToolDef)})
+			return false
+		case total+len(raw) > u.opts.MaxListBytes:
+			over++
+			return false
+		}
+		total += len(raw)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if over > 0 {
+		left = append(left, leftOut{"", fmt.Sprintf("%d tools left out: its list passes %d bytes (the tool definitions mcp-route serves must fit a client's frame)", over, u.opts.MaxListBytes)})
+	}
+	tools := make([]codec.Tool, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &tools[i]); err != nil {
+			return nil, nil, fmt.Errorf("tools/list: tool %d is not a Tool: %v", i, err)
+		}
+	}
+	return tools, left, nil
+}
+
+// listing is the last good list and what listTools left out of it.
+func (u *Upstream) listing() ([]codec.Tool, []leftOut) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tools, u.left
+}
+
 // setTools keeps a new good list and tells the Set when it differs.
-func (u *Upstream) setTools(tools []codec.Tool) {
+func (u *Upstream) setTools(tools []codec.Tool, left []leftOut) {
 	if tools == nil {
 		tools = []codec.Tool{}
 	}
 	u.mu.Lock()
-	same := u.tools != nil && reflect.DeepEqual(u.tools, tools)
-	u.tools = tools
+	same := u.tools != nil && reflect.DeepEqual(u.tools, tools) && reflect.DeepEqual(u.left, left)
+	u.tools, u.left = tools, left
 	u.mu.Unlock()
 	if !same {
 		u.notify()
@@ -396,10 +531,12 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		return codec.ErrorResult(refusal), "failed", nil
 	}
 	p := codec.CallToolParams{Name: tool, Arguments: args}
+	var queue chan codec.ProgressParams
 	if progress != nil {
 		token := strconv.AppendQuote(nil, "mcp-route-"+strconv.FormatInt(u.tokens.Add(1), 10))
+		queue = make(chan codec.ProgressParams, MaxQueuedProgress)
 		u.mu.Lock()
-		u.progress[string(token)] = progress
+		u.progress[string(token)] = queue
 		u.mu.Unlock()
 		defer func() {
 			u.mu.Lock()
@@ -408,11 +545,14 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		}()
 		p.Meta = map[string]json.RawMessage{codec.MetaProgressToken: token}
 	}
-	raw, err := l.Request(cctx, codec.MethodToolsCall, p)
+	raw, err := relay(cctx, l, p, queue, progress)
 	if err != nil {
 		var rpc *codec.Error
 		switch {
 		case errors.As(err, &rpc):
+			if n := int64(len(rpc.Message) + len(rpc.Data)); n > u.opts.MaxOutput {
+				return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its error of %d bytes exceeds --max-output (%d bytes); it began: %s", u.spec.Name, tool, n, u.opts.MaxOutput, clipText(rpc.Message, 200))), "failed", nil
+			}
 			return nil, "tool_error", rpc
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
@@ -429,6 +569,9 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		}
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %v", u.spec.Name, err)), "failed", nil
 	}
+	if n := int64(len(raw)); n > u.opts.MaxOutput {
+		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its result of %d bytes exceeds --max-output (%d bytes)", u.spec.Name, tool, n, u.opts.MaxOutput)), "failed", nil
+	}
 	res, isError, err := fit(rev, raw)
 	if err != nil {
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: %v", u.spec.Name, tool, err)), "failed", nil
@@ -437,6 +580,44 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		return res, "tool_error", nil
 	}
 	return res, "ok", nil
+}
+
+// Bounds on the progress an upstream sends for one call.
+const (
+	MaxQueuedProgress  = 64   // notifications waiting for the call's client; more are dropped
+	MaxProgressMessage = 1024 // bytes of a notification's message; the rest is cut
+)
+
+// relay sends the call and waits for its answer. Its progress, queued by
+// onNotification on the client's read goroutine, is passed on from here,
+// the call's own goroutine: a client slow to take it (an HTTP client that
+// does not read its stream) holds up its own call, not the read goroutine
+// every call of the upstream is answered through. What is still queued
+// when the answer comes goes first.
+func relay(ctx context.Context, l *link, p codec.CallToolParams, queue chan codec.ProgressParams, progress func(codec.ProgressParams)) (json.RawMessage, error) {
+	if queue == nil {
+		return l.Request(ctx, codec.MethodToolsCall, p)
+	}
+	type answer struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		raw, err := l.Request(ctx, codec.MethodToolsCall, p)
+		done <- answer{raw, err}
+	}()
+	for {
+		select {
+		case pp := <-queue:
+			progress(pp)
+		case a := <-done:
+			for range len(queue) {
+				progress(<-queue)
+			}
+			return a.raw, a.err
+		}
+	}
 }
 
 // ended is the result of a call whose context ended: the per-call timeout,
@@ -625,6 +806,24 @@ func withStderr(msg string, t *tail) error {
 
 func (u *Upstream) warnf(format string, args ...any)  { u.opts.logf(true, format, args...) }
 func (u *Upstream) debugf(format string, args ...any) { u.opts.logf(false, format, args...) }
+
+// clipText is s as a quoted Go string of at most n bytes of s, for a log
+// line or a message that carries what an upstream wrote: control
+// characters and invalid UTF-8 are escaped, and the length is bounded.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return strconv.Quote(strings.ToValidUTF8(s[:n], "\uFFFD")) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// cut is s, which quotes what an upstream wrote already, at most n bytes.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n], "\uFFFD") + "..."
+	}
+	return s
+}
 
 func slicesClone[T any](s []T) []T {
 	if s == nil {

@@ -1,0 +1,531 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/codec/client"
+	"github.com/mcpipe/mcpipe/internal/proctest"
+)
+
+// hostileUpstream is this test binary re-executed as a misbehaving MCP
+// server on stdio (TestMain: --hostile-upstream MODE), the upstream the
+// tests below mount into mcp-route. It speaks the legacy era. Every mode
+// serves these tools (arguments in parentheses):
+//
+//	echo       answers "echo"
+//	big(n)     answers a text of n bytes
+//	bigerror(n) answers a JSON-RPC error whose message is n bytes
+//	noise(n)   first writes n invalid lines and n answers to unknown
+//	           (10 KB) ids, then answers "quiet now"
+//	progress(n, size) sends n notifications/progress of a size-byte
+//	           message for the call's token, then answers "done"
+//	storm(n)   answers "stormed", and meanwhile sends n
+//	           notifications/tools/list_changed, then adds the tool "added"
+//	           and sends one more
+//	lists      answers how many tools/list requests it has served
+//	hold       never answers, but sends one notifications/progress for the
+//	           call's token so the caller knows it arrived
+//	flush      answers every held call, then itself
+//
+// MODE stall stops reading stdin after notifications/initialized; MODE
+// biglist lists, beside those tools, one "huge" tool of 1.5 MiB and pages
+// of "fill-P-I" tools of 700 KB each (more than 8 MiB in all); MODE
+// badnames lists tools whose names are 100 KB long, one with an escape
+// sequence, one twice; MODE babble answers an unknown method (the
+// server/discover probe) with a message of 100 KB.
+func hostileUpstream(mode string) {
+	in := codec.NewReader(os.Stdin, 64<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	var mu sync.Mutex // out and names: the storm writes from its own goroutine
+	send := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		mu.Lock()
+		out.Write(b)
+		out.WriteByte('\n')
+		mu.Unlock()
+	}
+	flush := func() {
+		mu.Lock()
+		out.Flush()
+		mu.Unlock()
+	}
+	result := func(id json.RawMessage, r any) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": r})
+	}
+	text := func(id json.RawMessage, s string) {
+		result(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}})
+	}
+	progress := func(token json.RawMessage, i int, msg string) {
+		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": token, "progress": i, "message": msg}})
+	}
+	names := []string{"echo", "big", "bigerror", "noise", "progress", "storm", "lists", "hold", "flush"}
+	var held []json.RawMessage
+	lists := 0
+	for {
+		frame, err := in.ReadFrame()
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string `json:"name"`
+				Cursor    string `json:"cursor"`
+				Arguments struct {
+					N    int `json:"n"`
+					Size int `json:"size"`
+				} `json:"arguments"`
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(frame, &m) != nil {
+			continue
+		}
+		args := m.Params.Arguments
+		switch m.Method {
+		case "initialize":
+			result(m.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}}, "serverInfo": map[string]any{"name": "hostile", "version": "1"}})
+		case "notifications/initialized":
+			if mode == "stall" {
+				flush()
+				select {} // never reads again; Stop ends it
+			}
+		case "ping":
+			result(m.ID, map[string]any{})
+		case "tools/list":
+			lists++
+			var tools []any
+			tool := func(name, desc string) {
+				tools = append(tools, map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}})
+			}
+			next := ""
+			switch {
+			case mode == "biglist" && m.Params.Cursor != "":
+				p, _ := strconv.Atoi(m.Params.Cursor)
+				for i := range 6 {
+					tool(fmt.Sprintf("fill-%d-%d", p, i), strings.Repeat("f", 700<<10))
+				}
+				if p < 3 {
+					next = strconv.Itoa(p + 1)
+				}
+			default:
+				mu.Lock()
+				for _, n := range names {
+					tool(n, "The hostile upstream's "+n+".")
+				}
+				mu.Unlock()
+				if mode == "biglist" {
+					tool("huge", strings.Repeat("h", 1536<<10))
+					next = "1"
+				}
+				if mode == "badnames" {
+					tool("evil\x1b[2J"+strings.Repeat("n", 100<<10), "A name with a control character, 100 KB long.")
+					tool(strings.Repeat("t", 100<<10), "Twice, 100 KB long.")
+					tool(strings.Repeat("t", 100<<10), "Twice, 100 KB long.")
+				}
+			}
+			r := map[string]any{"tools": tools}
+			if next != "" {
+				r["nextCursor"] = next
+			}
+			result(m.ID, r)
+		case "tools/call":
+			switch m.Params.Name {
+			case "echo":
+				text(m.ID, "echo")
+			case "big":
+				text(m.ID, strings.Repeat("x", args.N))
+			case "bigerror":
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32000, "message": strings.Repeat("e", args.N)}})
+			case "noise":
+				id := strings.Repeat("i", 10<<10)
+				for i := range args.N {
+					mu.Lock()
+					fmt.Fprintf(out, "garbage line %d %s\n", i, strings.Repeat("g", 5<<10))
+					mu.Unlock()
+					send(map[string]any{"jsonrpc": "2.0", "id": id + strconv.Itoa(i), "result": map[string]any{}})
+				}
+				text(m.ID, "quiet now")
+			case "progress":
+				msg := strings.Repeat("p", args.Size)
+				for i := range args.N {
+					progress(m.Params.Meta.ProgressToken, i, msg)
+				}
+				text(m.ID, "done")
+			case "storm":
+				// From its own goroutine, while tools/list is answered:
+				// each notification could start a re-list.
+				go func() {
+					for range args.N {
+						send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+						flush()
+					}
+					mu.Lock()
+					names = append(names, "added")
+					mu.Unlock()
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+					flush()
+				}()
+				text(m.ID, "stormed")
+			case "lists":
+				text(m.ID, strconv.Itoa(lists))
+			case "hold":
+				held = append(held, m.ID)
+				progress(m.Params.Meta.ProgressToken, 0, "held")
+			case "flush":
+				for _, id := range held {
+					text(id, "late")
+				}
+				held = nil
+				text(m.ID, "flushed")
+			default:
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "unknown tool"}})
+			}
+		default:
+			msg := "method not found"
+			if mode == "babble" {
+				msg = strings.Repeat("b", 100<<10)
+			}
+			if len(m.ID) > 0 {
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": msg}})
+			}
+		}
+		flush()
+	}
+}
+
+// hostileArgv is the command line of this binary as a hostile upstream.
+func hostileArgv(t *testing.T, mode string) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{self, "--hostile-upstream", mode}
+}
+
+// dialHostile connects codec/client straight to a hostile upstream.
+func dialHostile(t *testing.T, mode string, opts client.Options) *client.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, _, err := client.Dial(ctx, client.Command{Argv: hostileArgv(t, mode), Env: []string{}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
+}
+
+// TestHostileUpstreamStopsReading: an upstream that stops reading its stdin
+// leaves each abandoned call's write blocked; past
+// client.MaxPendingWrites of them, further calls end with their context
+// without starting a write, so the goroutines (and the messages they hold)
+// stay bounded. The same calls to an upstream that reads all succeed.
+func TestHostileUpstreamStopsReading(t *testing.T) {
+	// Larger than a pipe's buffer: each write blocks once the pipe is full.
+	args := json.RawMessage(`{"pad":"` + strings.Repeat("a", 100<<10) + `"}`)
+	const calls = 300
+
+	good := dialHostile(t, "good", client.Options{})
+	for i := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, _, err := good.CallTool(ctx, "echo", args, client.CallOptions{})
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("call %d to an upstream that reads: %v %+v", i, err, res)
+		}
+	}
+
+	stall := dialHostile(t, "stall", client.Options{})
+	before := runtime.NumGoroutine()
+	for i := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, _, err := stall.CallTool(ctx, "echo", args, client.CallOptions{})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("call %d to an upstream that does not read: %v, want the deadline", i, err)
+		}
+	}
+	// Each blocked write is one goroutine; the slack covers the runtime's.
+	if n := runtime.NumGoroutine() - before; n > client.MaxPendingWrites+32 {
+		t.Errorf("%d abandoned calls left %d more goroutines, want at most %d", calls, n, client.MaxPendingWrites+32)
+	}
+}
+
+// TestHostileUpstreamNeverAnswers: a client remembers at most
+// client.MaxAbandoned abandoned request ids. An upstream that holds every
+// call, then answers them all late: the answers to the newest
+// MaxAbandoned are ignored as late, the older ones (forgotten) are
+// protocol errors, and the next call is served.
+func TestHostileUpstreamNeverAnswers(t *testing.T) {
+	var mu sync.Mutex
+	cancels := map[string]context.CancelFunc{}
+	conn := dialHostile(t, "good", client.Options{OnNotification: func(m *codec.Message) {
+		// The upstream got the call: abandon it now.
+		var p codec.ProgressParams
+		if m.Method == codec.MethodProgress && json.Unmarshal(m.Params, &p) == nil {
+			mu.Lock()
+			if c := cancels[string(p.ProgressToken)]; c != nil {
+				c()
+			}
+			mu.Unlock()
+		}
+	}})
+	const extra = 100
+	for i := range client.MaxAbandoned + extra {
+		ctx, cancel := context.WithCancel(context.Background())
+		token := strconv.Itoa(i)
+		mu.Lock()
+		cancels[token] = cancel
+		mu.Unlock()
+		_, _, err := conn.CallTool(ctx, "hold", nil, client.CallOptions{ProgressToken: i})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("held call %d: %v, want canceled", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, _, err := conn.CallTool(ctx, "flush", nil, client.CallOptions{})
+	if err != nil || res.Content[0].Text != "flushed" {
+		t.Fatalf("flush: %v %+v", err, res)
+	}
+	if n := conn.ProtocolErrors(); n != extra {
+		t.Errorf("%d late answers reported as protocol errors, want %d (the ones beyond the %d remembered)", n, extra, client.MaxAbandoned)
+	}
+}
+
+// hostileSpec is the --upstream NAME=CMD of a hostile upstream.
+func hostileSpec(t *testing.T, name, mode string) string {
+	argv := hostileArgv(t, mode)
+	return fmt.Sprintf("%s='%s' %s %s", name, argv[0], argv[1], argv[2])
+}
+
+// startHostile runs mcp-route (on pipes, see startGateway) with the hostile
+// upstream in mode as --upstream h=..., and extra flags. The first list
+// and call wait for the upstream's first list (--upstream-timeout 1m: the
+// machine may be loaded).
+func startHostile(t *testing.T, mode string, extra ...string) *gateway {
+	t.Helper()
+	g := startGateway(t, nil, append([]string{"--upstream", hostileSpec(t, "h", mode), "--upstream-timeout", "1m"}, extra...)...)
+	g.initialize()
+	return g
+}
+
+// TestHostileUpstreamMaxOutput: --max-output caps what an upstream sends
+// back, a result and a JSON-RPC error alike: over it, the call gets an
+// isError naming the cap, and the next call is served. Under it, results
+// and errors pass as they came.
+func TestHostileUpstreamMaxOutput(t *testing.T) {
+	g := startHostile(t, "good", "--max-output", "100000")
+	r := g.call(2, "h__big", `{"n":200000}`)
+	if !r.IsError || !strings.Contains(resultText(r), "exceeds --max-output (100000 bytes)") {
+		t.Errorf("a result over the cap: %.300s", resultText(r))
+	}
+	r = g.call(3, "h__bigerror", `{"n":200000}`)
+	if !r.IsError || !strings.Contains(resultText(r), "exceeds --max-output (100000 bytes)") || len(resultText(r)) > 1000 {
+		t.Errorf("an error over the cap: %.300s", resultText(r))
+	}
+	if r := g.call(4, "h__big", `{"n":90000}`); r.IsError || len(resultText(r)) != 90000 {
+		t.Errorf("a result under the cap: isError %v, %d bytes", r.IsError, len(resultText(r)))
+	}
+	g.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"h__bigerror","arguments":{"n":1000}}}`)
+	if m := g.answer("5"); !strings.Contains(string(m["error"]), strings.Repeat("e", 1000)) {
+		t.Errorf("an error under the cap is passed on as it is: %.300s", m)
+	}
+	if r := g.call(6, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("the next call: %+v", r)
+	}
+}
+
+// TestHostileUpstreamNoise: an upstream that writes thousands of invalid
+// lines and answers to unknown (10 KB) ids gets a few log lines, each
+// short, and a count of the rest, instead of flooding mcp-route's stderr;
+// its calls are still served.
+func TestHostileUpstreamNoise(t *testing.T) {
+	g := startHostile(t, "good")
+	if r := g.call(2, "h__noise", `{"n":2000}`); r.IsError || resultText(r) != "quiet now" {
+		t.Fatalf("noise: %+v", r)
+	}
+	if r := g.call(3, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("the next call: %+v", r)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g.stderr.String(); !strings.Contains(s, "response to unknown id") || !strings.Contains(s, "the rest are counted, not logged") {
+			return "the first protocol errors and the note on the rest are not logged: " + s
+		}
+		return ""
+	})
+	// 4000 protocol errors of 5 to 10 KB each: a few KB of log.
+	if s := g.stderr.String(); len(s) > 16<<10 || strings.Count(s, "\n") > 20 {
+		t.Errorf("%d bytes, %d lines of log for the noise:\n%.3000s", len(s), strings.Count(s, "\n"), s)
+	}
+}
+
+// TestHostileUpstreamBigList: an upstream whose tool list is larger than
+// mcp-route can serve in a client's frame (more than 8 MiB over 4 pages,
+// one tool of 1.5 MiB) loses the tool over 1 MiB and the tools past the
+// budget, with one log line each; the rest, the small tools of its first
+// page included, are served, and the list reaches the client.
+func TestHostileUpstreamBigList(t *testing.T) {
+	g := startHostile(t, "biglist")
+	got := g.list(2) // read with a 16 MiB frame cap: it fits
+	fills := 0
+	for _, n := range got {
+		if strings.HasPrefix(n, "h__fill-") {
+			fills++
+		}
+	}
+	if !slices.Contains(got, "h__echo") || !slices.Contains(got, "mine") || slices.Contains(got, "h__huge") || fills == 0 || fills == 18 {
+		t.Errorf("tools/list %v: want the small tools and some of the 18 fill tools, without huge", got)
+	}
+	if r := g.call(3, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("a call: %+v", r)
+	}
+	g.list(4)
+	proctest.Eventually(t, func() string {
+		s := g.stderr.String()
+		if strings.Count(s, `tool \"huge\" left out: its definition is`) != 1 || strings.Count(s, "tools left out: its list passes") != 1 {
+			return "want one line for the huge tool and one for the tools past the budget: " + s
+		}
+		return ""
+	})
+
+	// Two such upstreams: together they would pass the budget, so the
+	// second loses what the first took, and the list still fits.
+	g2 := startGateway(t, nil, "--upstream", hostileSpec(t, "h", "biglist"), "--upstream", hostileSpec(t, "k", "biglist"), "--upstream-timeout", "1m")
+	g2.initialize()
+	got = g2.list(2)
+	if !slices.Contains(got, "h__echo") || !slices.Contains(got, "k__echo") {
+		t.Errorf("two upstreams: %v", got)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g2.stderr.String(); !strings.Contains(s, "tools left out: the upstream tools served would pass") {
+			return "no line for the tools past the budget of all upstreams: " + s
+		}
+		return ""
+	})
+}
+
+// TestHostileUpstreamProgressSlowClient: mcp-route --http with an upstream
+// that sends a flood of progress (40 MB) for a call whose HTTP client does
+// not read its stream. The progress is relayed from that call's own queue
+// (at most 64 waiting, the rest dropped), so another client's call to the
+// same upstream is still answered. A client that reads gets every
+// progress notification of a call, then its result.
+func TestHostileUpstreamProgressSlowClient(t *testing.T) {
+	r := startHTTP(t, "--tools", t.TempDir(), "--upstream", hostileSpec(t, "h", "good"), "--upstream-timeout", "1m")
+	hdr := func(tool string) []string {
+		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", tool}
+	}
+	call := func(id int, tool, args, token string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"progressToken":%q,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, id, tool, args, token)
+	}
+	_, _, body := post(t, r.url, call(1, "h__progress", `{"n":3,"size":10}`, "p1"), hdr("h__progress")...)
+	if data, _ := sse(body); len(data) != 4 || !strings.Contains(data[2], `"progressToken":"p1"`) || !strings.Contains(data[3], `"done"`) {
+		t.Errorf("a client that reads: events %q, want three progress notifications, then the result", data)
+	}
+
+	req, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(call(2, "h__progress", `{"n":2000,"size":20000}`, "slow")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h := hdr("h__progress")
+	req.Header.Set(h[0], h[1])
+	req.Header.Set(h[2], h[3])
+	req.Header.Set(h[4], h[5])
+	slow, err := http.DefaultClient.Do(req) // its progress has begun; its body is never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Body.Close()
+
+	_, _, body = post(t, r.url, call(3, "h__echo", `{}`, "e"), hdr("h__echo")...)
+	if !strings.Contains(body, `"text":"echo"`) {
+		t.Errorf("a call beside the slow client's: %.500s", body)
+	}
+}
+
+// TestHostileUpstreamListChangedStorm: an upstream that sends 5000
+// notifications/tools/list_changed is re-listed at most once a second, and
+// the change its last notification announced is not lost.
+func TestHostileUpstreamListChangedStorm(t *testing.T) {
+	g := startHostile(t, "good")
+	start := time.Now()
+	if r := g.call(2, "h__storm", `{"n":5000}`); r.IsError {
+		t.Fatalf("storm: %+v", r)
+	}
+	id := 3
+	proctest.Eventually(t, func() string {
+		id++
+		if got := g.list(id); !slices.Contains(got, "h__added") {
+			return fmt.Sprintf("the tool added after the storm is not listed: %v", got)
+		}
+		return ""
+	})
+	lists, _ := strconv.Atoi(resultText(g.call(id+1, "h__lists", `{}`)))
+	// The first list, then one a second at most since the storm began.
+	if limit := 2 + int(time.Since(start)/time.Second); lists < 2 || lists > limit {
+		t.Errorf("the upstream was listed %d times in %v of storm, want 2 to %d", lists, time.Since(start).Round(time.Millisecond), limit)
+	}
+}
+
+// TestHostileUpstreamBadNames: tool names of 100 KB, one with a terminal
+// escape sequence, one listed twice, are left out with one short log line
+// each, the escape shown escaped; the upstream's other tools are served.
+func TestHostileUpstreamBadNames(t *testing.T) {
+	g := startHostile(t, "badnames")
+	if got := g.list(2); !slices.Contains(got, "h__echo") || len(got) != 10 {
+		t.Errorf("tools/list %v: want mine and h's 9 good tools", got)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g.stderr.String(); strings.Count(s, "left out") != 2 {
+			return "want a line for the bad name and one for the name listed twice: " + s
+		}
+		return ""
+	})
+	s := g.stderr.String()
+	if strings.Contains(s, "\x1b") || !strings.Contains(s, `evil\\x1b[2J`) || len(s) > 2000 {
+		t.Errorf("the log of the bad names (%d bytes): %.2000q", len(s), s)
+	}
+}
+
+// TestHostileUpstreamBabble: an upstream that answers the server/discover
+// probe with an error message of 100 KB is connected in the legacy era,
+// and the --verbose line that says how (quoting the message) stays short.
+func TestHostileUpstreamBabble(t *testing.T) {
+	g := startHostile(t, "babble", "--verbose")
+	if r := g.call(2, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Fatalf("a call: %+v", r)
+	}
+	proctest.Eventually(t, func() string {
+		if !strings.Contains(g.stderr.String(), "fell back to initialize") {
+			return "no line on how it connected: " + g.stderr.String()
+		}
+		return ""
+	})
+	for _, line := range strings.Split(g.stderr.String(), "\n") {
+		if len(line) > 2000 {
+			t.Errorf("a log line of %d bytes: %.300s...", len(line), line)
+		}
+	}
+}
