@@ -207,8 +207,9 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 	if c.Timeout > 0 {
 		deadline = time.Now().Add(c.Timeout)
 	}
+	body := requestBody(&c)
 	for delivery := 1; ; delivery++ {
-		w, p, res := pl.acquire(ctx, deadline, &spec, &c)
+		w, p, res := pl.acquire(ctx, deadline, &spec, &c, body)
 		if res != nil {
 			if res.Kind == TimedOut {
 				return timedOut(&c)
@@ -396,7 +397,7 @@ func (pl *pool) broadcast() {
 
 // acquire finds or starts a worker with room for c and registers the call
 // on it; or returns why there is none.
-func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *Call) (*worker, *pending, *Result) {
+func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *Call, body []byte) (*worker, *pending, *Result) {
 	ps := pl.ps
 	// The call's timeout while it waits here: a timer only for a call
 	// that has to wait.
@@ -432,7 +433,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 			pl.stamp, pl.crashes, pl.notBefore = spec.Stamp, 0, time.Time{}
 		}
 		if w := pl.pick(); w != nil {
-			p := w.take(c, deadline)
+			p := w.take(c, body, deadline)
 			pl.mu.Unlock()
 			return w, p, nil
 		}
@@ -458,7 +459,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 					pl.mu.Unlock()
 					return nil, nil, &Result{Kind: NotStarted, Failure: "cannot start tool: " + err.Error()}
 				}
-				p := w.take(c, deadline)
+				p := w.take(c, body, deadline)
 				pl.mu.Unlock()
 				return w, p, nil
 			}

@@ -117,31 +117,58 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 	return w, nil
 }
 
-// request is a request line without its id, which take puts in front.
-type request struct {
-	Tool            string          `json:"tool"`
-	Arguments       json.RawMessage `json:"arguments"`
-	ProtocolVersion string          `json:"protocolVersion"`
-	Progress        bool            `json:"progress"`
+// requestBody is c's request line without its id, which take puts in
+// front: {"tool":...,"arguments":...,"protocolVersion":...,"progress":...}.
+// It is built once per call, before any lock is taken, by appends rather
+// than by json.Marshal's reflection. The arguments are compacted: one line,
+// whatever the client sent; arguments that are not valid JSON become {}.
+func requestBody(c *Call) []byte {
+	b := make([]byte, 0, len(c.Arguments)+len(c.Tool)+len(c.ProtocolVersion)+64)
+	b = append(b, `{"tool":`...)
+	b = appendJSONString(b, c.Tool)
+	b = append(b, `,"arguments":`...)
+	args := bytes.TrimSpace(c.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, args); err != nil {
+		buf.Truncate(len(b))
+		buf.WriteString("{}")
+	}
+	b = buf.Bytes()
+	b = append(b, `,"protocolVersion":`...)
+	b = appendJSONString(b, c.ProtocolVersion)
+	b = append(b, `,"progress":`...)
+	b = strconv.AppendBool(b, c.Progress != nil)
+	return append(b, '}')
 }
 
-// take registers c on w, to time out at deadline (zero: never). pl.mu is
-// held.
-func (w *worker) take(c *Call, deadline time.Time) *pending {
-	args := c.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+// appendJSONString appends s as a JSON string: as it is between quotes
+// when it is plain printable ASCII (a tool name, a revision), else as
+// encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
 	}
-	// json.Marshal compacts the arguments: one line, whatever the client sent.
-	body, err := json.Marshal(request{Tool: c.Tool, Arguments: args, ProtocolVersion: c.ProtocolVersion, Progress: c.Progress != nil})
-	if err != nil {
-		body, _ = json.Marshal(request{Tool: c.Tool, Arguments: json.RawMessage("{}"), ProtocolVersion: c.ProtocolVersion, Progress: c.Progress != nil})
-	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// take registers c on w, to time out at deadline (zero: never); body is
+// its requestBody. pl.mu is held.
+func (w *worker) take(c *Call, body []byte, deadline time.Time) *pending {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID++
 	p := &pending{id: w.nextID, tool: c.Tool, progress: c.Progress, maxOutput: c.MaxOutput, done: replies.Get().(chan *Result), deadline: deadline, timeout: c.Timeout}
-	p.request = append(append(fmt.Appendf(nil, `{"id":%d,`, p.id), body[1:]...), '\n')
+	p.request = make([]byte, 0, len(body)+24)
+	p.request = append(strconv.AppendInt(append(p.request, `{"id":`...), p.id, 10), ',')
+	p.request = append(append(p.request, body[1:]...), '\n')
 	w.calls[p.id] = p
 	w.taken++
 	if w.taken >= w.pool.limits.MaxCalls && !w.retiring {
