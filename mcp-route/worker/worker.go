@@ -607,12 +607,24 @@ func residentBytes(statm *os.File) (int64, bool) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, false
 	}
-	f := strings.Fields(string(buf[:n]))
-	if len(f) < 2 {
+	// "size resident shared ...": the second field, in pages.
+	b := buf[:n]
+	i := bytes.IndexByte(b, ' ')
+	if i < 0 {
 		return 0, false
 	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
+	b = b[i+1:]
+	if j := bytes.IndexAny(b, " \n"); j >= 0 {
+		b = b[:j]
+	}
+	var pages int64
+	for _, c := range b {
+		if c < '0' || c > '9' || pages > 1<<40 {
+			return 0, false
+		}
+		pages = pages*10 + int64(c-'0')
+	}
+	if len(b) == 0 {
 		return 0, false
 	}
 	return pages * int64(pageSize), true
