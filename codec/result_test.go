@@ -209,3 +209,103 @@ func TestDecorateResultEmptyResultType(t *testing.T) {
 		t.Errorf("decorated DiscoverResult: %v", err)
 	}
 }
+
+// TestDecorateResultFastPath: the splicing fast path writes the very bytes
+// the decode/re-encode path writes, or the same error, for every revision
+// era and with and without server info; and it is taken for the results a
+// server writes all day (a CallToolResult, a list, objects with or without
+// _meta and resultType), so the comparison is not with itself.
+func TestDecorateResultFastPath(t *testing.T) {
+	ttl := int64(5)
+	icons := Implementation{Name: "iconic", Version: "1", Icons: []Icon{{Src: "https://x/i.png"}}}
+	many := map[string]int{}
+	for i := range fastMembers + 1 {
+		many[string(rune('a'+i))] = i
+	}
+	cases := []struct {
+		name   string
+		result any
+		fast   bool // decorateFast takes it (for every era and server info)
+	}{
+		{"nil", nil, true},
+		{"empty", json.RawMessage(`{}`), true},
+		{"call result", TextResult("hello <&> \u2028 world"), true},
+		{"error result", ErrorResult("boom"), true},
+		{"structured", &CallToolResult{Content: []Content{TextContent(`{"a":1}`)}, StructuredContent: json.RawMessage(`{"a":1,"b":{"c":[1,2,{"d":"}"}]}}`)}, true},
+		{"list", ListToolsResult{Tools: []Tool{{Name: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}}, TTLMs: &ttl, CacheScope: CacheScopePublic}, true},
+		{"sorted already", json.RawMessage(`{"a":1,"b":2}`), true},
+		{"unsorted", json.RawMessage(`{"z":1,"a":{"y":2,"b":3}}`), true},
+		{"resultType set", json.RawMessage(`{"resultType":"input_required","x":1}`), true},
+		{"resultType empty", json.RawMessage(`{"resultType":"","x":1}`), true},
+		{"resultType null", json.RawMessage(`{"resultType":null,"x":1}`), true},
+		{"resultType other", json.RawMessage(`{"resultType":5}`), true},
+		{"ttl and scope", json.RawMessage(`{"ttlMs":3,"cacheScope":"public","tools":[]}`), true},
+		{"_meta", json.RawMessage(`{"_meta":{"x.y/z":1,"a":[]},"content":[]}`), true},
+		{"_meta empty", json.RawMessage(`{"_meta":{},"content":[]}`), true},
+		{"_meta null", json.RawMessage(`{"_meta":null}`), true},
+		{"_meta with server info", json.RawMessage(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"other"},"b":1,"a":2}}`), true},
+		{"odd white space", json.RawMessage(" {\n\t\"b\" : [ 1 , 2 ] ,\r\n \"a\":{ \"c\" : \"x y\" } ,\"resultType\" : null }  "), true},
+		{"strings that look like members", json.RawMessage(`{"text":"\"resultType\":\"x\",\"_meta\":{}","n":"\\"}`), true},
+		{"nested resultType", json.RawMessage(`{"a":{"resultType":"","ttlMs":1,"_meta":3}}`), true},
+		{"numbers and literals", json.RawMessage(`{"a":-1.5e+3,"b":true,"c":false,"d":null,"e":0}`), true},
+		{"unicode values", json.RawMessage(`{"a":"h\u00e9llo \u2028","b":"日本"}`), true},
+		// The slow path for these: the same bytes or the same error.
+		{"escaped name", json.RawMessage(`{"\u005fmeta":{"a":1},"x":1}`), false},
+		{"escaped resultType", json.RawMessage(`{"result\u0054ype":""}`), false},
+		{"unicode name", json.RawMessage(`{"é":1,"a\u2028":2}`), false},
+		{"raw U+2028 name", json.RawMessage("{\"a\u2028\":2}"), false},
+		{"duplicate name", json.RawMessage(`{"a":1,"a":2}`), false},
+		{"duplicate resultType", json.RawMessage(`{"resultType":"x","resultType":""}`), false},
+		{"duplicate in _meta", json.RawMessage(`{"_meta":{"a":1,"a":2}}`), false},
+		{"escaped name in _meta", json.RawMessage(`{"_meta":{"io.modelcontextprotocol\/serverInfo":1}}`), false},
+		{"many members", many, false},
+		{"_meta number", json.RawMessage(`{"_meta":3}`), false},
+		{"_meta string", json.RawMessage(`{"_meta":"x"}`), false},
+		{"_meta array", json.RawMessage(`{"_meta":[]}`), false},
+		{"array", []int{1}, false},
+		{"raw array", json.RawMessage(`[{"a":1}]`), false},
+		{"string", "x", false},
+		{"number", json.RawMessage(`3`), false},
+		{"null", json.RawMessage(`null`), false},
+	}
+	for _, c := range cases {
+		for _, rev := range []string{Rev20260728, Rev20251125, Rev20250618, Rev20241105} {
+			for _, si := range []Implementation{testServer, {}, icons} {
+				got, err := DecorateResult(rev, si, c.result)
+				raw, merr := marshalParams(c.result)
+				if merr != nil {
+					t.Fatalf("%s: %v", c.name, merr)
+				}
+				if raw == nil {
+					raw = json.RawMessage("{}")
+				}
+				want, werr := decorateSlow(rev, si, raw)
+				if string(got) != string(want) || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+					t.Errorf("%s, %s, server %q:\n got %s %v\nwant %s %v", c.name, rev, si.Name, got, err, want, werr)
+				}
+				_, fast := decorateFast(rev, si, raw)
+				// A bad _meta only matters with server info; the rest is
+				// fast (or not) whatever the era.
+				if c.fast && !fast {
+					t.Errorf("%s, %s, server %q: not the fast path", c.name, rev, si.Name)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDecorateResult: a tool call's result, decorated for a legacy and
+// a modern request.
+func BenchmarkDecorateResult(b *testing.B) {
+	r := &CallToolResult{Content: []Content{TextContent("hello from the benchmark root\n")}}
+	for _, rev := range []string{Rev20250618, Rev20260728} {
+		b.Run(rev, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := DecorateResult(rev, testServer, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,85 @@ func BenchmarkWorker(b *testing.B) {
 			}
 		}
 		s.stop()
+	}
+}
+
+// BenchmarkWorkerInProcess runs mcp-route in this process (run, over
+// in-memory pipes) in front of the stock pack's workers, and makes
+// tools/call fs_read calls: one in flight (serial: ns/op is a call's
+// latency) and 16 in flight (parallel: ns/op is the time per call). Its
+// point is a CPU profile of mcp-route's side of the worker path:
+//
+//	go test -run '^$' -bench WorkerInProcess -cpuprofile cpu.out ./mcp-route
+func BenchmarkWorkerInProcess(b *testing.B) {
+	stock := testbin.Path(b, "MCP_STOCK_BIN", "mcp-stock")
+	dir := b.TempDir()
+	tools, root := filepath.Join(dir, "tools"), filepath.Join(dir, "root")
+	if out, err := exec.Command(stock, "install", tools).CombinedOutput(); err != nil {
+		b.Fatalf("mcp-stock install: %v\n%s", err, out)
+	}
+	if err := os.Mkdir(root, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--tools", tools, "--root", root, "--poll", "0", "--describe-cache", ""}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	lines := codec.NewReader(outR, 0)
+	send := func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	recv := func() []byte {
+		l, err := lines.ReadFrame()
+		if err != nil {
+			b.Fatalf("server output ended: %v", err)
+		}
+		return l
+	}
+	send(initLine)
+	recv()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := func(id int) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"fs_read","arguments":{"path":"a.txt"}}}`
+	}
+	check := func(l []byte) {
+		if !strings.Contains(string(l), `"text":"hello\n"`) {
+			b.Fatalf("answer %s", l)
+		}
+	}
+	for i := range 100 { // workers started, warm
+		send(call(i))
+		check(recv())
+	}
+	b.Run("serial", func(b *testing.B) {
+		for i := range b.N {
+			send(call(i))
+			check(recv())
+		}
+	})
+	b.Run("16-in-flight", func(b *testing.B) {
+		sent := 0
+		for ; sent < min(16, b.N); sent++ {
+			send(call(sent))
+		}
+		for range b.N {
+			check(recv())
+			if sent < b.N {
+				send(call(sent))
+				sent++
+			}
+		}
+	})
+	inW.Close()
+	if code := <-done; code != 0 {
+		b.Errorf("exit status %d", code)
 	}
 }

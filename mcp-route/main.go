@@ -92,6 +92,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -126,10 +127,28 @@ func main() {
 	// A tool's daemon (setsid, parent gone) is reparented to us and killed
 	// after the call (Linux; elsewhere this is a no-op, see internal/proc).
 	_ = proc.Subreap()
+	stdioLoaded = oneProcessor
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	proc.Sweep()
 	stop()
 	os.Exit(code)
+}
+
+// stdioLoaded is what a stdio server does once its tools have loaded
+// (router.Options.Loaded). main sets it to oneProcessor; the tests that
+// call run in-process leave it nil, so their process keeps its processors.
+var stdioLoaded func()
+
+// oneProcessor drops the process to one processor (GOMAXPROCS 1) unless
+// the GOMAXPROCS variable is set. A stdio server serves one client, and
+// each call is a little work between pipe reads and writes: a second
+// processor mostly adds the cost of waking it and handing goroutines over
+// (measured: BenchmarkToolServers in e2e). The first load, which compiles
+// every tool's schemas in parallel, runs before, with every processor.
+func oneProcessor() {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
+	}
 }
 
 const usageText = `Usage:
@@ -645,8 +664,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ropts.Upstreams = set
 	}
 	if hf.addr != "" {
+		// Many clients at once: every processor stays.
 		return serveHTTP(ctx, hf, ropts, logger, stderr)
 	}
+	ropts.Loaded = stdioLoaded
 	err = router.Serve(ctx, stdin, stdout, ropts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)

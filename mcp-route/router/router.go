@@ -146,6 +146,11 @@ type Options struct {
 	// timed out, over the output cap). For metrics.
 	Observe func(tool, outcome string, elapsed time.Duration, started, killed bool)
 	Logger  *slog.Logger // optional: Warn: events an operator must see (timeouts, kills, output caps, bad results, errors); Debug: routine events (a call ok, initialize, shutdown); nil logs nothing
+	// Loaded, optional, is called once, on the loading goroutine, when the
+	// first load of the tools is done and before tools/list or tools/call
+	// are served (mcp-route's stdio server drops to one processor there:
+	// the load compiles schemas in parallel, serving does not need to).
+	Loaded func()
 }
 
 func (o *Options) defaults() {
@@ -241,6 +246,9 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	go func() {
 		defer s.watch.Done()
 		opts.Registry.Reload(loadCtx)
+		if opts.Loaded != nil {
+			opts.Loaded()
+		}
 		close(s.loaded)
 		if opts.Poll > 0 {
 			opts.Registry.Watch(pollCtx, opts.Poll, s.listChanged)

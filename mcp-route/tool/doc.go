@@ -99,6 +99,14 @@
 // lands in mcp-route's log instead of corrupting the stream, and a read of
 // os.Stdin cannot steal a request.
 //
+// A worker process runs with GOMAXPROCS 1 unless the GOMAXPROCS variable
+// is set (in the tool's run.env): it mostly serves one call at a time, and a
+// call waits on pipes and files more than it computes, so more processors
+// would mostly add the scheduler's cost of waking and handing goroutines
+// between them. Several calls at once still overlap their waits; a tool
+// whose calls compute in parallel sets GOMAXPROCS. An exec'd call keeps the
+// Go default.
+//
 // The worker exits 0 at EOF on stdin, once every call in flight is
 // answered. A handler that panics gets its call answered with
 // "NAME: panic: V" (the stack goes to stderr); then the worker stops

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -476,6 +477,20 @@ func clip(b []byte) []byte {
 	return b
 }
 
+// workerProcs runs the worker process on one processor (GOMAXPROCS 1)
+// unless the GOMAXPROCS variable says otherwise. A worker mostly serves one
+// call at a time, which waits on the pipe or the file system more than it
+// computes: more processors only add the scheduler's cost of waking idle
+// ones and handing goroutines between them, which is most of what a quick
+// call costs besides its own work. Several calls at once (run.concurrency)
+// still overlap their waits; a tool with CPU-bound calls that should run in
+// parallel in one worker sets GOMAXPROCS in its run.env.
+func workerProcs() {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
+	}
+}
+
 // serveOne serves tool t for every request, whatever tool it names: a
 // single-tool program answers to whatever name mcp-route gave it, as with
 // MCP_TOOL in exec mode.
@@ -506,12 +521,14 @@ func serveMany(p Process, byName map[string]Tool, fallback *Tool) int {
 }
 
 // workerStdio gives a worker process private descriptors for its requests
-// and answers when p is the real process (see privateStdio); a Process
-// with other readers and writers (a test) is left as it is.
+// and answers when p is the real process (see privateStdio), and one
+// processor (see workerProcs); a Process with other readers and writers (a
+// test) is left as it is.
 func workerStdio(p Process) Process {
 	if p.Stdin != os.Stdin || p.Stdout != os.Stdout {
 		return p
 	}
+	workerProcs()
 	in, out, err := privateStdio()
 	if err != nil {
 		fmt.Fprintf(p.Stderr, "worker: stray reads of stdin and writes to stdout are not diverted: %v\n", err)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,6 +57,10 @@ var workerTools = []tool.Tool{
 	{
 		Definition: tool.Definition{Name: "boom", Description: "Panic."},
 		Handler:    func(c *tool.Call) error { panic("kaboom") },
+	},
+	{
+		Definition: tool.Definition{Name: "procs", Description: "Report GOMAXPROCS."},
+		Handler:    func(c *tool.Call) error { c.Text(strconv.Itoa(runtime.GOMAXPROCS(0))); return nil },
 	},
 }
 
@@ -192,7 +198,7 @@ func TestWorkerCalls(t *testing.T) {
 	w.send(`{"tool":"echo"}`)
 	for _, tc := range []struct{ req, err string }{
 		{`{"id":3,"tool":"fail","arguments":{}}`, "fail: it failed"},
-		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves binary, boom, echo, fail, slow)`},
+		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves binary, boom, echo, fail, procs, slow)`},
 		{`{"id":41,"tool":"binary"}`, "binary: output is not valid UTF-8 (byte 2); use result mode json or mcp with base64 content for binary data"},
 		{`{"id":5,"tool":"echo","arguments":[1]}`, "echo: the arguments are not a JSON object"},
 	} {
@@ -283,5 +289,26 @@ func TestWorkerFlagsStillWork(t *testing.T) {
 	err = cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || errb.String() != "fail: it failed\n" {
 		t.Errorf("exec'd call: %v, stderr %q", err, errb.String())
+	}
+}
+
+// TestWorkerOneProcessor: a worker process runs on one processor unless
+// the GOMAXPROCS variable says otherwise (package doc, Workers).
+func TestWorkerOneProcessor(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "1"},
+		{[]string{"GOMAXPROCS=3"}, "3"},
+	} {
+		w := startWorker(t, c.env...)
+		w.send(`{"id":1,"tool":"procs"}`)
+		if a := w.next(); str(a["output"]) != c.want {
+			t.Errorf("env %q: the worker reports GOMAXPROCS %s, want %s", c.env, a["output"], c.want)
+		}
+		if code := w.exit(); code != 0 {
+			t.Errorf("env %q: exit status %d", c.env, code)
+		}
 	}
 }

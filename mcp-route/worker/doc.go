@@ -93,6 +93,16 @@
 // Close stops every worker and returns when all are reaped: no zombie, no
 // descriptor and no process left (proc kills a worker's whole group).
 //
+// # Cost per call
+//
+// The per-call path allocates no timer and no channel: one watchdog timer
+// per Pools, armed for the earliest deadline of the calls in flight,
+// enforces every Call.Timeout; reply channels are recycled; a worker's idle
+// timer is armed once and re-armed when it fires early; waiting calls are
+// woken only when there are some. A call that has to wait for a worker, or
+// is cancelled, gets a timer for that wait. The request line is built by
+// appends outside the pool's lock.
+//
 // # Security
 //
 // A worker is a child of one mcp-route over pipes: it serves that server

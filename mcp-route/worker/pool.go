@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/proc"
@@ -152,6 +153,16 @@ type Pools struct {
 	all    map[*worker]bool // every worker not yet reaped, retired ones too
 	closed bool
 	reaped sync.WaitGroup
+
+	// The watchdog enforces Call.Timeout for the calls on workers: one
+	// timer for all of them, armed for the earliest deadline it knows of
+	// (wdNext, nanoseconds since epoch on the monotonic clock; 0: not
+	// armed), instead of a timer per call. A call's deadline is mostly
+	// later than the one armed already, and then costs one atomic load.
+	epoch   time.Time
+	wdNext  atomic.Int64
+	wdMu    sync.Mutex
+	wdTimer *time.Timer
 }
 
 // New returns an empty set of pools.
@@ -165,7 +176,7 @@ func New(opts Options) *Pools {
 	if opts.Debugf == nil {
 		opts.Debugf = func(string, ...any) {}
 	}
-	return &Pools{opts: opts, pools: map[string]*pool{}, all: map[*worker]bool{}}
+	return &Pools{opts: opts, pools: map[string]*pool{}, all: map[*worker]bool{}, epoch: time.Now()}
 }
 
 // Call runs c on a worker of spec's pool, starting one when needed, and
@@ -193,26 +204,24 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 	ps.mu.Unlock()
 
 	var deadline time.Time
-	var timeoutC <-chan time.Time
 	if c.Timeout > 0 {
 		deadline = time.Now().Add(c.Timeout)
-		t := time.NewTimer(c.Timeout)
-		defer t.Stop()
-		timeoutC = t.C
 	}
-	timedOut := func() *Result {
-		return &Result{Kind: TimedOut, Failure: proc.Outcome{Ending: proc.TimedOut, Timeout: c.Timeout}.String()}
-	}
+	body := requestBody(&c)
 	for delivery := 1; ; delivery++ {
-		w, p, res := pl.acquire(ctx, deadline, timeoutC, &spec, &c)
+		w, p, res := pl.acquire(ctx, deadline, &spec, &c, body)
 		if res != nil {
 			if res.Kind == TimedOut {
-				return timedOut()
+				return timedOut(&c)
 			}
 			return res
 		}
+		if !deadline.IsZero() {
+			ps.arm(deadline)
+		}
 		w.send(p.request, p)
-		r := ps.await(ctx, w, p, &c, timeoutC, timedOut)
+		r := ps.await(ctx, w, p, &c)
+		replies.Put(p.done) // received: empty, and nothing sends on it again
 		if r.Kind != undelivered {
 			return r
 		}
@@ -224,18 +233,25 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 	}
 }
 
-// await waits for p's answer on w, and handles the call's timeout and
-// cancellation.
-func (ps *Pools) await(ctx context.Context, w *worker, p *pending, c *Call, timeoutC <-chan time.Time, timedOut func() *Result) *Result {
+// timedOut is the Result of a call that timed out.
+func timedOut(c *Call) *Result {
+	return &Result{Kind: TimedOut, Failure: proc.Outcome{Ending: proc.TimedOut, Timeout: c.Timeout}.String()}
+}
+
+// await waits for p's answer on w, and handles the call's cancellation; the
+// watchdog handles its timeout (it kills the worker, and p gets its fate).
+func (ps *Pools) await(ctx context.Context, w *worker, p *pending, c *Call) *Result {
 	select {
 	case r := <-p.done:
 		return r
-	case <-timeoutC:
-		w.kill(fmt.Sprintf("a call on it (%s) timed out after %v", c.Tool, c.Timeout), p, timedOut())
-		return <-p.done
 	case <-ctx.Done():
 	}
 	// Cancelled: ask in-band, and give the worker Grace to stop the call.
+	// A timeout meanwhile still kills the worker, and the call is
+	// answered "canceled" (the watchdog reads p.canceled).
+	w.mu.Lock()
+	p.canceled = true
+	w.mu.Unlock()
 	w.send(fmt.Appendf(nil, "{\"cancel\":%d}\n", p.id), nil)
 	canceled := &Result{Kind: Canceled, Failure: "canceled", Pid: w.pid}
 	grace := time.NewTimer(ps.opts.Grace)
@@ -245,11 +261,80 @@ func (ps *Pools) await(ctx context.Context, w *worker, p *pending, c *Call, time
 		return canceled
 	case <-grace.C:
 		w.kill(fmt.Sprintf("a cancelled call on it (%s) was still running %v later", c.Tool, ps.opts.Grace), p, canceled)
-	case <-timeoutC:
-		w.kill(fmt.Sprintf("a call on it (%s) timed out after %v", c.Tool, c.Timeout), p, canceled)
 	}
 	<-p.done
 	return canceled
+}
+
+// arm makes sure the watchdog runs at deadline at the latest.
+func (ps *Pools) arm(deadline time.Time) {
+	at := int64(deadline.Sub(ps.epoch))
+	if next := ps.wdNext.Load(); next != 0 && next <= at {
+		return
+	}
+	ps.wdMu.Lock()
+	defer ps.wdMu.Unlock()
+	if next := ps.wdNext.Load(); next != 0 && next <= at {
+		return
+	}
+	ps.wdNext.Store(at)
+	d := time.Until(deadline)
+	if ps.wdTimer == nil {
+		ps.wdTimer = time.AfterFunc(d, ps.watchdog)
+	} else {
+		ps.wdTimer.Reset(d)
+	}
+}
+
+// watchdog kills the workers of the calls past their deadline (each such
+// call gets its fate: "timed out", or "canceled" when it was cancelled),
+// and re-arms itself for the earliest deadline left.
+func (ps *Pools) watchdog() {
+	// Unarmed first: a call registered from here on arms it again, and
+	// one registered before is seen by the scan below.
+	ps.wdMu.Lock()
+	ps.wdNext.Store(0)
+	ps.wdMu.Unlock()
+	ps.mu.Lock()
+	all := make([]*worker, 0, len(ps.all))
+	for w := range ps.all {
+		all = append(all, w)
+	}
+	ps.mu.Unlock()
+	now := time.Now()
+	var earliest time.Time
+	for _, w := range all {
+		pl := w.pool
+		pl.mu.Lock()
+		w.mu.Lock()
+		killed := false
+		for _, p := range w.calls {
+			switch {
+			case p.deadline.IsZero():
+			case !now.Before(p.deadline):
+				fate := &Result{Kind: Canceled, Failure: "canceled"}
+				if !p.canceled {
+					fate = timedOut(&Call{Timeout: p.timeout})
+				}
+				if killed {
+					p.fate = fate // one more call of a worker killed already
+					continue
+				}
+				w.killLocked(fmt.Sprintf("a call on it (%s) timed out after %v", p.tool, p.timeout), p, fate)
+				killed = true
+			case earliest.IsZero() || p.deadline.Before(earliest):
+				earliest = p.deadline
+			}
+		}
+		w.mu.Unlock()
+		if killed {
+			pl.broadcast()
+		}
+		pl.mu.Unlock()
+	}
+	if !earliest.IsZero() {
+		ps.arm(earliest)
+	}
 }
 
 // Close stops every worker and waits until each is reaped. Calls after
@@ -266,6 +351,11 @@ func (ps *Pools) Close() {
 		go w.stop("server shutting down")
 	}
 	ps.reaped.Wait()
+	ps.wdMu.Lock()
+	if ps.wdTimer != nil {
+		ps.wdTimer.Stop()
+	}
+	ps.wdMu.Unlock()
 }
 
 // Running returns the pids of the workers not yet reaped, for tests and
@@ -290,20 +380,34 @@ type pool struct {
 	stale     map[string]bool // stamps replaced by a newer one
 	workers   []*worker       // taking calls: neither retired nor dead
 	changed   chan struct{}   // closed (and replaced) when a waiting call may go on
+	waiting   int             // calls waiting on changed: without any, nothing need be closed
 	crashes   int             // in a row
 	notBefore time.Time       // no worker starts before (backoff)
 }
 
-// broadcast wakes the calls waiting for a worker. pl.mu is held.
+// broadcast wakes the calls waiting for a worker. pl.mu is held. With none
+// waiting (most of the time) it costs nothing: no channel per answer.
 func (pl *pool) broadcast() {
+	if pl.waiting == 0 {
+		return
+	}
 	close(pl.changed)
 	pl.changed = make(chan struct{})
 }
 
 // acquire finds or starts a worker with room for c and registers the call
 // on it; or returns why there is none.
-func (pl *pool) acquire(ctx context.Context, deadline time.Time, timeoutC <-chan time.Time, spec *Spec, c *Call) (*worker, *pending, *Result) {
+func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *Call, body []byte) (*worker, *pending, *Result) {
 	ps := pl.ps
+	// The call's timeout while it waits here: a timer only for a call
+	// that has to wait.
+	var timeoutC <-chan time.Time
+	var timeout *time.Timer
+	defer func() {
+		if timeout != nil {
+			timeout.Stop()
+		}
+	}()
 	for {
 		pl.mu.Lock()
 		if pl.stale[spec.Stamp] {
@@ -329,7 +433,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, timeoutC <-chan
 			pl.stamp, pl.crashes, pl.notBefore = spec.Stamp, 0, time.Time{}
 		}
 		if w := pl.pick(); w != nil {
-			p := w.take(c)
+			p := w.take(c, body, deadline)
 			pl.mu.Unlock()
 			return w, p, nil
 		}
@@ -355,23 +459,33 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, timeoutC <-chan
 					pl.mu.Unlock()
 					return nil, nil, &Result{Kind: NotStarted, Failure: "cannot start tool: " + err.Error()}
 				}
-				p := w.take(c)
+				p := w.take(c, body, deadline)
 				pl.mu.Unlock()
 				return w, p, nil
 			}
 		}
+		if timeout == nil && !deadline.IsZero() {
+			timeout = time.NewTimer(time.Until(deadline))
+			timeoutC = timeout.C
+		}
+		pl.waiting++
 		pl.mu.Unlock()
+		var res *Result
 		select {
 		case <-wait:
 		case <-backoff:
 		case <-timeoutC:
-			stopBackoff()
-			return nil, nil, &Result{Kind: TimedOut}
+			res = &Result{Kind: TimedOut}
 		case <-ctx.Done():
-			stopBackoff()
-			return nil, nil, &Result{Kind: Canceled, Failure: "canceled"}
+			res = &Result{Kind: Canceled, Failure: "canceled"}
 		}
 		stopBackoff()
+		pl.mu.Lock()
+		pl.waiting--
+		pl.mu.Unlock()
+		if res != nil {
+			return nil, nil, res
+		}
 	}
 }
 

@@ -26,9 +26,22 @@ type pending struct {
 	maxOutput int64
 	request   []byte       // the request line, newline included
 	written   atomic.Bool  // the request went into the worker's stdin
-	done      chan *Result // gets exactly one Result
+	done      chan *Result // gets exactly one Result; from replies, given back by Pools.Call
 	fate      *Result      // the call's Result if the worker dies: why it was killed for this call
+
+	// Under worker.mu: when the call times out (zero: never; the
+	// watchdog of Pools enforces it), and whether it was cancelled (a
+	// timeout then answers it "canceled").
+	deadline time.Time
+	canceled bool
+	timeout  time.Duration // Call.Timeout, for the texts
 }
+
+// replies recycles the reply channels of pending calls: a call on a worker
+// allocates no channel. A channel goes back once its one Result has been
+// received, so it is empty, and no sender is left: the Result is sent once,
+// by whoever took the call out of worker.calls.
+var replies = sync.Pool{New: func() any { return make(chan *Result, 1) }}
 
 // worker is one worker process and the calls it has in flight.
 type worker struct {
@@ -48,13 +61,16 @@ type worker struct {
 	asked     bool   // mcp-route stopped or killed it: its end is no crash
 	misbehave bool   // killed for junk or a closed stdin: its end counts as a crash
 	killedFor string // why mcp-route killed it, for its other calls
-	idleGen   int    // arms of the idle timer; a stale one does nothing
+	// idleSince is when its last call was answered (its start, before
+	// any). The idle timer is armed once per worker and re-armed when it
+	// fires early, so an answered call costs no timer (see idleCheck).
+	idleSince time.Time
 	idle      *time.Timer
 
 	qmu         sync.Mutex
 	queue       []queued
-	lastWritten *pending // the call whose request was written last
-	writeFailed bool     // a write to stdin failed
+	lastWritten int64 // the id of the call whose request was written last
+	writeFailed bool  // a write to stdin failed
 	qsig        chan struct{}
 	readerDone  chan struct{}
 }
@@ -92,6 +108,8 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 	ps.reaped.Add(1)
 	ps.mu.Unlock()
 	pl.workers = append(pl.workers, w)
+	w.idleSince = time.Now()
+	w.idle = time.AfterFunc(pl.limits.Idle, w.idleCheck)
 	go w.write()
 	go w.read()
 	go w.watch()
@@ -99,37 +117,60 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 	return w, nil
 }
 
-// request is a request line without its id, which take puts in front.
-type request struct {
-	Tool            string          `json:"tool"`
-	Arguments       json.RawMessage `json:"arguments"`
-	ProtocolVersion string          `json:"protocolVersion"`
-	Progress        bool            `json:"progress"`
+// requestBody is c's request line without its id, which take puts in
+// front: {"tool":...,"arguments":...,"protocolVersion":...,"progress":...}.
+// It is built once per call, before any lock is taken, by appends rather
+// than by json.Marshal's reflection. The arguments are compacted: one line,
+// whatever the client sent; arguments that are not valid JSON become {}.
+func requestBody(c *Call) []byte {
+	b := make([]byte, 0, len(c.Arguments)+len(c.Tool)+len(c.ProtocolVersion)+64)
+	b = append(b, `{"tool":`...)
+	b = appendJSONString(b, c.Tool)
+	b = append(b, `,"arguments":`...)
+	args := bytes.TrimSpace(c.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, args); err != nil {
+		buf.Truncate(len(b))
+		buf.WriteString("{}")
+	}
+	b = buf.Bytes()
+	b = append(b, `,"protocolVersion":`...)
+	b = appendJSONString(b, c.ProtocolVersion)
+	b = append(b, `,"progress":`...)
+	b = strconv.AppendBool(b, c.Progress != nil)
+	return append(b, '}')
 }
 
-// take registers c on w. pl.mu is held.
-func (w *worker) take(c *Call) *pending {
-	args := c.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+// appendJSONString appends s as a JSON string: as it is between quotes
+// when it is plain printable ASCII (a tool name, a revision), else as
+// encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
 	}
-	// json.Marshal compacts the arguments: one line, whatever the client sent.
-	body, err := json.Marshal(request{Tool: c.Tool, Arguments: args, ProtocolVersion: c.ProtocolVersion, Progress: c.Progress != nil})
-	if err != nil {
-		body, _ = json.Marshal(request{Tool: c.Tool, Arguments: json.RawMessage("{}"), ProtocolVersion: c.ProtocolVersion, Progress: c.Progress != nil})
-	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// take registers c on w, to time out at deadline (zero: never); body is
+// its requestBody. pl.mu is held.
+func (w *worker) take(c *Call, body []byte, deadline time.Time) *pending {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID++
-	p := &pending{id: w.nextID, tool: c.Tool, progress: c.Progress, maxOutput: c.MaxOutput, done: make(chan *Result, 1)}
-	p.request = append(append(fmt.Appendf(nil, `{"id":%d,`, p.id), body[1:]...), '\n')
+	p := &pending{id: w.nextID, tool: c.Tool, progress: c.Progress, maxOutput: c.MaxOutput, done: replies.Get().(chan *Result), deadline: deadline, timeout: c.Timeout}
+	p.request = make([]byte, 0, len(body)+24)
+	p.request = append(strconv.AppendInt(append(p.request, `{"id":`...), p.id, 10), ',')
+	p.request = append(append(p.request, body[1:]...), '\n')
 	w.calls[p.id] = p
 	w.taken++
-	w.idleGen++
-	if w.idle != nil {
-		w.idle.Stop()
-		w.idle = nil
-	}
 	if w.taken >= w.pool.limits.MaxCalls && !w.retiring {
 		w.retiring = true
 		w.pool.remove(w)
@@ -176,7 +217,7 @@ func (w *worker) write() {
 			if q.p != nil {
 				q.p.written.Store(true)
 				w.qmu.Lock()
-				w.lastWritten = q.p
+				w.lastWritten = q.p.id
 				w.qmu.Unlock()
 			}
 			if _, err := stdin.Write(q.line); err != nil {
@@ -316,7 +357,7 @@ func (w *worker) handle(line []byte) string {
 }
 
 // answered finishes p with r: the worker answered it. It retires a worker
-// over its RSS cap and arms the idle timer of one left without calls.
+// over its RSS cap and notes when one is left without calls.
 func (w *worker) answered(p *pending, r *Result) {
 	r.Pid = w.pid
 	pl := w.pool
@@ -337,9 +378,7 @@ func (w *worker) answered(p *pending, r *Result) {
 		if w.retiring {
 			stop = true
 		} else {
-			w.idleGen++
-			gen := w.idleGen
-			w.idle = time.AfterFunc(pl.limits.Idle, func() { w.idleOut(gen) })
+			w.idleSince = time.Now()
 		}
 	}
 	w.mu.Unlock()
@@ -351,12 +390,23 @@ func (w *worker) answered(p *pending, r *Result) {
 	}
 }
 
-// idleOut stops a worker that had no call for Limits.Idle.
-func (w *worker) idleOut(gen int) {
+// idleCheck runs when the idle timer fires: it stops a worker that had no
+// call for Limits.Idle, and otherwise re-arms the timer for when it may
+// have been idle that long.
+func (w *worker) idleCheck() {
 	pl := w.pool
 	pl.mu.Lock()
 	w.mu.Lock()
-	if gen != w.idleGen || len(w.calls) > 0 || w.retiring || w.asked {
+	if w.retiring || w.asked {
+		w.mu.Unlock()
+		pl.mu.Unlock()
+		return
+	}
+	if wait := pl.limits.Idle - time.Since(w.idleSince); len(w.calls) > 0 || wait > 0 {
+		if len(w.calls) > 0 {
+			wait = pl.limits.Idle // it is idle at the earliest when this call is answered
+		}
+		w.idle.Reset(wait)
 		w.mu.Unlock()
 		pl.mu.Unlock()
 		return
@@ -402,6 +452,14 @@ func (w *worker) kill(reason string, p *pending, fate *Result) {
 	pl := w.pool
 	pl.mu.Lock()
 	w.mu.Lock()
+	w.killLocked(reason, p, fate)
+	w.mu.Unlock()
+	pl.broadcast()
+	pl.mu.Unlock()
+}
+
+// killLocked is kill with pl.mu and w.mu held; the caller broadcasts.
+func (w *worker) killLocked(reason string, p *pending, fate *Result) {
 	if p != nil {
 		p.fate = fate
 	}
@@ -411,12 +469,9 @@ func (w *worker) kill(reason string, p *pending, fate *Result) {
 	w.asked = true
 	if !w.retiring {
 		w.retiring = true
-		pl.remove(w)
+		w.pool.remove(w)
 	}
-	w.mu.Unlock()
-	pl.broadcast()
-	pl.mu.Unlock()
-	go w.p.Terminate(pl.ps.opts.Grace)
+	go w.p.Terminate(w.pool.ps.opts.Grace)
 }
 
 // misbehaved kills a worker that broke the protocol; its end counts as a
@@ -471,7 +526,7 @@ func (w *worker) watch() {
 	if !known || consumed || w.writeFailed {
 		// A failed write also reads as "not consumed": then nothing
 		// written before it can be told unread.
-		unread = nil
+		unread = 0
 	}
 	w.qmu.Unlock()
 	// Answers written just before the exit are still in the pipe.
@@ -494,10 +549,8 @@ func (w *worker) watch() {
 	w.calls = map[int64]*pending{}
 	crash := !w.asked || w.misbehave
 	killedFor := w.killedFor
-	if w.idle != nil {
-		w.idle.Stop()
-	}
-	w.idleGen++
+	w.retiring = true // dead: the idle timer leaves it alone
+	w.idle.Stop()
 	w.mu.Unlock()
 	if crash {
 		pl.crashed(w.tool, w.exec)
@@ -527,7 +580,7 @@ func (w *worker) watch() {
 		r := p.fate
 		switch {
 		case r != nil:
-		case !p.written.Load() || p == unread:
+		case !p.written.Load() || p.id == unread:
 			r = &Result{Kind: undelivered, Failure: died}
 		case killedFor != "":
 			r = &Result{Kind: Died, Failure: "worker killed: " + killedFor}
@@ -554,12 +607,24 @@ func residentBytes(statm *os.File) (int64, bool) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, false
 	}
-	f := strings.Fields(string(buf[:n]))
-	if len(f) < 2 {
+	// "size resident shared ...": the second field, in pages.
+	b := buf[:n]
+	i := bytes.IndexByte(b, ' ')
+	if i < 0 {
 		return 0, false
 	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
+	b = b[i+1:]
+	if j := bytes.IndexAny(b, " \n"); j >= 0 {
+		b = b[:j]
+	}
+	var pages int64
+	for _, c := range b {
+		if c < '0' || c > '9' || pages > 1<<40 {
+			return 0, false
+		}
+		pages = pages*10 + int64(c-'0')
+	}
+	if len(b) == 0 {
 		return 0, false
 	}
 	return pages * int64(pageSize), true

@@ -424,3 +424,30 @@ func TestHotReload(t *testing.T) {
 		t.Errorf("a call with the old stamp ran on %d, want the new worker %d", late.Pid, n.Pid)
 	}
 }
+
+// TestRequestLine: whatever the arguments look like (over several lines,
+// with characters a JSON string escapes) and whatever the tool's name, the
+// worker gets one request line with the same values, and arguments that
+// are not JSON arrive as {}.
+func TestRequestLine(t *testing.T) {
+	f := newFixture(t, worker.Limits{Workers: 1})
+	args := "{\n  \"s\": \"a\\nb \\\"q\\\" <&> \u00e9\u2028\",\r\n  \"n\": [1,\n 2]\n}"
+	for _, c := range []struct {
+		tool, args, want string
+	}{
+		{"tw", args, `{"n":[1,2],"s":"a\nb \"q\" <&> é` + "\u2028" + `"}`},
+		{"t\"w\\\n\u00e9", `{"n":1}`, `{"n":1}`},
+		{"tw", `{"n":`, `{}`},
+		{"tw", ``, `{}`},
+	} {
+		r := f.callWith(context.Background(), worker.Call{Tool: c.tool, Arguments: json.RawMessage(c.args), ProtocolVersion: "2025-06-18", Timeout: time.Minute})
+		o := f.ok(r)
+		got, _ := json.Marshal(o.Args)
+		var want map[string]any
+		json.Unmarshal([]byte(c.want), &want)
+		wantB, _ := json.Marshal(want)
+		if string(got) != string(wantB) || o.Tool != c.tool {
+			t.Errorf("tool %q, arguments %q: the worker saw tool %q, arguments %s; want %s", c.tool, c.args, o.Tool, got, wantB)
+		}
+	}
+}

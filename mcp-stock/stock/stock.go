@@ -95,7 +95,10 @@
 // the worker's calls; each call checks, with one stat, that MCP_ROOT still
 // names the directory held and opens it again when it does not (the root was
 // renamed or replaced), so a call works where MCP_ROOT points when it starts,
-// as in a process of its own. sh_exec's program still runs in a process group of its own
+// as in a process of its own. Like every Go worker on mcp-route/tool it
+// runs with GOMAXPROCS 1 unless GOMAXPROCS is in its environment: its
+// concurrent calls mostly wait on files, and share one processor.
+// sh_exec's program still runs in a process group of its own
 // that is killed when the call ends, times out or is cancelled, so nothing a
 // call starts outlives it. SIGTERM cancels every call, and the worker exits
 // once they have answered.
