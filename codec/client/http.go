@@ -27,7 +27,7 @@ package client
 //     list_changed), is opened after initialized only when
 //     HTTPOptions.StandaloneStream asks for it: a client of one command
 //     needs none. It is reopened when it ends (after 250 ms, doubling to
-//     5 s) until Close; a 405 means the server offers none, and ends the
+//     5 s while the streams carry nothing) until Close; a 405 means the server offers none, and ends the
 //     tries quietly. A server request arriving on a stream (ping) is
 //     answered with a POST, as over stdio. 2024-11-05's HTTP+SSE transport
 //     is not spoken.
@@ -320,11 +320,14 @@ func (h *httpTransport) openStandalone() {
 	go func() {
 		wait := streamRetryMin
 		for {
-			opened, stop := h.readStandalone()
+			heard, stop := h.readStandalone()
 			if stop {
 				return
 			}
-			if opened {
+			if heard {
+				// Only a stream that carried something resets the wait:
+				// a server that answers each GET and hangs up at once is
+				// asked less and less often, not four times a second.
 				wait = streamRetryMin
 			}
 			select {
@@ -338,9 +341,9 @@ func (h *httpTransport) openStandalone() {
 }
 
 // readStandalone makes one GET and reads its events until the stream ends.
-// opened says the server answered with a stream; stop says not to try
+// heard says the stream carried at least one message; stop says not to try
 // again (the client is closed, or the server refuses the stream for good).
-func (h *httpTransport) readStandalone() (opened, stop bool) {
+func (h *httpTransport) readStandalone() (heard, stop bool) {
 	req, err := http.NewRequestWithContext(h.base, http.MethodGet, h.url, nil)
 	if err != nil {
 		return false, true
@@ -375,10 +378,11 @@ func (h *httpTransport) readStandalone() (opened, stop bool) {
 	}
 	src := "HTTP GET stream"
 	_ = readSSEEvents(resp.Body, h.c.opts.MaxFrame, func(data []byte) bool {
+		heard = true
 		h.c.receive(bytes.Clone(data), src)
 		return false
 	})
-	return true, h.base.Err() != nil
+	return heard, h.base.Err() != nil
 }
 
 func (h *httpTransport) warnf(format string, args ...any) {

@@ -383,9 +383,10 @@ func TestHTTPStandaloneStreamRefused(t *testing.T) {
 		f := newFakeHTTP(t, legacyWithStream(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		}))
+		var mu sync.Mutex
 		var warned []string
 		conn, _, err := DialHTTP(context.Background(), f.srv.URL, HTTPOptions{StandaloneStream: want}, Options{
-			OnWarning: func(s string) { warned = append(warned, s) },
+			OnWarning: func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() },
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -401,8 +402,45 @@ func TestHTTPStandaloneStreamRefused(t *testing.T) {
 		if wantGets := map[bool]int{true: 1, false: 0}[want]; gets != wantGets {
 			t.Errorf("StandaloneStream=%v: %d GETs, want %d", want, gets, wantGets)
 		}
+		mu.Lock()
 		if len(warned) > 0 {
 			t.Errorf("StandaloneStream=%v: warnings %q for a 405", want, warned)
 		}
+		mu.Unlock()
+	}
+}
+
+// A hostile or broken server that answers every GET with an empty stream
+// and hangs up is not hammered: the waits between tries double (250 ms,
+// 500 ms, 1 s, ...), so 1.5 s hold at most 4 GETs, however fast the
+// server answers; calls keep working meanwhile.
+func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
+	f := newFakeHTTP(t, func(w http.ResponseWriter, r *http.Request, m *codec.Message) {
+		if r.Method == http.MethodPost && m.Method == codec.MethodPing {
+			writeJSON(w, 200, result(m.ID, map[string]any{}))
+			return
+		}
+		legacyWithStream(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+		})(w, r, m)
+	})
+	conn, _, err := DialHTTP(context.Background(), f.srv.URL, HTTPOptions{StandaloneStream: true}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := conn.Ping(context.Background()); err != nil {
+		t.Errorf("ping while the GET stream flaps: %v", err)
+	}
+	conn.Close()
+	gets := 0
+	for _, h := range f.requests() {
+		if strings.HasPrefix(h.Get("X-Method"), "GET") {
+			gets++
+		}
+	}
+	if gets > 4 { // TestHTTPStandaloneStream shows that GETs are made at all
+		t.Errorf("%d GETs in 1.5s from a server that hangs up at once; want at most 4", gets)
 	}
 }
