@@ -98,9 +98,12 @@
 // The per-call path allocates no timer and no channel: one watchdog timer
 // per Pools, armed for the earliest deadline of the calls in flight,
 // enforces every Call.Timeout; reply channels are recycled; a worker's idle
-// timer is armed once and re-armed when it fires early; waiting calls are
-// woken only when there are some. A call that has to wait for a worker, or
-// is cancelled, gets a timer for that wait. The request line is built by
+// timer is armed once and re-armed when it fires early. Calls waiting for
+// room queue in order: an answer wakes the oldest one only (it passes the
+// wake-up on when it gives up, or when room is left after it took its
+// place); what changes every place at once (a worker dies, retires or
+// stops) wakes them all. A call that has to wait for a worker, or is
+// cancelled, gets a timer and a channel for that wait. The request line is built by
 // appends outside the pool's lock.
 //
 // # Security

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -375,14 +376,19 @@ type pool struct {
 	ps     *Pools
 	limits Limits
 
-	mu        sync.Mutex
-	stamp     string
-	stale     map[string]bool // stamps replaced by a newer one
-	workers   []*worker       // taking calls: neither retired nor dead
-	changed   chan struct{}   // closed (and replaced) when a waiting call may go on
-	waiting   int             // calls waiting on changed: without any, nothing need be closed
-	crashes   int             // in a row
-	notBefore time.Time       // no worker starts before (backoff)
+	mu      sync.Mutex
+	stamp   string
+	stale   map[string]bool // stamps replaced by a newer one
+	workers []*worker       // taking calls: neither retired nor dead
+	changed chan struct{}   // closed (and replaced) when every waiting call must look again
+	waiting int             // calls waiting on changed: without any, nothing need be closed
+	// queue holds the calls waiting for room, oldest first. A freed place
+	// wakes one of them (wakeOne), not all: with 60 calls queued behind 2
+	// workers, waking all on every answer cost 60 wake-ups and lock
+	// rounds per call.
+	queue     []chan struct{}
+	crashes   int       // in a row
+	notBefore time.Time // no worker starts before (backoff)
 }
 
 // broadcast wakes the calls waiting for a worker. pl.mu is held. With none
@@ -395,6 +401,33 @@ func (pl *pool) broadcast() {
 	pl.changed = make(chan struct{})
 }
 
+// wakeOne wakes the oldest call waiting for room: one place was freed.
+// pl.mu is held.
+func (pl *pool) wakeOne() {
+	if len(pl.queue) == 0 {
+		return
+	}
+	ch := pl.queue[0]
+	pl.queue[0] = nil
+	pl.queue = pl.queue[1:]
+	ch <- struct{}{} // buffered, and each is woken at most once per wait
+}
+
+// wakeIfRoom passes the wake-up on when a call has taken its place and
+// room is left (a new worker takes Concurrency calls). pl.mu is held.
+func (pl *pool) wakeIfRoom() {
+	if len(pl.queue) > 0 && pl.pick() != nil {
+		pl.wakeOne()
+	}
+}
+
+// unqueue takes ch out of the queue if it is still there. pl.mu is held.
+func (pl *pool) unqueue(ch chan struct{}) {
+	if i := slices.Index(pl.queue, ch); i >= 0 {
+		pl.queue = slices.Delete(pl.queue, i, i+1)
+	}
+}
+
 // acquire finds or starts a worker with room for c and registers the call
 // on it; or returns why there is none.
 func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *Call, body []byte) (*worker, *pending, *Result) {
@@ -403,6 +436,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 	// that has to wait.
 	var timeoutC <-chan time.Time
 	var timeout *time.Timer
+	var room chan struct{} // this call's place in pl.queue, while it waits
 	defer func() {
 		if timeout != nil {
 			timeout.Stop()
@@ -434,6 +468,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 		}
 		if w := pl.pick(); w != nil {
 			p := w.take(c, body, deadline)
+			pl.wakeIfRoom()
 			pl.mu.Unlock()
 			return w, p, nil
 		}
@@ -460,6 +495,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 					return nil, nil, &Result{Kind: NotStarted, Failure: "cannot start tool: " + err.Error()}
 				}
 				p := w.take(c, body, deadline)
+				pl.wakeIfRoom()
 				pl.mu.Unlock()
 				return w, p, nil
 			}
@@ -469,9 +505,14 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 			timeoutC = timeout.C
 		}
 		pl.waiting++
+		if room == nil {
+			room = make(chan struct{}, 1)
+		}
+		pl.queue = append(pl.queue, room)
 		pl.mu.Unlock()
 		var res *Result
 		select {
+		case <-room:
 		case <-wait:
 		case <-backoff:
 		case <-timeoutC:
@@ -482,6 +523,16 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 		stopBackoff()
 		pl.mu.Lock()
 		pl.waiting--
+		pl.unqueue(room)
+		select {
+		case <-room:
+			// Woken for a place as well: a call that gives up passes it
+			// on; one that looks again takes it (or another's).
+			if res != nil {
+				pl.wakeOne()
+			}
+		default:
+		}
 		pl.mu.Unlock()
 		if res != nil {
 			return nil, nil, res

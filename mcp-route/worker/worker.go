@@ -382,7 +382,7 @@ func (w *worker) answered(p *pending, r *Result) {
 		}
 	}
 	w.mu.Unlock()
-	pl.broadcast()
+	pl.wakeOne() // one place freed (a worker retired here starts anew)
 	pl.mu.Unlock()
 	p.done <- r
 	if stop {

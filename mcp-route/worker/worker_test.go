@@ -451,3 +451,76 @@ func TestRequestLine(t *testing.T) {
 		}
 	}
 }
+
+// Calls queued behind full workers start as places free up, one queued
+// call per freed place, and every one of them is served.
+func TestQueuedCallsTakeFreedPlaces(t *testing.T) {
+	f := newFixture(t, worker.Limits{Workers: 2, Concurrency: 2})
+	const n = 10
+	gate := func(i int) string { return filepath.Join(f.dir, fmt.Sprint("gate", i)) }
+	started := func(i int) bool {
+		_, err := os.Stat(filepath.Join(f.dir, fmt.Sprint("started", i)))
+		return err == nil
+	}
+	startedSoFar := func() (ids []int) {
+		for i := range n {
+			if started(i) {
+				ids = append(ids, i)
+			}
+		}
+		return ids
+	}
+	waitStarted := func(want int) []int {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ids := startedSoFar()
+			if len(ids) == want {
+				time.Sleep(100 * time.Millisecond) // and no more
+				if ids = startedSoFar(); len(ids) == want {
+					return ids
+				}
+			}
+			if len(ids) > want || time.Now().After(deadline) {
+				t.Fatalf("calls started: %v, want %d", ids, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	var wg sync.WaitGroup
+	res := make([]*worker.Result, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = f.call(fmt.Sprintf(`{"wait":%q,"pidfile":%q}`, gate(i), filepath.Join(f.dir, fmt.Sprint("started", i))))
+		}()
+	}
+	released := map[int]bool{}
+	release := func(ids []int, k int) {
+		for _, i := range ids {
+			if k == 0 {
+				return
+			}
+			if !released[i] {
+				released[i] = true
+				os.WriteFile(gate(i), nil, 0o644)
+				k--
+			}
+		}
+	}
+	ids := waitStarted(4) // 2 workers × 2
+	release(ids, 1)
+	ids = waitStarted(5) // one freed place: one more call
+	release(ids, 3)
+	waitStarted(8)
+	for i := range n {
+		os.WriteFile(gate(i), nil, 0o644)
+	}
+	wg.Wait()
+	for i, r := range res {
+		if !r.OK() {
+			t.Errorf("call %d: kind %d: %s", i, r.Kind, r.Failure)
+		}
+	}
+}
