@@ -63,8 +63,21 @@
 // # Limits
 //
 // Frames are capped at Options.MaxFrame (codec.DefaultMaxFrame, 16 MiB, by
-// default). tools/list pagination stops with a *ProtocolError after 1000
-// pages or a repeated cursor.
+// default). A longer line on a stdio server's stdout is skipped unread, up
+// to its newline (codec.Reader: no more than the cap of it is held at once,
+// and only its first KiB and last 256 bytes kept), so the connection stays
+// in step and the
+// server's other requests go on. When those bytes show it is the answer to
+// a request still waiting ("result" or "error" among the first members, no
+// "method", and the id among them or as the object's last member; see
+// codec.FrameTooLargeError.ResponseID), that request fails at once with a
+// *ProtocolError wrapping the *codec.FrameTooLargeError (errors.Is
+// codec.ErrFrameTooLarge; its Size says how large the answer was); else the
+// line is a protocol error (Options.OnProtocolError), and a request it
+// answered waits for its context. Over HTTP an answer over the cap fails its
+// request at once with a *ProtocolError wrapping codec.ErrFrameTooLarge.
+// tools/list pagination stops with a *ProtocolError after 1000 pages or a
+// repeated cursor.
 //
 // Against a stdio server that stops reading its stdin: a write outlives its
 // caller's context (a frame is never cut short) until the pipe is closed,
@@ -116,9 +129,16 @@ type ProtocolError struct {
 	// handshake marks an invalid line during Connect: the server is not
 	// speaking MCP on stdout, which no fallback to another era can mend.
 	handshake bool
+	// err is the cause, when there is one to unwrap (a
+	// *codec.FrameTooLargeError, codec.ErrFrameTooLarge).
+	err error
 }
 
 func (e *ProtocolError) Error() string { return e.Msg }
+
+// Unwrap returns the cause: for an answer over the frame cap, an error
+// wrapping codec.ErrFrameTooLarge (a *codec.FrameTooLargeError over stdio).
+func (e *ProtocolError) Unwrap() error { return e.err }
 
 func protoErrorf(format string, a ...any) *ProtocolError {
 	return &ProtocolError{Msg: fmt.Sprintf(format, a...)}
@@ -348,7 +368,7 @@ func (c *Client) readLoop(r *codec.Reader) {
 	for {
 		frame, err := r.ReadFrame()
 		if errors.Is(err, codec.ErrFrameTooLarge) {
-			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err), nil)
+			c.tooLarge(err)
 			continue
 		}
 		if err != nil {
@@ -356,6 +376,30 @@ func (c *Client) readLoop(r *codec.Reader) {
 		}
 		c.receive(frame, fmt.Sprintf("server stdout line %d", r.Line()))
 	}
+}
+
+// tooLarge handles a line from the server's stdout longer than MaxFrame,
+// which the Reader skipped (the stream is in step again at the next line):
+// the request it answers, when its kept first or last bytes name one, fails
+// at once; else it is a protocol error.
+func (c *Client) tooLarge(err error) {
+	var fe *codec.FrameTooLargeError
+	if errors.As(err, &fe) {
+		if id := fe.ResponseID(); id != nil {
+			perr := &ProtocolError{Msg: fmt.Sprintf("server stdout line %d: the answer is %d bytes, more than the %d-byte frame limit (skipped unread)", fe.Line, fe.Size, fe.Limit), err: fe}
+			if c.deliver(*id, reply{err: perr}) {
+				return
+			}
+			c.mu.Lock()
+			late := c.abandoned[id.Key()]
+			delete(c.abandoned, id.Key())
+			c.mu.Unlock()
+			if late {
+				return
+			}
+		}
+	}
+	c.protocolError(fmt.Errorf("server stdout %w", err), nil)
 }
 
 // receive handles one frame from the server; src says where it came from

@@ -435,7 +435,7 @@ func (h *httpTransport) readJSON(body io.Reader, id codec.ID, src string) error 
 		return fmt.Errorf("%w: %s: %v", ErrClosed, src, err)
 	}
 	if len(b) > max {
-		return protoErrorf("%s: %v", src, codec.ErrFrameTooLarge)
+		return &ProtocolError{Msg: fmt.Sprintf("%s: %v (more than %d bytes)", src, codec.ErrFrameTooLarge, max), err: codec.ErrFrameTooLarge}
 	}
 	h.c.receive(bytes.TrimSpace(b), src)
 	if h.c.isPending(id) {
@@ -455,7 +455,7 @@ func (h *httpTransport) readSSE(ctx context.Context, body io.Reader, id codec.ID
 	case err == nil || !h.c.isPending(id):
 		return nil
 	case errors.Is(err, codec.ErrFrameTooLarge):
-		return protoErrorf("%s: an event is larger than %d bytes", src, max)
+		return &ProtocolError{Msg: fmt.Sprintf("%s: an event is larger than %d bytes", src, max), err: codec.ErrFrameTooLarge}
 	case h.base.Err() != nil:
 		return ErrClosed
 	case ctx.Err() != nil:

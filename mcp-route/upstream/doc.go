@@ -111,6 +111,15 @@
 //     data): over it, the call gets an isError naming the cap ("upstream
 //     NAME: TOOL: its result of N bytes exceeds --max-output (M bytes)";
 //     an error's first 200 bytes are quoted).
+//   - An answer longer than the frame mcp-route reads from an upstream
+//     (codec.DefaultMaxFrame, 16 MiB) is skipped unread up to its newline,
+//     never held whole (codec/client), and the upstream's later answers
+//     are read as usual. When its first or last bytes give its id (see
+//     codec/client's package doc), the call it answers fails at once with
+//     the same isError ("its result of N bytes exceeds --max-output (M
+//     bytes)", or "exceeds the largest frame mcp-route reads (16777216
+//     bytes)" when --max-output is larger); else it is a protocol error
+//     (below), and that call ends with its timeout.
 //   - Protocol errors (a line that is not JSON-RPC, an answer to no request)
 //     are logged at most MaxNoiseLines (10) per NoiseWindow (a minute) per
 //     upstream, each clipped to MaxNoiseLine (300) bytes; past that one line

@@ -554,6 +554,8 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 				return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its error of %d bytes exceeds --max-output (%d bytes); it began: %s", u.spec.Name, tool, n, u.opts.MaxOutput, clipText(rpc.Message, 200))), "failed", nil
 			}
 			return nil, "tool_error", rpc
+		case errors.Is(err, codec.ErrFrameTooLarge):
+			return codec.ErrorResult(u.tooLarge(tool, err)), "failed", nil
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
 		case errors.Is(err, client.ErrClosed):
@@ -580,6 +582,23 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		return res, "tool_error", nil
 	}
 	return res, "ok", nil
+}
+
+// tooLarge words an answer longer than the frame codec/client reads (the
+// client skipped it unread) as the --max-output refusal it also is, unless
+// --max-output is the larger.
+func (u *Upstream) tooLarge(tool string, err error) string {
+	size, limit := "", int64(codec.DefaultMaxFrame)
+	var fe *codec.FrameTooLargeError
+	if errors.As(err, &fe) {
+		size, limit = fmt.Sprintf(" of %d bytes", fe.Size), int64(fe.Limit)
+	} else {
+		size = fmt.Sprintf(" of more than %d bytes", limit)
+	}
+	if u.opts.MaxOutput < limit {
+		return fmt.Sprintf("upstream %s: %s: its result%s exceeds --max-output (%d bytes)", u.spec.Name, tool, size, u.opts.MaxOutput)
+	}
+	return fmt.Sprintf("upstream %s: %s: its result%s exceeds the largest frame mcp-route reads (%d bytes)", u.spec.Name, tool, size, limit)
 }
 
 // Bounds on the progress an upstream sends for one call.
