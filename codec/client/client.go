@@ -89,6 +89,14 @@
 // MaxAbandoned (4096) abandoned request ids are remembered, so that their
 // late answers are ignored; past that the oldest is forgotten, and its
 // late answer counts as a protocol error.
+//
+// With Options.WriteTimeout set, a write to a stdio server that makes no
+// progress for that long (frames are written in chunks of 16 KiB; each
+// chunk the server takes is progress) marks the server hung: every request
+// waiting, and every later one, fails with an error wrapping
+// ErrWriteStalled; stdin is closed, which ends the writes blocked on it;
+// and Options.OnWriteStall is called, whose job it is to stop the server
+// (a Client made by New has no process to stop).
 package client
 
 import (
@@ -122,6 +130,10 @@ const DefaultProbeTimeout = 5 * time.Second
 // ErrClosed reports that the server closed its stdout (usually: it exited)
 // while a request was waiting.
 var ErrClosed = errors.New("server closed the connection")
+
+// ErrWriteStalled reports that a write to a stdio server made no progress
+// for Options.WriteTimeout: the server does not read its stdin.
+var ErrWriteStalled = errors.New("the server stopped reading its stdin")
 
 // ProtocolError is something the server got wrong at the protocol level.
 type ProtocolError struct {
@@ -171,6 +183,13 @@ type Options struct {
 	// writes, false for what it reads. It is called from several goroutines
 	// and must not keep frame.
 	Trace func(sent bool, frame []byte)
+	// WriteTimeout, optional (stdio only; 0: off), is how long a write to
+	// the server's stdin may go without the server taking a byte of it
+	// before the server is taken as hung (see the package doc).
+	WriteTimeout time.Duration
+	// OnWriteStall, optional, is called once, from its own goroutine, when
+	// WriteTimeout ran out; err wraps ErrWriteStalled.
+	OnWriteStall func(err error)
 }
 
 // Info is what Connect learned about the server.
@@ -221,6 +240,9 @@ type Client struct {
 	// writeSlots bounds the writes to a stdio server under way at once
 	// (MaxPendingWrites); nil over HTTP, where a send ends with its ctx.
 	writeSlots chan struct{}
+	// stalled is the error of a write stall (Options.WriteTimeout), once
+	// there was one.
+	stalled atomic.Pointer[error]
 }
 
 // MaxPendingWrites bounds the writes to a stdio server under way at once.
@@ -248,11 +270,19 @@ type stdioTransport struct {
 	w    *codec.Writer
 	wc   io.Closer
 	done <-chan struct{}
+	// stalled, when the client has a WriteTimeout, is the error of the
+	// stall that closed stdin, or nil.
+	stalled func() error
 }
 
 func (t *stdioTransport) send(_ context.Context, m *codec.Message) error { return t.w.Write(m) }
 
 func (t *stdioTransport) sendFailed(method string, err error) error {
+	if t.stalled != nil {
+		if serr := t.stalled(); serr != nil {
+			return fmt.Errorf("%s: %w", method, serr)
+		}
+	}
 	select {
 	case <-t.done:
 		return ErrClosed
@@ -282,12 +312,22 @@ type reply struct {
 // an error (close r, or make the server exit, to stop it). Call Connect next.
 func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
 	var ww io.Writer = w
+	var pw *progressWriter
+	if opts.WriteTimeout > 0 {
+		pw = &progressWriter{w: w}
+		ww = pw
+	}
 	if opts.Trace != nil {
-		ww = traceWriter{w: w, trace: opts.Trace}
+		ww = traceWriter{w: ww, trace: opts.Trace}
 	}
 	c := newClient(opts, "on its stdout")
-	c.t = &stdioTransport{w: codec.NewWriter(ww), wc: w, done: c.done}
+	t := &stdioTransport{w: codec.NewWriter(ww), wc: w, done: c.done}
+	c.t = t
 	c.writeSlots = make(chan struct{}, MaxPendingWrites)
+	if pw != nil {
+		t.stalled = c.stallErr
+		go c.watchWrites(pw, opts.WriteTimeout)
+	}
 	go c.readLoop(codec.NewReader(r, opts.MaxFrame))
 	return c
 }
@@ -749,6 +789,70 @@ func (c *Client) release() {
 	if c.writeSlots != nil {
 		<-c.writeSlots
 	}
+}
+
+// progressChunk is the most written to a stdio server in one write call
+// when Options.WriteTimeout is set: each chunk taken is progress.
+const progressChunk = 16 << 10
+
+// progressWriter writes in chunks of at most progressChunk and keeps when
+// the write under way last made progress, for watchWrites. codec.Writer
+// calls Write under its mutex, one frame at a time, so the chunks of a
+// frame are never interleaved with another's.
+type progressWriter struct {
+	w     io.Writer
+	since atomic.Int64 // UnixNano of the last progress of the write under way; 0: none under way
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n := 0
+	defer p.since.Store(0)
+	for n < len(b) {
+		p.since.Store(time.Now().UnixNano())
+		k, err := p.w.Write(b[n:min(len(b), n+progressChunk)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// watchWrites takes the server as hung when a write has made no progress
+// for d: every request waiting fails with ErrWriteStalled, and stdin is
+// closed, which ends the writes blocked on it (their requests fail the
+// same way, as do later ones). Stopping the server is the caller's
+// (Options.OnWriteStall).
+func (c *Client) watchWrites(p *progressWriter, d time.Duration) {
+	tick := time.NewTicker(max(d/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-tick.C:
+			since := p.since.Load()
+			if since == 0 || now.UnixNano()-since < int64(d) {
+				continue
+			}
+			err := fmt.Errorf("%w: a write to it took no byte for %v", ErrWriteStalled, d)
+			c.stalled.Store(&err)
+			c.failPending(err)
+			_ = c.t.closeWrite()
+			if c.opts.OnWriteStall != nil {
+				c.opts.OnWriteStall(err)
+			}
+			return
+		}
+	}
+}
+
+// stallErr is the error of the write stall, or nil.
+func (c *Client) stallErr() error {
+	if e := c.stalled.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // traceWriter shows each frame to Options.Trace; codec.Writer writes one

@@ -466,3 +466,40 @@ func TestAnswerOverFrame(t *testing.T) {
 		t.Errorf("protocol errors %q (%d), want one for the junk line", reports, c.ProtocolErrors())
 	}
 }
+
+// TestWriteStall: with WriteTimeout, a server that reads nothing of its
+// stdin fails the request stuck in its write, the one waiting behind it
+// and any later one with ErrWriteStalled, long before their contexts end,
+// and OnWriteStall is called once.
+func TestWriteStall(t *testing.T) {
+	inR, inW := io.Pipe() // io.Pipe has no buffer: every write waits for a read
+	outR, outW := io.Pipe()
+	stalls := make(chan error, 2)
+	c := New(outR, inW, Options{WriteTimeout: 100 * time.Millisecond, OnWriteStall: func(err error) { stalls <- err }})
+	c.info = &Info{Era: EraLegacy, ProtocolVersion: codec.LatestLegacyRevision}
+	ctx := ctxT(t)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Request(ctx, codec.MethodToolsList, nil)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, ErrWriteStalled) {
+			t.Errorf("Request = %v, want ErrWriteStalled", err)
+		}
+	}
+	if err := <-stalls; !errors.Is(err, ErrWriteStalled) {
+		t.Errorf("OnWriteStall(%v)", err)
+	}
+	if _, err := c.Request(ctx, codec.MethodToolsList, nil); !errors.Is(err, ErrWriteStalled) {
+		t.Errorf("a later Request = %v, want ErrWriteStalled", err)
+	}
+	if len(stalls) != 0 {
+		t.Error("OnWriteStall called twice")
+	}
+	inR.Close()
+	outW.Close()
+	<-c.Done()
+}

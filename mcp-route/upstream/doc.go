@@ -39,6 +39,16 @@
 // start, the handshake fails or gets no answer within ConnectTimeout, or
 // tools/list fails) mark it down: the log says why, calls fail at once
 // naming the last error, and a start is tried again every MaxBackoff.
+// A stdio upstream that lives on but stops reading its stdin is taken as
+// hung once a write to it has made no progress for StallTimeout (the call
+// timeout, --timeout, by default; codec/client's Options.WriteTimeout, in
+// chunks of 16 KiB): by then every call it had been sent has timed out, so
+// restarting it loses nothing that could still succeed, while a server that
+// reads slowly, or works on one call at a time, is left alone. Its calls in
+// flight fail at once with isError "upstream NAME is hung: it read nothing
+// of its stdin for 30s; restarting it"; it is stopped (stdin closed, then
+// its whole group SIGTERMed and SIGKILLed, Grace apart) and restarted like
+// one that died.
 // An HTTP upstream has no process: a call that cannot reach it (no
 // connection, 502-504) or whose session is gone (404) gets an isError
 // result "upstream NAME is unreachable: ...; reconnecting", and the
@@ -148,8 +158,9 @@
 //     is under way makes another, so the last change is never lost.
 //   - A stdio upstream that stops reading its stdin: at most 64 writes to
 //     it are under way at once (codec/client.MaxPendingWrites), each
-//     holding a goroutine until the upstream is stopped; a call that finds
-//     none free waits for its timeout without sending anything. At most
+//     holding a goroutine until the upstream is stopped, which happens
+//     when one has made no progress for StallTimeout (above); a call that
+//     finds none free meanwhile waits without sending anything. At most
 //     4096 abandoned request ids (timed out, cancelled) are remembered so
 //     that their late answers are ignored (codec/client.MaxAbandoned); an
 //     older one's late answer is a protocol error.

@@ -184,7 +184,11 @@ func (u *Upstream) run(ctx context.Context) {
 		attempt++
 		wait := u.backoff(attempt)
 		u.setState(restarting, time.Now().Add(wait), cause)
-		u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		if conn.isStalled() {
+			u.warnf("upstream %s is hung: %s; stopping it, restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		} else {
+			u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		}
 		conn.close()
 		if !sleep(ctx, wait) {
 			return
@@ -197,6 +201,19 @@ type link struct {
 	*client.Conn
 	stderr *tail
 	stop   context.CancelFunc // ends what serves this connection alone (the listen)
+	// stalled is closed when a write to a stdio upstream made no progress
+	// for StallTimeout (client.ErrWriteStalled): it is taken as hung.
+	stalled chan struct{}
+}
+
+// isStalled says whether the upstream was taken as hung.
+func (l *link) isStalled() bool {
+	select {
+	case <-l.stalled:
+		return true
+	default:
+		return false
+	}
 }
 
 // close ends the connection: the upstream is stopped (or its HTTP session
@@ -220,6 +237,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	var conn *client.Conn
 	var info *client.Info
 	var err error
+	stalled := make(chan struct{})
 	stderr := &tail{}
 	if u.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
 		stderr.log = func(line string) { u.debugf("upstream %s stderr: %s", u.spec.Name, line) }
@@ -231,6 +249,9 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		if env == nil {
 			env = []string{} // client.Command: nil would be ours
 		}
+		copts.WriteTimeout = u.opts.StallTimeout
+		var once sync.Once // Dial may start the process twice
+		copts.OnWriteStall = func(error) { once.Do(func() { close(stalled) }) }
 		conn, info, err = client.Dial(cctx, client.Command{
 			Argv:   u.spec.Argv,
 			Env:    env,
@@ -247,7 +268,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		return nil, withStderr(err.Error(), stderr)
 	}
 	lctx, stop := context.WithCancel(ctx)
-	l := &link{Conn: conn, stderr: stderr, stop: stop}
+	l := &link{Conn: conn, stderr: stderr, stop: stop, stalled: stalled}
 	if info.Era == client.EraModern {
 		// Subscribe before the first list, and wait for the
 		// acknowledgement: a change between the list and the
@@ -297,6 +318,8 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 			return ""
 		case <-l.Done():
 			return l.cause(time.Second)
+		case <-l.stalled:
+			return withStderr(fmt.Sprintf("it read nothing of its stdin for %v", u.opts.StallTimeout), l.stderr).Error()
 		case <-u.relist:
 			if wait := RelistInterval - time.Since(last); wait > 0 {
 				if due == nil {
@@ -558,6 +581,8 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 			return codec.ErrorResult(u.tooLarge(tool, err)), "failed", nil
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
+		case errors.Is(err, client.ErrWriteStalled):
+			return codec.ErrorResult(fmt.Sprintf("upstream %s is hung: it read nothing of its stdin for %v; restarting it", u.spec.Name, u.opts.StallTimeout)), "failed", nil
 		case errors.Is(err, client.ErrClosed):
 			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(time.Second))), "failed", nil
 		}

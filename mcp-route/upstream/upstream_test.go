@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -616,4 +617,81 @@ func TestRestartsLeaveNoProcess(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestStopsReadingIsRestarted: an upstream that lives on but stops reading
+// its stdin (after its handshake and list) while calls fill the pipe is
+// taken as hung once a write has made no progress for StallTimeout: its
+// calls fail at once (not at the 30s call timeout) saying so, its process
+// is stopped, and it is restarted, after which calls work. An upstream
+// that reads slowly but keeps reading takes a frame that needs longer
+// than StallTimeout in all, and is not taken as hung.
+func TestStopsReadingIsRestarted(t *testing.T) {
+	t.Parallel()
+	var logs proctest.Buffer
+	sp, dir := testSpec(t, "up", "deaf")
+	s := startSet(t, Options{StallTimeout: 2 * time.Second, MinBackoff: 100 * time.Millisecond, Logger: testLogger(&logs)}, sp)
+	big := `{"text":"` + strings.Repeat("a", 200<<10) + `"}`
+	ctx := ctxT(t)
+	tool := s.Lookup(ctx, "up__echo")
+	if tool == nil {
+		t.Fatal("no up__echo")
+	}
+	type result struct {
+		text, outcome string
+	}
+	results := make(chan result, 3)
+	for range 3 {
+		go func() {
+			r, outcome, err := s.Call(ctx, tool, json.RawMessage(big), codec.Rev20251125, nil)
+			if err != nil {
+				results <- result{err.Error(), "error"}
+				return
+			}
+			results <- result{text(asMap(t, r)), outcome}
+		}()
+	}
+	hung := 0
+	for range 3 {
+		r := <-results
+		switch {
+		case r.outcome != "failed":
+		case strings.Contains(r.text, "upstream up is hung: it read nothing of its stdin for 2s; restarting it"):
+			hung++
+			continue
+		case strings.Contains(r.text, "upstream up is restarting; retry in"): // it came after
+			continue
+		}
+		t.Errorf("a call to the deaf upstream: %s %q, want isError \"upstream up is hung\"", r.outcome, r.text)
+	}
+	if hung == 0 {
+		t.Error("no call was told the upstream is hung")
+	}
+	proctest.Eventually(t, func() string {
+		res, _, _ := call(t, s, "up__echo", big, codec.Rev20251125, nil)
+		if len(text(res)) != 200<<10 {
+			return "not back: " + text(res)
+		}
+		return ""
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "pids")); strings.Count(string(b), "\n") != 2 {
+		t.Errorf("starts: %q, want 2", b)
+	}
+	if l := logs.String(); !strings.Contains(l, "upstream up is hung: it read nothing of its stdin for 2s; stopping it, restarting in") {
+		t.Errorf("log: %s", l)
+	}
+	// The hung process is gone (stopped and reaped).
+	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+	first, _ := strconv.Atoi(strings.Fields(string(b))[0])
+	if err := syscall.Kill(first, 0); err != syscall.ESRCH {
+		t.Errorf("the hung upstream (pid %d) is still there: %v", first, err)
+	}
+
+	sp, _ = testSpec(t, "slow", "slowread")
+	s = startSet(t, Options{StallTimeout: 2 * time.Second, MaxOutput: 2 << 20}, sp)
+	huge := `{"text":"` + strings.Repeat("b", 1<<20) + `"}` // 256 reads of 4 KiB, 10ms apart
+	res, outcome, err := call(t, s, "slow__echo", huge, codec.Rev20251125, nil)
+	if err != nil || outcome != "ok" || len(text(res)) != 1<<20 {
+		t.Errorf("a slow reader: %v %s %.200q", err, outcome, text(res))
+	}
 }
