@@ -37,8 +37,10 @@ package client
 //
 // Errors: an HTTP error status whose body is a JSON-RPC error answers the
 // request with that error (-32022 unsupported version, -32020 header
-// mismatch, -32601 are *codec.Errors as over stdio). Other error statuses are
-// an *HTTPError (a 401 carries the server's WWW-Authenticate); a failure to
+// mismatch, -32601 are *codec.Errors as over stdio). Other error statuses,
+// and 401 and 403 whatever their body (credentials missing or refused: the
+// caller must see the status), are an *HTTPError (a 401 carries the
+// server's WWW-Authenticate); a failure to
 // connect, and 502, 503 or 504 from a proxy, wrap ErrUnreachable; a stream
 // that ends before the response wraps ErrClosed (a stream is not resumed with
 // Last-Event-ID), and a legacy session that expired (404) is not renewed:
@@ -295,7 +297,11 @@ func (h *httpTransport) send(ctx context.Context, m *codec.Message) error {
 		return protoErrorf("%s: Content-Type %q (want application/json or text/event-stream)", src, ct)
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	if isReq && h.rpcError(b, *m.ID, src) {
+	// A 401 or 403 is the HTTP layer's refusal whatever its body says (a
+	// JSON-RPC error, often): the caller must see the status to know that
+	// credentials are missing or wrong.
+	auth := resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
+	if isReq && !auth && h.rpcError(b, *m.ID, src) {
 		return nil
 	}
 	return &HTTPError{

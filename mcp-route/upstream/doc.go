@@ -13,6 +13,14 @@
 // spec: no "=", a bad NAME, a NAME given twice, a CMD that does not split,
 // http to a host that is not loopback.
 //
+// An HTTP upstream's Spec.Header goes with every request to it
+// (--upstream-header NAME='K: V', --upstream-token-file NAME=FILE, applied
+// by SetHeaders, which refuses a header the MCP transport sets itself, a
+// line break in one, and a NAME that is not an HTTP upstream). It may hold
+// a token: it is never logged. An upstream that refuses mcp-route's
+// credentials (401, 403) fails to start with that status in the log, and
+// is retried like any upstream that fails to start.
+//
 // # Starting and supervision
 //
 // A stdio upstream is started as a tool is (codec/client.Start on

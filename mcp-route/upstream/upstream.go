@@ -243,7 +243,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		stderr.log = func(line string) { u.debugf("upstream %s stderr: %s", u.spec.Name, line) }
 	}
 	if u.spec.URL != "" {
-		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true}, copts)
+		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true, Header: u.spec.Header}, copts)
 	} else {
 		env := u.opts.Env
 		if env == nil {
