@@ -63,7 +63,8 @@
 // connection is made again the same way, after the same backoff.
 //
 // An upstream's stderr goes to the log at debug level (--verbose), one
-// record per line; its last 2 KiB are kept for the messages above.
+// record per line, rate-limited (see Bounds); its last 2 KiB are kept, all
+// of it whatever the log shows, for the messages above.
 //
 // # Lists
 //
@@ -143,6 +144,10 @@
 //     upstream, each clipped to MaxNoiseLine (300) bytes; past that one line
 //     says the rest are counted, and the count is logged when the next
 //     window begins.
+//   - Its stderr lines are logged (--verbose) at most MaxStderrLines (100)
+//     per NoiseWindow per upstream, each cut to MaxStderrLine (1 KiB);
+//     past that one line says the rest are counted, and the count is
+//     logged when the next window begins.
 //   - A tool definition larger than MaxToolDef (1 MiB, as the upstream sent
 //     it) is left out, with one log line.
 //   - The upstream tools served add up to at most Options.MaxListBytes

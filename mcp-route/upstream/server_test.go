@@ -26,7 +26,9 @@ import (
 // client falls back to initialize), "hang" (reads its stdin, never
 // answers), "exit" (writes "boom" to stderr and exits 3), "deaf" (on its
 // first start only, stops reading its stdin at the first tools/call; later
-// starts serve as "dual"), "slowread" (reads its stdin 4 KiB every 10ms).
+// starts serve as "dual"), "slowread" (reads its stdin 4 KiB every 10ms),
+// "chatty" (first writes 1000 lines of 3 KB, "chatter N xxx...", to its
+// stderr, then serves as "dual").
 // DIR is where it leaves notes: "pids" (one line per start),
 // "started-slow", "cancelled", "child" (the pid of a child it started).
 func TestMain(m *testing.M) {
@@ -53,6 +55,11 @@ func testServer(mode, dir string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom")
 		return 3
+	case "chatty":
+		pad := strings.Repeat("x", 3000)
+		for i := range 1000 {
+			fmt.Fprintf(os.Stderr, "chatter %d %s\n", i, pad)
+		}
 	}
 	obj := json.RawMessage(`{"type":"object"}`)
 	var mu sync.Mutex

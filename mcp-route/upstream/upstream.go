@@ -56,6 +56,7 @@ type Upstream struct {
 	listOnce sync.Once
 	progress map[string]chan codec.ProgressParams // our token → the call's progress queue
 	noise    noiseLimit                           // the protocol errors logged
+	errNoise noiseLimit                           // the stderr lines logged (max MaxStderrLines)
 	acked    chan struct{}                        // closed by the acknowledgement of the listen being opened
 }
 
@@ -72,6 +73,7 @@ func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 		changed:  make(chan struct{}),
 		listed:   make(chan struct{}),
 		progress: map[string]chan codec.ProgressParams{},
+		errNoise: noiseLimit{max: MaxStderrLines},
 	}
 }
 
@@ -240,7 +242,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	stalled := make(chan struct{})
 	stderr := &tail{}
 	if u.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		stderr.log = func(line string) { u.debugf("upstream %s stderr: %s", u.spec.Name, line) }
+		stderr.log = u.stderrLine
 	}
 	if u.spec.URL != "" {
 		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true, Header: u.spec.Header}, copts)
@@ -418,9 +420,34 @@ func (u *Upstream) protocolError(err error) {
 	}
 }
 
-// noiseLimit lets MaxNoiseLines events through per NoiseWindow.
+// Bounds on the --verbose log lines an upstream's stderr makes.
+const (
+	MaxStderrLines = 100  // per NoiseWindow
+	MaxStderrLine  = 1024 // bytes of one line
+)
+
+// stderrLine logs a line of the upstream's stderr (--verbose): at most
+// MaxStderrLines per NoiseWindow, each cut to MaxStderrLine bytes, the rest
+// counted as protocol errors are, so that an upstream writing its stderr
+// in a loop cannot flood mcp-route's log. The tail kept for the "died"
+// messages is not affected.
+func (u *Upstream) stderrLine(line string) {
+	ok, first, dropped := u.errNoise.allow(time.Now())
+	if dropped > 0 {
+		u.debugf("upstream %s: %d more stderr lines in the last %v were not logged", u.spec.Name, dropped, NoiseWindow)
+	}
+	switch {
+	case ok:
+		u.debugf("upstream %s stderr: %s", u.spec.Name, cut(line, MaxStderrLine))
+	case first:
+		u.debugf("upstream %s: more than %d stderr lines in %v: the rest are counted, not logged", u.spec.Name, MaxStderrLines, NoiseWindow)
+	}
+}
+
+// noiseLimit lets max (0: MaxNoiseLines) events through per NoiseWindow.
 type noiseLimit struct {
 	mu      sync.Mutex
+	max     int
 	start   time.Time
 	n       int
 	dropped int
@@ -437,7 +464,11 @@ func (l *noiseLimit) allow(now time.Time) (ok, first bool, dropped int) {
 		l.start, l.n, l.dropped = now, 0, 0
 	}
 	l.n++
-	if l.n <= MaxNoiseLines {
+	limit := l.max
+	if limit == 0 {
+		limit = MaxNoiseLines
+	}
+	if l.n <= limit {
 		return true, false, dropped
 	}
 	l.dropped++

@@ -695,3 +695,42 @@ func TestStopsReadingIsRestarted(t *testing.T) {
 		t.Errorf("a slow reader: %v %s %.200q", err, outcome, text(res))
 	}
 }
+
+// TestStderrFloodIsLimited: an upstream that writes its stderr in a loop
+// (1000 lines of 3 KB) gets at most MaxStderrLines lines of the --verbose
+// log, each cut to MaxStderrLine bytes, and one line saying the rest are
+// counted; the first lines are logged as they came. The stderr tail of
+// the "died" message is whole: its last line is there.
+func TestStderrFloodIsLimited(t *testing.T) {
+	t.Parallel()
+	var logs proctest.Buffer
+	sp, _ := testSpec(t, "up", "chatty")
+	s := startSet(t, Options{Logger: testLogger(&logs), MinBackoff: time.Minute, MaxBackoff: time.Minute}, sp)
+	// The list is served after the chatter was written (and read: the
+	// process wrote it before serving).
+	res, outcome, _ := call(t, s, "up__crash", `{}`, codec.Rev20251125, nil)
+	if outcome != "failed" || !strings.Contains(text(res), "upstream up died: exit status 2; stderr: ") || !strings.HasSuffix(text(res), "crashing on purpose") {
+		t.Errorf("the died message: %s %.300q", outcome, text(res))
+	}
+	proctest.Eventually(t, func() string {
+		if l := logs.String(); !strings.Contains(l, "upstream up: more than 100 stderr lines in 1m0s: the rest are counted, not logged") {
+			return "no note that the rest are counted: " + l[max(len(l)-2000, 0):]
+		}
+		return ""
+	})
+	var logged int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(line, "upstream up stderr: ") {
+			continue
+		}
+		logged++
+		if len(line) > MaxStderrLine+200 {
+			t.Errorf("a log line of %d bytes: %.200s", len(line), line)
+		}
+	}
+	// One window: the chatter takes far less than a minute; a second one
+	// could begin only on a machine stalled for that long.
+	if logged > 2*MaxStderrLines || !strings.Contains(logs.String(), "upstream up stderr: chatter 0 xxx") {
+		t.Errorf("%d stderr lines logged, want the first ones and at most %d", logged, MaxStderrLines)
+	}
+}
