@@ -1,10 +1,12 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -35,6 +37,54 @@ func ParseRequestMeta(params json.RawMessage) (*RequestMeta, error) {
 	if len(params) == 0 || string(params) == "null" {
 		return nil, nil
 	}
+	// Every request is classified by its _meta: one validating pass that
+	// only picks _meta out, instead of encoding/json's check and decode.
+	// Anything it is unsure of goes the slow way, which also words the
+	// errors.
+	raw, ok := metaMember(params)
+	if !ok {
+		return parseRequestMetaSlow(params)
+	}
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	meta, ok := scanMembers(raw) // validated by metaMember's pass
+	if !ok {
+		return parseRequestMetaSlow(params)
+	}
+	return requestMeta(meta)
+}
+
+// metaMember returns params' _meta member (nil when absent) from one
+// validating pass. ok is false when params is not one valid JSON object,
+// or when a member's name is _meta only to encoding/json's
+// case-insensitive matching: the slow path decides then.
+func metaMember(params []byte) (meta json.RawMessage, ok bool) {
+	s := scanner{b: params}
+	i := s.ws(0)
+	if i >= len(params) || params[i] != '{' {
+		return nil, false
+	}
+	ok = true
+	end, err := s.object(i, 1, func(key []byte, start, end int) {
+		if string(key) == `"_meta"` {
+			meta = params[start:end]
+			return
+		}
+		if len(key) == len(`"_meta"`) || bytes.IndexByte(key, '\\') >= 0 {
+			if name, _ := stringValue(key); strings.EqualFold(name, "_meta") {
+				ok = false
+			}
+		}
+	})
+	if err != nil || s.ws(end) != len(params) {
+		return nil, false
+	}
+	return meta, ok
+}
+
+// parseRequestMetaSlow is ParseRequestMeta by encoding/json.
+func parseRequestMetaSlow(params json.RawMessage) (*RequestMeta, error) {
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -44,12 +94,20 @@ func ParseRequestMeta(params json.RawMessage) (*RequestMeta, error) {
 	if p.Meta == nil {
 		return nil, nil
 	}
+	return requestMeta(p.Meta)
+}
+
+// requestMeta decodes the members of a request's _meta.
+func requestMeta(meta map[string]json.RawMessage) (*RequestMeta, error) {
 	m := &RequestMeta{}
-	for k, v := range p.Meta {
+	for k, v := range meta {
 		var err error
 		switch k {
 		case MetaProtocolVersion:
-			err = json.Unmarshal(v, &m.ProtocolVersion)
+			var ok bool
+			if m.ProtocolVersion, ok = stringValue(v); !ok {
+				err = json.Unmarshal(v, &m.ProtocolVersion)
+			}
 		case MetaClientInfo:
 			m.ClientInfo = new(Implementation)
 			err = json.Unmarshal(v, m.ClientInfo)

@@ -563,6 +563,17 @@ func scanMembers(raw []byte) (map[string]json.RawMessage, bool) {
 	return m, true
 }
 
+// Members splits a JSON object into its members without a second
+// validating pass: raw must come from a frame DecodeFrame accepted (a
+// Message's Params or Result, or a value in one), which is valid JSON. ok
+// is false for anything but one object. Given invalid JSON it never
+// panics, but may accept what a validating decoder refuses. A name given
+// twice keeps its last value, as encoding/json does. The values share
+// raw's memory.
+func Members(raw json.RawMessage) (members map[string]json.RawMessage, ok bool) {
+	return scanMembers(raw)
+}
+
 // scanElements splits a JSON array that DecodeFrame has validated into its
 // elements (trusted mode). ok is false for anything but one array.
 func scanElements(raw []byte) ([]json.RawMessage, bool) {
@@ -578,6 +589,10 @@ func scanElements(raw []byte) ([]json.RawMessage, bool) {
 	}
 	return out, true
 }
+
+// StringValue decodes a JSON string, as a member Members split off; ok is
+// false for anything but a string.
+func StringValue(raw json.RawMessage) (string, bool) { return stringValue(raw) }
 
 // stringValue decodes a JSON string token (white space around allowed).
 func stringValue(raw []byte) (string, bool) {

@@ -113,6 +113,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/gopool"
 	"github.com/mcpipe/mcpipe/internal/version"
 )
 
@@ -750,10 +751,10 @@ func (c *Client) write(ctx context.Context, msg *codec.Message) (started bool, e
 		return false, err
 	}
 	done := make(chan error, 1)
-	go func() {
+	writers.Go(func() {
 		defer c.release()
 		done <- c.t.send(ctx, msg)
-	}()
+	})
 	select {
 	case err := <-done:
 		return true, err
@@ -761,6 +762,10 @@ func (c *Client) write(ctx context.Context, msg *codec.Message) (started bool, e
 		return true, ctx.Err()
 	}
 }
+
+// writers sends every client's messages, on goroutines whose stacks have
+// already grown to what encoding a message needs.
+var writers = gopool.New()
 
 // acquire takes a write slot, waiting until stop is closed (a nil stop:
 // not at all); it reports whether it got one. Over HTTP there are no

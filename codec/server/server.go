@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/gopool"
 )
 
 // Defaults for zero Options fields.
@@ -490,7 +491,7 @@ func (s *Server) start(req *Request, method Method) bool {
 	s.counts[req.Method]++
 	s.mu.Unlock()
 	s.handlers.Add(1)
-	go func() {
+	handlerGoroutines.Go(func() {
 		defer s.handlers.Done()
 		res, err := method.Handler(ctx, req)
 		s.mu.Lock()
@@ -499,9 +500,13 @@ func (s *Server) start(req *Request, method Method) bool {
 		s.mu.Unlock()
 		cancel(nil)
 		s.respond(req, res, err)
-	}()
+	})
 	return true
 }
+
+// handlerGoroutines runs every conversation's handlers, on goroutines whose
+// stacks have already grown to what a handler needs.
+var handlerGoroutines = gopool.New()
 
 // respond answers req once: the first call wins, and nothing is sent for a
 // request the client cancelled.

@@ -1,14 +1,12 @@
 package proc
 
 import (
-	"os"
-
 	"golang.org/x/sys/unix"
 )
 
 // pipeQueued returns the bytes waiting in the pipe behind f (FIONREAD
 // works on either end of a Linux pipe).
-func pipeQueued(f *os.File) (int, bool) {
+func pipeQueued(f pipeFile) (int, bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return 0, false

@@ -2,7 +2,5 @@
 
 package proc
 
-import "os"
-
 // pipeQueued cannot tell elsewhere.
-func pipeQueued(*os.File) (int, bool) { return 0, false }
+func pipeQueued(pipeFile) (int, bool) { return 0, false }

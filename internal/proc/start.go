@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpipe/mcpipe/internal/rawpipe"
 )
 
 // Process is a long-lived child started by Start: a server or a
@@ -14,8 +16,8 @@ import (
 // and stdout pipes. Its methods are safe for concurrent use.
 type Process struct {
 	pgid   int
-	stdin  *os.File // our write end of its stdin
-	stdout *os.File // our read end of its stdout
+	stdin  pipeFile // our write end of its stdin
+	stdout pipeFile // our read end of its stdout
 
 	done    chan struct{}
 	outcome Outcome // set before done is closed
@@ -37,7 +39,9 @@ type Process struct {
 // it). A child that holds stdout therefore cannot hide the exit: the
 // reader sees EOF when the group is killed. Stdout stays readable after
 // the exit, so the last frames of a server that answers and exits are
-// not lost, until Stop closes it.
+// not lost, until Stop closes it. Our ends of stdin and stdout are read
+// and written through package rawpipe: waiting in the poller, with no
+// thread held and no wake-up of the runtime's monitor per message.
 func Start(c Cmd) (*Process, error) {
 	c.defaults()
 	cmd, err := c.command()
@@ -75,7 +79,7 @@ func Start(c Cmd) (*Process, error) {
 	outW.Close()
 	errW.Close()
 	p := &Process{
-		pgid: cmd.Process.Pid, stdin: inW, stdout: outR,
+		pgid: cmd.Process.Pid, stdin: rawOr(inW), stdout: rawOr(outR),
 		done:   make(chan struct{}),
 		stderr: &capture{keep: c.MaxStderr, tail: true, limit: -1, tee: c.StderrTo},
 	}
@@ -208,4 +212,18 @@ func (p *Process) stop(grace time.Duration, now bool) {
 		p.stdout.Close()
 	})
 	<-p.done
+}
+
+// rawOr is f through rawpipe, or f itself where the poller cannot take it.
+func rawOr(f *os.File) pipeFile {
+	if p, err := rawpipe.New(f); err == nil {
+		return p
+	}
+	return f
+}
+
+// pipeFile is our end of a pipe to the process.
+type pipeFile interface {
+	io.ReadWriteCloser
+	SyscallConn() (syscall.RawConn, error)
 }

@@ -35,7 +35,9 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		return codec.ErrorResult("canceled: server shutting down"), nil
 	}
 	var p codec.CallToolParams
-	if err := json.Unmarshal(req.Params, &p); err != nil {
+	// Not json.Unmarshal: the frame was validated as it was read, and
+	// encoding/json would check it all again before calling UnmarshalJSON.
+	if err := p.UnmarshalJSON(req.Params); err != nil {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %v", err)
 	}
 	if p.Name == "" {

@@ -350,6 +350,8 @@ func (s *Router) limit() int { return s.opts.MaxProcs + max(s.opts.MaxQueue, 0) 
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
 	in, closeIn := pollableInput(in)
 	defer closeIn()
+	out, closeOut := pollableOutput(out)
+	defer closeOut()
 	return ServeConn(ctx, core.NewStreamConn(in, out, opts.MaxFrame), opts)
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpipe/mcpipe/internal/rawpipe"
 )
 
 // pollableInput returns a non-blocking copy of in when in is a pipe (a
@@ -17,20 +19,39 @@ import (
 // sits in read(2) between lines holding a thread and its P, and the
 // request it has just handed on waits in that P's run queue until the
 // scheduler takes the P back: tens of µs on every call. A non-blocking
-// descriptor parks the reader in Go's poller instead. Setting O_NONBLOCK
+// descriptor parks the reader in Go's poller instead, and package rawpipe
+// reads it without waking the runtime's monitor thread. Setting O_NONBLOCK
 // on fd 0 itself would change the file description the host may share
 // (a terminal, a shell's pipe); opening /proc/self/fd/0 makes a
 // description of our own for the same pipe. Anything else (a terminal, a
 // socket, a file) is read as it is.
 func pollableInput(in io.Reader) (io.Reader, func()) {
-	f, ok := in.(*os.File)
+	if p := ownPipe(in, unix.O_RDONLY); p != nil {
+		return p, func() { p.Close() }
+	}
+	return in, func() {}
+}
+
+// pollableOutput is pollableInput for stdout: writes that wait in the
+// poller, on a description of our own.
+func pollableOutput(out io.Writer) (io.Writer, func()) {
+	if p := ownPipe(out, unix.O_WRONLY); p != nil {
+		return p, func() { p.Close() }
+	}
+	return out, func() {}
+}
+
+// ownPipe opens the pipe x (an *os.File) again, non-blocking, for reading
+// or writing (mode), or returns nil.
+func ownPipe(x any, mode int) *rawpipe.File {
+	f, ok := x.(*os.File)
 	if !ok {
-		return in, func() {}
+		return nil
 	}
 	// Through Control, not f.Fd(), which would make a pollable f blocking.
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return in, func() {}
+		return nil
 	}
 	fd := -1
 	rc.Control(func(src uintptr) {
@@ -38,9 +59,9 @@ func pollableInput(in io.Reader) (io.Reader, func()) {
 		if unix.Fstat(int(src), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 			return
 		}
-		// O_NONBLOCK also keeps the open from waiting for a writer that
+		// O_NONBLOCK also keeps the open from waiting for a peer that
 		// is already gone.
-		own, err := unix.Open("/proc/self/fd/"+strconv.Itoa(int(src)), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		own, err := unix.Open("/proc/self/fd/"+strconv.Itoa(int(src)), mode|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return
 		}
@@ -52,8 +73,12 @@ func pollableInput(in io.Reader) (io.Reader, func()) {
 		fd = own
 	})
 	if fd < 0 {
-		return in, func() {}
+		return nil
 	}
-	own := os.NewFile(uintptr(fd), f.Name())
-	return own, func() { own.Close() }
+	p, err := rawpipe.New(os.NewFile(uintptr(fd), f.Name()))
+	if err != nil {
+		unix.Close(fd)
+		return nil
+	}
+	return p
 }

@@ -3,9 +3,11 @@
 package router
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -45,12 +47,66 @@ func TestPollableInputPipe(t *testing.T) {
 	if flags&unix.O_NONBLOCK != 0 {
 		t.Error("the caller's pipe description was made non-blocking")
 	}
-	copyFlags, err := unix.FcntlInt(in.(*os.File).Fd(), unix.F_GETFL, 0)
+	if !nonBlocking(t, in) {
+		t.Error("the copy is blocking")
+	}
+}
+
+// nonBlocking reports whether x's descriptor is in non-blocking mode,
+// without Fd (which would make it blocking).
+func nonBlocking(t *testing.T, x any) bool {
+	t.Helper()
+	rc, err := x.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	}).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if copyFlags&unix.O_NONBLOCK == 0 {
+	var flags int
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
+		t.Fatal(err, ferr)
+	}
+	return flags&unix.O_NONBLOCK != 0
+}
+
+// A pipe on the output is written through a non-blocking description of
+// our own: every byte arrives, a write to a full pipe waits for the reader
+// instead of failing, and the host's description stays blocking.
+func TestPollableOutputPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if err := unix.SetNonblock(int(w.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	out, closeOut := pollableOutput(w)
+	if out == io.Writer(w) {
+		t.Fatal("a pipe was returned as it is, want a non-blocking copy")
+	}
+	if !nonBlocking(t, out) {
 		t.Error("the copy is blocking")
+	}
+	// More than a pipe holds (64 KiB): the write must wait, not fail.
+	want := bytes.Repeat([]byte("0123456789abcdef"), 64<<10)
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- b
+	}()
+	if n, err := out.Write(want); n != len(want) || err != nil {
+		t.Errorf("write of %d bytes: %d, %v", len(want), n, err)
+	}
+	if nonBlocking(t, w) {
+		t.Error("the caller's pipe description was made non-blocking")
+	}
+	closeOut()
+	w.Close()
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Errorf("read %d bytes, want the %d written", len(b), len(want))
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -754,15 +756,33 @@ func until(t time.Time) string {
 // downstream revision lacks becomes text (codec.CallToolResultFor), as for
 // local tools.
 func fit(rev string, raw json.RawMessage) (any, bool, error) {
+	// One pass over the members (the frame was validated as it was read).
+	notResult := fmt.Errorf("result is not a CallToolResult")
+	members, ok := codec.Members(raw)
+	if !ok {
+		return nil, false, notResult
+	}
 	var head struct {
-		ResultType string          `json:"resultType"`
-		Content    json.RawMessage `json:"content"`
-		IsError    bool            `json:"isError"`
-		Meta       json.RawMessage `json:"_meta"`
+		ResultType string
+		Content    json.RawMessage
+		IsError    bool
+		Meta       json.RawMessage
 	}
-	if err := json.Unmarshal(raw, &head); err != nil || len(bytes.TrimSpace(raw)) == 0 || bytes.TrimSpace(raw)[0] != '{' {
-		return nil, false, fmt.Errorf("result is not a CallToolResult")
+	if v, ok := members["resultType"]; ok && string(v) != "null" {
+		if head.ResultType, ok = codec.StringValue(v); !ok {
+			return nil, false, notResult
+		}
 	}
+	if v, ok := members["isError"]; ok {
+		switch string(v) {
+		case "true":
+			head.IsError = true
+		case "false", "null":
+		default:
+			return nil, false, notResult
+		}
+	}
+	head.Content, head.Meta = members["content"], members["_meta"]
 	if head.ResultType != "" && head.ResultType != codec.ResultTypeComplete {
 		return nil, false, fmt.Errorf("the upstream asked for more (resultType %q), which mcp-route cannot relay", head.ResultType)
 	}
@@ -783,21 +803,39 @@ func fit(rev string, raw json.RawMessage) (any, bool, error) {
 		// (a legacy client gets none, a modern one "complete").
 		return raw, head.IsError, nil
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, false, fmt.Errorf("result is not a JSON object")
-	}
-	delete(obj, "resultType")
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(head.Meta, &meta) == nil {
+	// Most servers put their serverInfo in every result's _meta (the Go
+	// SDK does): drop it, and resultType, by splicing the members.
+	delete(members, "resultType")
+	if meta, ok := codec.Members(head.Meta); ok {
 		delete(meta, codec.MetaServerInfo)
 		if len(meta) == 0 {
-			delete(obj, "_meta")
-		} else if b, err := json.Marshal(meta); err == nil {
-			obj["_meta"] = b
+			delete(members, "_meta")
+		} else {
+			members["_meta"] = object(meta)
 		}
 	}
-	return obj, head.IsError, nil
+	return object(members), head.IsError, nil
+}
+
+// object is the JSON object of members, sorted by name as encoding/json
+// writes a map.
+func object(members map[string]json.RawMessage) json.RawMessage {
+	n := 2
+	for k, v := range members {
+		n += len(k) + len(v) + 4
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for i, k := range slices.Sorted(maps.Keys(members)) {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		name, _ := json.Marshal(k) // a string always marshals
+		out = append(out, name...)
+		out = append(out, ':')
+		out = append(out, members[k]...)
+	}
+	return append(out, '}')
 }
 
 // backoff is the wait before start number attempt+1: MinBackoff doubled

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -732,5 +733,38 @@ func TestStderrFloodIsLimited(t *testing.T) {
 	// could begin only on a machine stalled for that long.
 	if logged > 2*MaxStderrLines || !strings.Contains(logs.String(), "upstream up stderr: chatter 0 xxx") {
 		t.Errorf("%d stderr lines logged, want the first ones and at most %d", logged, MaxStderrLines)
+	}
+}
+
+// fit drops the upstream's serverInfo and resultType and keeps every other
+// member as it came, _meta's other members included.
+func TestFitDropsOnlyServerInfo(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"content":[{"type":"text","text":"a"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}},"resultType":"complete"}`,
+			`{"content":[{"type":"text","text":"a"}]}`},
+		{`{"structuredContent":{"n":1},"content":[],"isError":true,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"},"trace":"x<y"},"z":null}`,
+			`{"_meta":{"trace":"x<y"},"content":[],"isError":true,"structuredContent":{"n":1},"z":null}`},
+		{`{"content":[],"_meta":{"trace":1}}`, `{"content":[],"_meta":{"trace":1}}`},
+	} {
+		got, isError, err := fit(codec.Rev20251125, json.RawMessage(c.in))
+		if err != nil {
+			t.Errorf("fit(%s): %v", c.in, err)
+			continue
+		}
+		b, _ := json.Marshal(got)
+		var gotV, wantV any
+		json.Unmarshal(b, &gotV)
+		json.Unmarshal([]byte(c.want), &wantV)
+		if !reflect.DeepEqual(gotV, wantV) {
+			t.Errorf("fit(%s) = %s, want %s", c.in, b, c.want)
+		}
+		if isError != strings.Contains(c.in, `"isError":true`) {
+			t.Errorf("fit(%s): isError %v", c.in, isError)
+		}
+	}
+	for _, bad := range []string{`[]`, `{"content":[],"isError":"yes"}`, `{"content":[],"resultType":3}`, `{"isError":false}`, `{"content":[],"resultType":"input_required"}`} {
+		if _, _, err := fit(codec.Rev20251125, json.RawMessage(bad)); err == nil {
+			t.Errorf("fit(%s): no error", bad)
+		}
 	}
 }

@@ -1,0 +1,70 @@
+package rawpipe
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+func pipe(t *testing.T) (*File, *File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := New(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := New(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	return pr, pw
+}
+
+// What is written arrives whole and in order, also when it is more than
+// the pipe holds (the writer waits for the reader), and the reader sees EOF
+// when the writer closes.
+func TestPipeCarriesEverything(t *testing.T) {
+	r, w := pipe(t)
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, 16 pipes full
+	go func() {
+		w.Write(want[:100])
+		w.Write(want[100:])
+		w.Close()
+	}()
+	got, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes (%v), want the %d written", len(got), err, len(want))
+	}
+}
+
+// A Read waiting for data ends with os.ErrClosed when the file is closed,
+// as *os.File's does: a reader goroutine is never stranded.
+func TestCloseEndsWaitingRead(t *testing.T) {
+	r, _ := pipe(t)
+	done := make(chan error)
+	go func() {
+		_, err := r.Read(make([]byte, 10))
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // let it wait in the poller
+	r.Close()
+	if err := <-done; !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("read after close: %v, want os.ErrClosed", err)
+	}
+}
+
+// A write to a pipe whose reader is gone fails (EPIPE) instead of waiting.
+func TestWriteToClosedPipeFails(t *testing.T) {
+	r, w := pipe(t)
+	r.Close()
+	if _, err := w.Write([]byte("x")); err == nil {
+		t.Fatal("write with no reader succeeded")
+	}
+}
