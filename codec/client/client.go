@@ -66,18 +66,17 @@
 // default). A longer line on a stdio server's stdout is skipped unread, up
 // to its newline (codec.Reader: no more than the cap of it is held at once,
 // and only its first KiB and last 256 bytes kept), so the connection stays
-// in step and the
-// server's other requests go on. When those bytes show it is the answer to
-// a request still waiting ("result" or "error" among the first members, no
-// "method", and the id among them or as the object's last member; see
-// codec.FrameTooLargeError.ResponseID), that request fails at once with a
-// *ProtocolError wrapping the *codec.FrameTooLargeError (errors.Is
-// codec.ErrFrameTooLarge; its Size says how large the answer was); else the
-// line is a protocol error (Options.OnProtocolError), and a request it
-// answered waits for its context. Over HTTP an answer over the cap fails its
-// request at once with a *ProtocolError wrapping codec.ErrFrameTooLarge.
-// tools/list pagination stops with a *ProtocolError after 1000 pages or a
-// repeated cursor.
+// in step and the server's other requests go on. When those bytes show it
+// is the answer to a request still waiting ("result" or "error" among the
+// first members, no "method", and the id among them or as the object's last
+// member; see codec.FrameTooLargeError.ResponseID), that request fails at
+// once with a *ProtocolError wrapping the *codec.FrameTooLargeError
+// (errors.Is codec.ErrFrameTooLarge; its Size says how large the answer
+// was); else the line is a protocol error (Options.OnProtocolError), and a
+// request it answered waits for its context. Over HTTP an answer over the
+// cap fails its request at once with a *ProtocolError wrapping
+// codec.ErrFrameTooLarge. tools/list pagination stops with a
+// *ProtocolError after 1000 pages or a repeated cursor.
 //
 // Against a stdio server that stops reading its stdin: a write outlives its
 // caller's context (a frame is never cut short) until the pipe is closed,
@@ -185,8 +184,8 @@ type Options struct {
 	// and must not keep frame.
 	Trace func(sent bool, frame []byte)
 	// WriteTimeout, optional (stdio only; 0: off), is how long a write to
-	// the server's stdin may go without the server taking a byte of it
-	// before the server is taken as hung (see the package doc).
+	// the server's stdin may make no progress before the server is taken
+	// as hung (see the package doc).
 	WriteTimeout time.Duration
 	// OnWriteStall, optional, is called once, from its own goroutine, when
 	// WriteTimeout ran out; err wraps ErrWriteStalled.
