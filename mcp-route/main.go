@@ -275,7 +275,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
 	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
-	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins)")
+	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins); also caps an upstream tool's result (its JSON) and error")
 	maxProcs := fs.Int("max-procs", router.DefaultMaxProcs, "tool processes running at once; further calls wait")
 	maxQueue := fs.Int("max-queue", router.DefaultMaxQueue, "calls that may wait for a process; beyond, a call gets an isError result \"server busy\" at once (0: none wait)")
