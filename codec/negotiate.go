@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // NegotiateLegacy answers an initialize request's protocolVersion: the
@@ -109,10 +110,13 @@ func requestMeta(meta map[string]json.RawMessage) (*RequestMeta, error) {
 				err = json.Unmarshal(v, &m.ProtocolVersion)
 			}
 		case MetaClientInfo:
-			m.ClientInfo = new(Implementation)
-			err = json.Unmarshal(v, m.ClientInfo)
+			m.ClientInfo, err = clientInfo(v)
 		case MetaClientCapabilities:
-			err = json.Unmarshal(v, &m.ClientCapabilities)
+			if caps, ok := scanMembers(v); ok {
+				m.ClientCapabilities = caps
+			} else {
+				err = json.Unmarshal(v, &m.ClientCapabilities)
+			}
 		case MetaLogLevel:
 			err = json.Unmarshal(v, &m.LogLevel)
 		case MetaProgressToken:
@@ -130,6 +134,32 @@ func requestMeta(meta map[string]json.RawMessage) (*RequestMeta, error) {
 		}
 	}
 	return m, nil
+}
+
+// lastClientInfo is the clientInfo decoded last, by its JSON: a
+// 2026-07-28 client sends the same one with every request.
+var lastClientInfo atomic.Pointer[decodedClientInfo]
+
+type decodedClientInfo struct {
+	raw  string
+	info Implementation
+}
+
+// clientInfo decodes a request's _meta clientInfo into a new Implementation
+// (its Icons shared with other requests that sent the same JSON).
+func clientInfo(raw json.RawMessage) (*Implementation, error) {
+	info := new(Implementation)
+	if last := lastClientInfo.Load(); last != nil && last.raw == string(raw) {
+		*info = last.info
+		return info, nil
+	}
+	if err := json.Unmarshal(raw, info); err != nil {
+		return info, err
+	}
+	if len(raw) <= 4096 {
+		lastClientInfo.Store(&decodedClientInfo{raw: string(raw), info: *info})
+	}
+	return info, nil
 }
 
 // metaError names a _meta member whose value has the wrong JSON type.

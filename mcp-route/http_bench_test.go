@@ -19,19 +19,19 @@ import (
 // BenchmarkHTTPCalls: tools/call over loopback Streamable HTTP with the
 // official Go SDK client (one session, 2026-07-28), at 1, 16 and 64 calls
 // in flight: mcp-route --http with a sh tool (a process per call) and a
-// worker tool (internal/testbin/testworker, 4 workers), and the
+// worker tool (the Go tool `mcp-route new` writes, examples/tools/src/hello,
+// as it comes: 2 workers), and the
 // Go SDK's own Streamable HTTP server with an in-process tool as the
 // reference. Reports calls/s, p50 and p99 per call.
 //
 //	go test -run '^$' -bench HTTPCalls -benchtime 400x ./mcp-route
 func BenchmarkHTTPCalls(b *testing.B) {
 	tools := httpTools(b)
-	// The worker path: internal/testbin/testworker served by 4 workers.
-	tw := testbin.Path(b, "MCP_TESTWORKER_BIN", "internal/testbin/testworker")
-	if err := os.Symlink(tw, filepath.Join(tools, "worker")); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tools, "worker.json"), []byte(`{"description":"testworker","run":{"mode":"worker","workers":4}}`), 0o644); err != nil {
+	// The worker path: the tool `mcp-route new` writes (examples/tools/src/
+	// hello, package mcp-route/tool), as it comes: 2 workers, one call
+	// each at a time.
+	hello := testbin.Path(b, "MCP_HELLO_BIN", "examples/tools/src/hello")
+	if err := os.Symlink(hello, filepath.Join(tools, "hello")); err != nil {
 		b.Fatal(err)
 	}
 	route := startHTTP(b, "--tools", tools, "--max-procs", "64", "--max-queue", "256").url
@@ -43,10 +43,10 @@ func BenchmarkHTTPCalls(b *testing.B) {
 	ref := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ref.Close()
 
-	for _, target := range []struct{ name, url, tool string }{
-		{"mcp-route-sh", route + "/mcp", "echo"},
-		{"mcp-route-worker", route + "/mcp", "worker"},
-		{"go-sdk-inprocess", ref.URL, "echo"},
+	for _, target := range []struct{ name, url, tool, arg string }{
+		{"mcp-route-sh", route + "/mcp", "echo", "output"},
+		{"mcp-route-worker", route + "/mcp", "hello", "name"},
+		{"go-sdk-inprocess", ref.URL, "echo", "output"},
 	} {
 		for _, inFlight := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/%d", target.name, inFlight), func(b *testing.B) {
@@ -73,7 +73,7 @@ func BenchmarkHTTPCalls(b *testing.B) {
 						defer wg.Done()
 						for i := range next {
 							t0 := time.Now()
-							res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: target.tool, Arguments: map[string]any{"output": "ok"}})
+							res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: target.tool, Arguments: map[string]any{target.arg: "ok"}})
 							lat[i] = time.Since(t0)
 							if err != nil || res.IsError {
 								failed.Do(func() { b.Errorf("call %d: %v %+v", i, err, res) })

@@ -251,6 +251,13 @@ func (s *Server) shutdown(reason string) {
 	now := s.outputDead || s.abortErr != nil
 	s.mu.Unlock()
 	s.debugf("shutting down (%s): %d requests pending", reason, n)
+	if n == 0 {
+		// The usual end of an HTTP request's conversation: every request
+		// answered, the handlers returning (none is cancelled, so there is
+		// nothing to give a grace).
+		s.handlers.Wait()
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		s.handlers.Wait()

@@ -117,14 +117,32 @@ func (p *File) File() *os.File { return p.f }
 
 // New returns a File over f, which must already be in non-blocking mode
 // and in the poller (os.Pipe's ends, or os.NewFile of a non-blocking
-// descriptor). The File owns f: Close closes it.
+// descriptor). The File owns f: Close closes it. A blocking f is refused
+// (ErrBlocking): a read that blocks without the runtime knowing would hold
+// up every goroutine of its processor.
 func New(f *os.File) (*File, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
+	var flags uintptr
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if errno != 0 {
+		return nil, os.NewSyscallError("fcntl", errno)
+	}
+	if flags&syscall.O_NONBLOCK == 0 {
+		return nil, ErrBlocking
+	}
 	return &File{f: f, rc: rc}, nil
 }
+
+// ErrBlocking is New's error for a file in blocking mode.
+var ErrBlocking = errors.New("rawpipe: file is in blocking mode")
 
 // SyscallConn is the file's, for code that polls the descriptor itself.
 func (p *File) SyscallConn() (syscall.RawConn, error) { return p.rc, nil }

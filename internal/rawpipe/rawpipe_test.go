@@ -68,3 +68,18 @@ func TestWriteToClosedPipeFails(t *testing.T) {
 		t.Fatal("write with no reader succeeded")
 	}
 }
+
+// A blocking file is refused: reading it without the runtime knowing would
+// stall every goroutine on the processor.
+func TestNewRefusesBlocking(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	r.Fd() // Fd puts the file in blocking mode
+	if _, err := New(r); !errors.Is(err, ErrBlocking) {
+		t.Fatalf("New(blocking pipe): %v, want ErrBlocking", err)
+	}
+}

@@ -53,6 +53,8 @@ type exchange struct {
 	dead    bool             // a write failed: the client is gone
 	closed  chan struct{}
 	closeMu sync.Once
+	// keepaliveTimer sends the next keepalive comment (startKeepalive).
+	keepaliveTimer *time.Timer
 }
 
 func newExchange(w http.ResponseWriter, r *http.Request, body []byte, pending map[string]bool, keepalive time.Duration) *exchange {
@@ -77,30 +79,29 @@ func newExchange(w http.ResponseWriter, r *http.Request, body []byte, pending ma
 
 // startKeepalive switches a request still unanswered after the keepalive
 // interval to SSE and sends a comment every interval until the exchange
-// closes.
+// closes. A timer, not a goroutine: most requests are answered long
+// before the first interval, and then cost no goroutine at all.
 func (x *exchange) startKeepalive() {
 	if x.keepalive <= 0 || !x.sseOK {
 		return
 	}
-	go func() {
-		t := time.NewTicker(x.keepalive)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				x.mu.Lock()
-				if !x.dead {
-					x.toSSE()
-					x.emit([]byte(": keepalive\n\n"))
-				}
-				x.mu.Unlock()
-			case <-x.closed:
-				return
-			case <-x.clientCtx.Done():
-				return
-			}
-		}
-	}()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.dead {
+		return
+	}
+	x.keepaliveTimer = time.AfterFunc(x.keepalive, x.sendKeepalive)
+}
+
+func (x *exchange) sendKeepalive() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.dead || x.clientCtx.Err() != nil {
+		return
+	}
+	x.toSSE()
+	x.emit([]byte(": keepalive\n\n"))
+	x.keepaliveTimer.Reset(x.keepalive)
 }
 
 func (x *exchange) Read(ctx context.Context) ([]byte, error) {
@@ -265,6 +266,9 @@ func (x *exchange) Close() error {
 	x.closeMu.Do(func() {
 		x.mu.Lock()
 		x.dead = true
+		if x.keepaliveTimer != nil {
+			x.keepaliveTimer.Stop()
+		}
 		x.mu.Unlock()
 		close(x.closed)
 	})

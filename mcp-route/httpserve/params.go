@@ -114,16 +114,13 @@ func sameValue(header, want string, raw json.RawMessage) bool {
 // (encoding/json folds case), and a body with both "name" and "Name" would
 // then be checked against one tool and run another.
 func paramRaw(params json.RawMessage, key string) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(params, &m) != nil {
-		return nil
-	}
+	// The body was validated as it was decoded (codec.DecodeFrame).
+	m, _ := codec.Members(params)
 	return m[key]
 }
 
 // paramString is paramRaw's member when it is a string, else "".
 func paramString(params json.RawMessage, key string) string {
-	var s string
-	json.Unmarshal(paramRaw(params, key), &s)
+	s, _ := codec.StringValue(paramRaw(params, key))
 	return s
 }

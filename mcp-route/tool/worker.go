@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpipe/mcpipe/internal/rawpipe"
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 )
@@ -535,6 +536,15 @@ func workerStdio(p Process) Process {
 	}
 	if in != nil && out != nil {
 		p.Stdin, p.Stdout = in, out
+		// Read and written without waking the runtime's monitor thread
+		// per message (package rawpipe); a copy left blocking is used
+		// as it is.
+		if r, err := rawpipe.New(in); err == nil {
+			p.Stdin = r
+		}
+		if w, err := rawpipe.New(out); err == nil {
+			p.Stdout = w
+		}
 	}
 	return p
 }
