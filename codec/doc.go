@@ -50,9 +50,12 @@
 //
 // [Reader] reads one frame per line: blank lines skipped, CRLF accepted, a
 // final line without newline still a frame, an oversized line (cap
-// [DefaultMaxFrame], 16 MiB, configurable) reported with [ErrFrameTooLarge]
-// and skipped without buffering it, so the stream goes on and memory stays
-// bounded. A Reader is not safe for concurrent use.
+// [DefaultMaxFrame], 16 MiB, configurable) reported with a
+// [*FrameTooLargeError] (wrapping [ErrFrameTooLarge]) and skipped without
+// buffering it, so the stream goes on and memory stays bounded; the error
+// keeps the line's first KiB and last 256 bytes, from which
+// [FrameTooLargeError.ResponseID] reads the id of a response, so a client
+// can fail the request it answered. A Reader is not safe for concurrent use.
 //
 // [DecodeFrame] turns a frame into messages. A bad frame yields a
 // [*DecodeError] whose Err is the JSON-RPC error to answer with (-32700 for

@@ -14,16 +14,43 @@ import (
 const DefaultMaxFrame = 16 << 20
 
 // ErrFrameTooLarge is wrapped by the error Reader.ReadFrame returns for a line
-// longer than the cap. The line has been skipped; the stream goes on.
+// longer than the cap (a *FrameTooLargeError). The line has been skipped; the
+// stream goes on.
 var ErrFrameTooLarge = errors.New("codec: frame too large")
+
+// Bounds on what a FrameTooLargeError keeps of the line it reports.
+const (
+	FrameHeadSize = 1024 // its first bytes
+	FrameTailSize = 256  // its last bytes
+)
+
+// FrameTooLargeError reports a line longer than a Reader's cap, which the
+// Reader skipped. Head and Tail keep the line's first and last bytes (at
+// most FrameHeadSize and FrameTailSize, overlapping on a short line), so
+// that a reader can still tell whose answer it was (ResponseID).
+type FrameTooLargeError struct {
+	Line  int // 1-based line number
+	Size  int // bytes of the line, its newline excluded
+	Limit int // the cap
+	Head  []byte
+	Tail  []byte
+}
+
+func (e *FrameTooLargeError) Error() string {
+	return fmt.Sprintf("line %d: %v (%d bytes, limit %d)", e.Line, ErrFrameTooLarge, e.Size, e.Limit)
+}
+
+// Unwrap returns ErrFrameTooLarge.
+func (e *FrameTooLargeError) Unwrap() error { return ErrFrameTooLarge }
 
 // Reader splits a byte stream into newline-delimited frames.
 //
 // Lines are delimited by '\n'; a trailing '\r' is dropped (CRLF input), and
 // lines holding only spaces, tabs and '\r' are skipped. A final line without a
 // newline is still a frame. A line longer than the cap is never buffered
-// whole: ReadFrame discards it up to its newline and returns an error wrapping
-// ErrFrameTooLarge, and the next call carries on with the following line, so
+// whole: ReadFrame discards it up to its newline and returns a
+// *FrameTooLargeError (wrapping ErrFrameTooLarge) that keeps only its first
+// and last bytes, and the next call carries on with the following line, so
 // memory stays bounded by the cap plus a small read buffer.
 //
 // ReadFrame returns io.EOF at the end of the stream, and any other read error
@@ -75,7 +102,8 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 func (r *Reader) readLine() ([]byte, error) {
 	var buf []byte
 	tooLarge := false
-	n := 0 // bytes of the line seen so far, newline excluded
+	n := 0                // bytes of the line seen so far, newline excluded
+	var head, tail []byte // of a line too large
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		content := chunk
@@ -86,10 +114,15 @@ func (r *Reader) readLine() ([]byte, error) {
 		// Keep at most max+1 bytes: the cap plus the '\r' of a CRLF line.
 		if !tooLarge {
 			if len(buf)+len(content) > r.max+1 {
-				tooLarge, buf = true, nil
+				tooLarge = true
+				head, tail = overflow(buf, content)
+				buf = nil
 			} else {
 				buf = append(buf, content...)
 			}
+		} else {
+			head = keepHead(head, content)
+			tail = keepTail(tail, content)
 		}
 		switch {
 		case err == nil: // found '\n'
@@ -106,11 +139,16 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.line++
 		if !tooLarge {
 			buf = bytes.TrimSuffix(buf, []byte{'\r'})
-			tooLarge = len(buf) > r.max
+			if len(buf) > r.max {
+				tooLarge = true
+				head, tail = overflow(buf, nil)
+			}
 		}
 		if tooLarge {
 			r.frameNo = r.line
-			return nil, fmt.Errorf("line %d: %w (%d bytes, limit %d)", r.line, ErrFrameTooLarge, n, r.max)
+			tail = bytes.TrimSuffix(tail, []byte{'\r'})
+			tail = tail[max(len(tail)-FrameTailSize, 0):]
+			return nil, &FrameTooLargeError{Line: r.line, Size: n, Limit: r.max, Head: head, Tail: tail}
 		}
 		if isBlank(buf) {
 			return nil, nil
@@ -118,6 +156,34 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.frameNo = r.line
 		return buf, nil
 	}
+}
+
+// overflow is the head and tail kept of a line found too large when its
+// first bytes, buf, were to be followed by more.
+func overflow(buf, more []byte) (head, tail []byte) {
+	head = keepHead(keepHead(nil, buf), more)
+	return head, keepTail(keepTail(nil, buf), more)
+}
+
+// keepHead is head followed by as much of b as fits in FrameHeadSize.
+func keepHead(head, b []byte) []byte {
+	if n := FrameHeadSize - len(head); n > 0 {
+		return append(head, b[:min(len(b), n)]...)
+	}
+	return head
+}
+
+// keepTail is tail followed by b, cut to its last FrameTailSize+1 bytes
+// (room for the '\r' of a CRLF line).
+func keepTail(tail, b []byte) []byte {
+	const n = FrameTailSize + 1
+	if len(b) >= n {
+		return append(tail[:0], b[len(b)-n:]...)
+	}
+	if drop := len(tail) + len(b) - n; drop > 0 {
+		tail = append(tail[:0], tail[drop:]...)
+	}
+	return append(tail, b...)
 }
 
 func isBlank(b []byte) bool {

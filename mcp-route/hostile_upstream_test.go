@@ -40,6 +40,10 @@ import (
 //	hold       never answers, but sends one notifications/progress for the
 //	           call's token so the caller knows it arrived
 //	flush      answers every held call, then itself
+//	bigtail(n) answers a text of n bytes, its id last:
+//	           {"result":...,"jsonrpc":"2.0","id":ID}
+//	bigjunk(n) first writes a line of n bytes that is not JSON, then
+//	           answers "after junk"
 //
 // MODE stall stops reading stdin after notifications/initialized; MODE
 // biglist lists, beside those tools, one "huge" tool of 1.5 MiB and pages
@@ -75,7 +79,7 @@ func hostileUpstream(mode string) {
 	progress := func(token json.RawMessage, i int, msg string) {
 		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": token, "progress": i, "message": msg}})
 	}
-	names := []string{"echo", "big", "bigerror", "noise", "progress", "storm", "lists", "hold", "flush"}
+	names := []string{"echo", "big", "bigerror", "noise", "progress", "storm", "lists", "hold", "flush", "bigtail", "bigjunk"}
 	var held []json.RawMessage
 	lists := 0
 	for {
@@ -155,6 +159,15 @@ func hostileUpstream(mode string) {
 				text(m.ID, "echo")
 			case "big":
 				text(m.ID, strings.Repeat("x", args.N))
+			case "bigtail":
+				mu.Lock()
+				fmt.Fprintf(out, `{"result":{"content":[{"type":"text","text":"%s"}]},"jsonrpc":"2.0","id":%s}`+"\n", strings.Repeat("x", args.N), m.ID)
+				mu.Unlock()
+			case "bigjunk":
+				mu.Lock()
+				fmt.Fprintf(out, "%s\n", strings.Repeat("j", args.N))
+				mu.Unlock()
+				text(m.ID, "after junk")
 			case "bigerror":
 				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32000, "message": strings.Repeat("e", args.N)}})
 			case "noise":
@@ -358,6 +371,52 @@ func TestHostileUpstreamMaxOutput(t *testing.T) {
 	}
 }
 
+// TestHostileUpstreamAnswerOverFrame: an upstream that answers with a line
+// longer than the 16 MiB frame mcp-route reads from it (the id first, the
+// id last) gets that call failed at once with an isError naming the cap,
+// not a wait for the 30s timeout; a line that long with no id is one
+// protocol error in the log. Either way the line is skipped and the
+// upstream's next answers are read. A result under the frame, with a
+// --max-output that lets it through, passes whole.
+func TestHostileUpstreamAnswerOverFrame(t *testing.T) {
+	over := fmt.Sprintf(`{"n":%d}`, codec.DefaultMaxFrame+(1<<20))
+	g := startHostile(t, "good")
+	for i, tool := range []string{"h__big", "h__bigtail"} {
+		r := g.call(2+i, tool, over)
+		if want := fmt.Sprintf("upstream h: %s: its result of ", strings.TrimPrefix(tool, "h__")); !r.IsError || !strings.HasPrefix(resultText(r), want) ||
+			!strings.Contains(resultText(r), "exceeds --max-output (1048576 bytes)") {
+			t.Errorf("%s over the frame: %.300s, want isError %q... naming --max-output", tool, resultText(r), want)
+		}
+	}
+	if r := g.call(4, "h__bigjunk", over); r.IsError || resultText(r) != "after junk" {
+		t.Errorf("the answer after a junk line over the frame: %+v", r)
+	}
+	if r := g.call(5, "h__echo", `{}`); r.IsError || resultText(r) != "echo" {
+		t.Errorf("the next call: %+v", r)
+	}
+	proctest.Eventually(t, func() string {
+		if s := g.stderr.String(); strings.Count(s, "frame too large") != 1 {
+			return "want one protocol error for the junk line: " + s
+		}
+		return ""
+	})
+	if s := g.stderr.String(); len(s) > 4000 {
+		t.Errorf("%d bytes of log: %.2000s", len(s), s)
+	}
+
+	// --max-output above the frame: the message names the frame; a result
+	// just under it passes.
+	g = startHostile(t, "good", "--max-output", strconv.Itoa(2*codec.DefaultMaxFrame))
+	r := g.call(2, "h__bigtail", over)
+	if !r.IsError || !strings.Contains(resultText(r), "exceeds the largest frame mcp-route reads (16777216 bytes)") {
+		t.Errorf("over the frame: %.300s", resultText(r))
+	}
+	under := codec.DefaultMaxFrame - (1 << 10)
+	if r := g.call(3, "h__big", fmt.Sprintf(`{"n":%d}`, under)); r.IsError || len(resultText(r)) != under {
+		t.Errorf("a result under the frame: isError %v, %d bytes: %.300s", r.IsError, len(resultText(r)), resultText(r))
+	}
+}
+
 // TestHostileUpstreamNoise: an upstream that writes thousands of invalid
 // lines and answers to unknown (10 KB) ids gets a few log lines, each
 // short, and a count of the rest, instead of flooding mcp-route's stderr;
@@ -494,8 +553,8 @@ func TestHostileUpstreamListChangedStorm(t *testing.T) {
 // each, the escape shown escaped; the upstream's other tools are served.
 func TestHostileUpstreamBadNames(t *testing.T) {
 	g := startHostile(t, "badnames")
-	if got := g.list(2); !slices.Contains(got, "h__echo") || len(got) != 10 {
-		t.Errorf("tools/list %v: want mine and h's 9 good tools", got)
+	if got := g.list(2); !slices.Contains(got, "h__echo") || len(got) != 12 {
+		t.Errorf("tools/list %v: want mine and h's 11 good tools", got)
 	}
 	proctest.Eventually(t, func() string {
 		if s := g.stderr.String(); strings.Count(s, "left out") != 2 {

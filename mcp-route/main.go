@@ -191,9 +191,11 @@ like a tool (own process group, the tools' environment and confinement,
 --root as working directory) and connected with the best era it offers; its
 tools are served as NAME__TOOL. NAME is 1-32 of A-Z a-z 0-9 -; CMD is split
 like a shell would, none runs; NAME=https://HOST/PATH (http only on
-loopback) mounts a Streamable HTTP server. Left out with a log line: a tool
-name breaking the MCP rules or longer than 64 characters as NAME__TOOL, and
-both of a local and an upstream tool that share a name. An upstream that
+loopback) mounts a Streamable HTTP server (--upstream-header NAME='K: V'
+and --upstream-token-file NAME=FILE add headers to its requests). Left out
+with a log line: a tool name breaking the MCP rules or longer than 64
+characters as NAME__TOOL, and both of a local and an upstream tool that
+share a name. An upstream that
 dies fails its calls at once ("upstream NAME died: ..."), is restarted with
 backoff (--upstream-backoff: 0.5s doubling to 30s, jittered; down after 5
 failed starts, then retried every 30s) and its calls meanwhile fail fast
@@ -219,13 +221,16 @@ Exit status:
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start; --http: the address cannot
-     be bound, a bad --session-key-file or --http-token-file; --pin: the
+     be bound, a bad --session-key-file or --http-token-file; an
+     --upstream-token-file unreadable or without a token; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
      upstream could not be listed (nothing pinned) or FILE not written
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
-     twice, or plain http beyond loopback; --upstream-backoff not MIN,MAX;
+     twice, or plain http beyond loopback; an --upstream-header or
+     --upstream-token-file whose NAME is no HTTP upstream, a header the
+     transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
      --http beyond loopback without --http-token-file or --http-insecure;
      pin without --pin or --upstream)
 `
@@ -270,7 +275,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
 	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
-	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins)")
+	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins); also caps an upstream tool's result (its JSON) and error")
 	maxProcs := fs.Int("max-procs", router.DefaultMaxProcs, "tool processes running at once; further calls wait")
 	maxQueue := fs.Int("max-queue", router.DefaultMaxQueue, "calls that may wait for a process; beyond, a call gets an isError result \"server busy\" at once (0: none wait)")
@@ -295,6 +300,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	upstreams := &listFlag{}
 	fs.Var(upstreams, "upstream", "mount the MCP server `NAME=CMD` (or NAME=https://HOST/PATH; http only on loopback): its tools are served as NAME__TOOL; NAME is 1-32 of [A-Za-z0-9-]; CMD is split like a shell would, without one (repeatable; see README's Upstreams)")
+	upstreamHeaders := &listFlag{}
+	fs.Var(upstreamHeaders, "upstream-header", "send the header `NAME='Key: value'` with every request to the HTTP upstream NAME (repeatable; not a header the MCP transport sets: Content-Type, Accept, Host, Mcp-Session-Id, MCP-Protocol-Version...)")
+	upstreamTokens := &listFlag{}
+	fs.Var(upstreamTokens, "upstream-token-file", "send Authorization: Bearer with the token on the first non-blank line of FILE (read at start) to the HTTP upstream NAME: `NAME=FILE` (repeatable, one per upstream)")
 	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
 	upstreamBackoff := fs.String("upstream-backoff", upstream.DefaultMinBackoff.String()+","+upstream.DefaultMaxBackoff.String(), "restart delay of an upstream that died or failed to start: `MIN,MAX`, two positive durations; MIN doubles per restart up to MAX (jittered ±20%), MAX is also the retry interval of an upstream that is down")
 	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
@@ -351,6 +360,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	specs, err := upstream.ParseSpecs(upstreams.vals)
 	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	if err := upstream.SetHeaders(specs, upstreamHeaders.vals, upstreamTokens.vals); err != nil {
+		var tfe *upstream.TokenFileError
+		if errors.As(err, &tfe) {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
 	}

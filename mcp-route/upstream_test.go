@@ -421,3 +421,98 @@ func TestUpstreamListChangedOverHTTP(t *testing.T) {
 		t.Errorf("after the change: %s", body)
 	}
 }
+
+// TestUpstreamOverHTTPWithToken: an HTTP upstream that demands a bearer
+// token (mcp-route --http --http-token-file) cannot be mounted without it
+// (its start fails with 401, and its tools are not served); with
+// --upstream-token-file, or --upstream-header 'NAME=Authorization: ...',
+// its tools are listed and called. The token never reaches the log.
+func TestUpstreamOverHTTPWithToken(t *testing.T) {
+	const token = "tok-5f0e1c9a-right"
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	os.WriteFile(tokens, []byte(token+"\n"), 0o600)
+	wrong := filepath.Join(dir, "wrong")
+	os.WriteFile(wrong, []byte("\n  tok-wrong  \n"), 0o600)
+	tools := t.TempDir()
+	upTool(t, tools, "hello", `echo "hello $MCP_ARG_NAME"`,
+		`{"description":"Say hello.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)
+	inner := startHTTP(t, "--tools", tools, "--describe-cache", "", "--http-token-file", tokens)
+	web := "web=" + inner.url + "/mcp"
+
+	for _, extra := range [][]string{nil, {"--upstream-token-file", "web=" + wrong}} {
+		g := startGateway(t, nil, append([]string{"--upstream", web, "--verbose"}, extra...)...)
+		g.initialize()
+		proctest.Eventually(t, func() string {
+			if s := g.stderr.String(); !strings.Contains(s, "upstream web failed to start") || !strings.Contains(s, "401") {
+				return "no failed start naming 401: " + s
+			}
+			return ""
+		})
+		if got := g.list(2); slices.Contains(got, "web__hello") {
+			t.Errorf("%v: tools/list %v, want no web__hello", extra, got)
+		}
+	}
+
+	for _, extra := range [][]string{
+		{"--upstream-token-file", "web=" + tokens},
+		{"--upstream-header", "web=Authorization: Bearer " + token, "--upstream-header", "web=X-Trace: 1"},
+	} {
+		g := startGateway(t, nil, append([]string{"--upstream", web, "--verbose"}, extra...)...)
+		g.initialize()
+		if got := g.list(2); !slices.Equal(got, []string{"mine", "web__hello"}) {
+			t.Errorf("%v: tools/list %v", extra[0], got)
+		}
+		if r := g.call(3, "web__hello", `{"name":"token"}`); r.IsError || resultText(r) != "hello token\n" {
+			t.Errorf("%v: web__hello: %+v", extra[0], r)
+		}
+		if strings.Contains(g.stderr.String(), token) {
+			t.Errorf("%v: the token is in the log:\n%s", extra[0], g.stderr.String())
+		}
+	}
+}
+
+func TestUpstreamHeaderFlagsRefused(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o600)
+		return p
+	}
+	good, empty, spaced := file("good", "tok\n"), file("empty", "\n \n"), file("spaced", "my secret\n")
+	web := []string{"--upstream", "web=http://127.0.0.1:1/mcp", "--upstream", "local=server"}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--upstream-header", "web=Content-Type: text/plain"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=mcp-session-id: x"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=MCP-Protocol-Version: 2025-06-18"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=Accept: */*"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=Host: evil"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=Content-Length: 0"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=Mcp-Param-Region: x"}, 2, "set by the MCP transport"},
+		{[]string{"--upstream-header", "web=X-A: b\r\nX-B: c"}, 2, "line break"},
+		{[]string{"--upstream-header", "web=X-A: b\n"}, 2, "line break"},
+		{[]string{"--upstream-header", "web=Bad Name: b"}, 2, "HTTP header name"},
+		{[]string{"--upstream-header", "web=no colon"}, 2, "HTTP header name"},
+		{[]string{"--upstream-header", "X-A: b"}, 2, "want NAME='Key: value'"},
+		{[]string{"--upstream-header", "local=X-A: b"}, 2, "not an HTTP upstream"},
+		{[]string{"--upstream-header", "other=X-A: b"}, 2, "no --upstream other"},
+		{[]string{"--upstream-token-file", "local=" + good}, 2, "not an HTTP upstream"},
+		{[]string{"--upstream-token-file", "web=" + good, "--upstream-token-file", "web=" + good}, 2, "given twice"},
+		{[]string{"--upstream-header", "web=Authorization: Bearer x", "--upstream-token-file", "web=" + good}, 2, "exclude each other"},
+		{[]string{"--upstream-token-file", "web=" + filepath.Join(dir, "missing")}, 1, "no such file"},
+		{[]string{"--upstream-token-file", "web=" + empty}, 1, "no token in it"},
+		{[]string{"--upstream-token-file", "web=" + spaced}, 1, "not visible ASCII"},
+	} {
+		code, _, stderr := runWith(t, "", append(web, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+		if strings.Contains(stderr, "secret") {
+			t.Errorf("%q: the token file's content is in the error: %q", c.args, stderr)
+		}
+	}
+}

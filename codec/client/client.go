@@ -63,8 +63,20 @@
 // # Limits
 //
 // Frames are capped at Options.MaxFrame (codec.DefaultMaxFrame, 16 MiB, by
-// default). tools/list pagination stops with a *ProtocolError after 1000
-// pages or a repeated cursor.
+// default). A longer line on a stdio server's stdout is skipped unread, up
+// to its newline (codec.Reader: no more than the cap of it is held at once,
+// and only its first KiB and last 256 bytes kept), so the connection stays
+// in step and the server's other requests go on. When those bytes show it
+// is the answer to a request still waiting ("result" or "error" among the
+// first members, no "method", and the id among them or as the object's last
+// member; see codec.FrameTooLargeError.ResponseID), that request fails at
+// once with a *ProtocolError wrapping the *codec.FrameTooLargeError
+// (errors.Is codec.ErrFrameTooLarge; its Size says how large the answer
+// was); else the line is a protocol error (Options.OnProtocolError), and a
+// request it answered waits for its context. Over HTTP an answer over the
+// cap fails its request at once with a *ProtocolError wrapping
+// codec.ErrFrameTooLarge. tools/list pagination stops with a
+// *ProtocolError after 1000 pages or a repeated cursor.
 //
 // Against a stdio server that stops reading its stdin: a write outlives its
 // caller's context (a frame is never cut short) until the pipe is closed,
@@ -76,6 +88,14 @@
 // MaxAbandoned (4096) abandoned request ids are remembered, so that their
 // late answers are ignored; past that the oldest is forgotten, and its
 // late answer counts as a protocol error.
+//
+// With Options.WriteTimeout set, a write to a stdio server that makes no
+// progress for that long (frames are written in chunks of 16 KiB; each
+// chunk the server takes is progress) marks the server hung: every request
+// waiting, and every later one, fails with an error wrapping
+// ErrWriteStalled; stdin is closed, which ends the writes blocked on it;
+// and Options.OnWriteStall is called, whose job it is to stop the server
+// (a Client made by New has no process to stop).
 package client
 
 import (
@@ -111,15 +131,26 @@ const DefaultProbeTimeout = 5 * time.Second
 // while a request was waiting.
 var ErrClosed = errors.New("server closed the connection")
 
+// ErrWriteStalled reports that a write to a stdio server made no progress
+// for Options.WriteTimeout: the server does not read its stdin.
+var ErrWriteStalled = errors.New("the server stopped reading its stdin")
+
 // ProtocolError is something the server got wrong at the protocol level.
 type ProtocolError struct {
 	Msg string
 	// handshake marks an invalid line during Connect: the server is not
 	// speaking MCP on stdout, which no fallback to another era can mend.
 	handshake bool
+	// err is the cause, when there is one to unwrap (a
+	// *codec.FrameTooLargeError, codec.ErrFrameTooLarge).
+	err error
 }
 
 func (e *ProtocolError) Error() string { return e.Msg }
+
+// Unwrap returns the cause: for an answer over the frame cap, an error
+// wrapping codec.ErrFrameTooLarge (a *codec.FrameTooLargeError over stdio).
+func (e *ProtocolError) Unwrap() error { return e.err }
 
 func protoErrorf(format string, a ...any) *ProtocolError {
 	return &ProtocolError{Msg: fmt.Sprintf(format, a...)}
@@ -152,6 +183,13 @@ type Options struct {
 	// writes, false for what it reads. It is called from several goroutines
 	// and must not keep frame.
 	Trace func(sent bool, frame []byte)
+	// WriteTimeout, optional (stdio only; 0: off), is how long a write to
+	// the server's stdin may make no progress before the server is taken
+	// as hung (see the package doc).
+	WriteTimeout time.Duration
+	// OnWriteStall, optional, is called once, from its own goroutine, when
+	// WriteTimeout ran out; err wraps ErrWriteStalled.
+	OnWriteStall func(err error)
 }
 
 // Info is what Connect learned about the server.
@@ -202,6 +240,9 @@ type Client struct {
 	// writeSlots bounds the writes to a stdio server under way at once
 	// (MaxPendingWrites); nil over HTTP, where a send ends with its ctx.
 	writeSlots chan struct{}
+	// stalled is the error of a write stall (Options.WriteTimeout), once
+	// there was one.
+	stalled atomic.Pointer[error]
 }
 
 // MaxPendingWrites bounds the writes to a stdio server under way at once.
@@ -229,11 +270,19 @@ type stdioTransport struct {
 	w    *codec.Writer
 	wc   io.Closer
 	done <-chan struct{}
+	// stalled, when the client has a WriteTimeout, is the error of the
+	// stall that closed stdin, or nil.
+	stalled func() error
 }
 
 func (t *stdioTransport) send(_ context.Context, m *codec.Message) error { return t.w.Write(m) }
 
 func (t *stdioTransport) sendFailed(method string, err error) error {
+	if t.stalled != nil {
+		if serr := t.stalled(); serr != nil {
+			return fmt.Errorf("%s: %w", method, serr)
+		}
+	}
 	select {
 	case <-t.done:
 		return ErrClosed
@@ -263,12 +312,22 @@ type reply struct {
 // an error (close r, or make the server exit, to stop it). Call Connect next.
 func New(r io.Reader, w io.WriteCloser, opts Options) *Client {
 	var ww io.Writer = w
+	var pw *progressWriter
+	if opts.WriteTimeout > 0 {
+		pw = &progressWriter{w: w}
+		ww = pw
+	}
 	if opts.Trace != nil {
-		ww = traceWriter{w: w, trace: opts.Trace}
+		ww = traceWriter{w: ww, trace: opts.Trace}
 	}
 	c := newClient(opts, "on its stdout")
-	c.t = &stdioTransport{w: codec.NewWriter(ww), wc: w, done: c.done}
+	t := &stdioTransport{w: codec.NewWriter(ww), wc: w, done: c.done}
+	c.t = t
 	c.writeSlots = make(chan struct{}, MaxPendingWrites)
+	if pw != nil {
+		t.stalled = c.stallErr
+		go c.watchWrites(pw, opts.WriteTimeout)
+	}
 	go c.readLoop(codec.NewReader(r, opts.MaxFrame))
 	return c
 }
@@ -349,7 +408,7 @@ func (c *Client) readLoop(r *codec.Reader) {
 	for {
 		frame, err := r.ReadFrame()
 		if errors.Is(err, codec.ErrFrameTooLarge) {
-			c.protocolError(fmt.Errorf("server stdout line %d: %w", r.Line(), err), nil)
+			c.tooLarge(err)
 			continue
 		}
 		if err != nil {
@@ -357,6 +416,30 @@ func (c *Client) readLoop(r *codec.Reader) {
 		}
 		c.receive(frame, fmt.Sprintf("server stdout line %d", r.Line()))
 	}
+}
+
+// tooLarge handles a line from the server's stdout longer than MaxFrame,
+// which the Reader skipped (the stream is in step again at the next line):
+// the request it answers, when its kept first or last bytes name one, fails
+// at once; else it is a protocol error.
+func (c *Client) tooLarge(err error) {
+	var fe *codec.FrameTooLargeError
+	if errors.As(err, &fe) {
+		if id := fe.ResponseID(); id != nil {
+			perr := &ProtocolError{Msg: fmt.Sprintf("server stdout line %d: the answer is %d bytes, more than the %d-byte frame limit (skipped unread)", fe.Line, fe.Size, fe.Limit), err: fe}
+			if c.deliver(*id, reply{err: perr}) {
+				return
+			}
+			c.mu.Lock()
+			late := c.abandoned[id.Key()]
+			delete(c.abandoned, id.Key())
+			c.mu.Unlock()
+			if late {
+				return
+			}
+		}
+	}
+	c.protocolError(fmt.Errorf("server stdout %w", err), nil)
 }
 
 // receive handles one frame from the server; src says where it came from
@@ -710,6 +793,70 @@ func (c *Client) release() {
 	if c.writeSlots != nil {
 		<-c.writeSlots
 	}
+}
+
+// progressChunk is the most written to a stdio server in one write call
+// when Options.WriteTimeout is set: each chunk taken is progress.
+const progressChunk = 16 << 10
+
+// progressWriter writes in chunks of at most progressChunk and keeps when
+// the write under way last made progress, for watchWrites. codec.Writer
+// calls Write under its mutex, one frame at a time, so the chunks of a
+// frame are never interleaved with another's.
+type progressWriter struct {
+	w     io.Writer
+	since atomic.Int64 // UnixNano of the last progress of the write under way; 0: none under way
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n := 0
+	defer p.since.Store(0)
+	for n < len(b) {
+		p.since.Store(time.Now().UnixNano())
+		k, err := p.w.Write(b[n:min(len(b), n+progressChunk)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// watchWrites takes the server as hung when a write has made no progress
+// for d: every request waiting fails with ErrWriteStalled, and stdin is
+// closed, which ends the writes blocked on it (their requests fail the
+// same way, as do later ones). Stopping the server is the caller's
+// (Options.OnWriteStall).
+func (c *Client) watchWrites(p *progressWriter, d time.Duration) {
+	tick := time.NewTicker(max(d/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-tick.C:
+			since := p.since.Load()
+			if since == 0 || now.UnixNano()-since < int64(d) {
+				continue
+			}
+			err := fmt.Errorf("%w: a write to it took no byte for %v", ErrWriteStalled, d)
+			c.stalled.Store(&err)
+			c.failPending(err)
+			_ = c.t.closeWrite()
+			if c.opts.OnWriteStall != nil {
+				c.opts.OnWriteStall(err)
+			}
+			return
+		}
+	}
+}
+
+// stallErr is the error of the write stall, or nil.
+func (c *Client) stallErr() error {
+	if e := c.stalled.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // traceWriter shows each frame to Options.Trace; codec.Writer writes one

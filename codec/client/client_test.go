@@ -368,3 +368,138 @@ func TestWriteBlockedByServerTimesOut(t *testing.T) {
 	outW.Close()
 	<-c.Done()
 }
+
+// TestAnswerOverFrame: a server that answers with a line longer than
+// MaxFrame, its id first or last, gets that request failed at once with an
+// error naming the size (not a wait for the context); a line that long
+// with no id to be read is a protocol error. The line is skipped, and the
+// answers after it, to another request in flight and to the next one, are
+// read.
+func TestAnswerOverFrame(t *testing.T) {
+	const limit = 1000
+	pad := strings.Repeat("x", 3*limit)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	received := make(chan string, 10)
+	go func() {
+		defer outW.Close()
+		r := codec.NewReader(inR, 0)
+		var held string // the id of "held", answered after the next big one
+		for {
+			f, err := r.ReadFrame()
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(f, &m)
+			received <- m.Method
+			id := string(m.ID)
+			var lines []string
+			switch m.Method {
+			case "held":
+				held = id
+			case "early":
+				lines = append(lines, `{"jsonrpc":"2.0","id":`+id+`,"result":{"t":"`+pad+`"}}`)
+			case "late":
+				lines = append(lines, `{"result":{"t":"`+pad+`"},"jsonrpc":"2.0","id":`+id+`}`)
+			case "junk":
+				lines = append(lines, pad, `{"jsonrpc":"2.0","id":`+id+`,"result":{"after":"junk"}}`)
+			default:
+				lines = append(lines, `{"jsonrpc":"2.0","id":`+id+`,"result":{"ok":true}}`)
+			}
+			if held != "" && m.Method != "held" {
+				lines = append(lines, `{"jsonrpc":"2.0","id":`+held+`,"result":{"held":true}}`)
+				held = ""
+			}
+			io.WriteString(outW, strings.Join(lines, "\n")+"\n")
+		}
+	}()
+	var mu sync.Mutex
+	var reports []string
+	c := New(outR, inW, Options{MaxFrame: limit, OnProtocolError: func(err error) {
+		mu.Lock()
+		reports = append(reports, err.Error())
+		mu.Unlock()
+	}})
+	c.info = &Info{Era: EraLegacy, ProtocolVersion: codec.LatestLegacyRevision}
+	t.Cleanup(func() {
+		c.CloseWrite()
+		<-c.Done()
+	})
+	ctx := ctxT(t)
+
+	heldDone := make(chan error, 1)
+	go func() {
+		raw, err := c.Request(ctx, "held", nil)
+		if err == nil && string(raw) != `{"held":true}` {
+			err = errors.New("held: " + string(raw))
+		}
+		heldDone <- err
+	}()
+	<-received
+	for _, method := range []string{"early", "late"} {
+		_, err := c.Request(ctx, method, nil)
+		var fe *codec.FrameTooLargeError
+		var pe *ProtocolError
+		if !errors.As(err, &fe) || !errors.As(err, &pe) || fe.Limit != limit || fe.Size < 3*limit || !strings.Contains(err.Error(), "frame limit") {
+			t.Errorf("%s: %v, want a ProtocolError wrapping a FrameTooLargeError", method, err)
+		}
+		<-received
+		if method == "early" {
+			if err := <-heldDone; err != nil {
+				t.Errorf("the request in flight beside it: %v", err)
+			}
+		}
+	}
+	if raw, err := c.Request(ctx, "junk", nil); err != nil || string(raw) != `{"after":"junk"}` {
+		t.Errorf("the answer after a junk line: %s %v", raw, err)
+	}
+	if raw, err := c.Request(ctx, "ok", nil); err != nil || string(raw) != `{"ok":true}` {
+		t.Errorf("the next request: %s %v", raw, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 1 || !strings.Contains(reports[0], "server stdout line") || !strings.Contains(reports[0], "frame too large") || c.ProtocolErrors() != 1 {
+		t.Errorf("protocol errors %q (%d), want one for the junk line", reports, c.ProtocolErrors())
+	}
+}
+
+// TestWriteStall: with WriteTimeout, a server that reads nothing of its
+// stdin fails the request stuck in its write, the one waiting behind it
+// and any later one with ErrWriteStalled, long before their contexts end,
+// and OnWriteStall is called once.
+func TestWriteStall(t *testing.T) {
+	inR, inW := io.Pipe() // io.Pipe has no buffer: every write waits for a read
+	outR, outW := io.Pipe()
+	stalls := make(chan error, 2)
+	c := New(outR, inW, Options{WriteTimeout: 100 * time.Millisecond, OnWriteStall: func(err error) { stalls <- err }})
+	c.info = &Info{Era: EraLegacy, ProtocolVersion: codec.LatestLegacyRevision}
+	ctx := ctxT(t)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Request(ctx, codec.MethodToolsList, nil)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, ErrWriteStalled) {
+			t.Errorf("Request = %v, want ErrWriteStalled", err)
+		}
+	}
+	if err := <-stalls; !errors.Is(err, ErrWriteStalled) {
+		t.Errorf("OnWriteStall(%v)", err)
+	}
+	if _, err := c.Request(ctx, codec.MethodToolsList, nil); !errors.Is(err, ErrWriteStalled) {
+		t.Errorf("a later Request = %v, want ErrWriteStalled", err)
+	}
+	if len(stalls) != 0 {
+		t.Error("OnWriteStall called twice")
+	}
+	inR.Close()
+	outW.Close()
+	<-c.Done()
+}

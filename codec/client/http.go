@@ -37,8 +37,10 @@ package client
 //
 // Errors: an HTTP error status whose body is a JSON-RPC error answers the
 // request with that error (-32022 unsupported version, -32020 header
-// mismatch, -32601 are *codec.Errors as over stdio). Other error statuses are
-// an *HTTPError (a 401 carries the server's WWW-Authenticate); a failure to
+// mismatch, -32601 are *codec.Errors as over stdio). Other error statuses,
+// and 401 and 403 whatever their body (credentials missing or refused: the
+// caller must see the status), are an *HTTPError (a 401 carries the
+// server's WWW-Authenticate); a failure to
 // connect, and 502, 503 or 504 from a proxy, wrap ErrUnreachable; a stream
 // that ends before the response wraps ErrClosed (a stream is not resumed with
 // Last-Event-ID), and a legacy session that expired (404) is not renewed:
@@ -295,7 +297,11 @@ func (h *httpTransport) send(ctx context.Context, m *codec.Message) error {
 		return protoErrorf("%s: Content-Type %q (want application/json or text/event-stream)", src, ct)
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	if isReq && h.rpcError(b, *m.ID, src) {
+	// A 401 or 403 is the HTTP layer's refusal whatever its body says (a
+	// JSON-RPC error, often): the caller must see the status to know that
+	// credentials are missing or wrong.
+	auth := resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
+	if isReq && !auth && h.rpcError(b, *m.ID, src) {
 		return nil
 	}
 	return &HTTPError{
@@ -435,7 +441,7 @@ func (h *httpTransport) readJSON(body io.Reader, id codec.ID, src string) error 
 		return fmt.Errorf("%w: %s: %v", ErrClosed, src, err)
 	}
 	if len(b) > max {
-		return protoErrorf("%s: %v", src, codec.ErrFrameTooLarge)
+		return &ProtocolError{Msg: fmt.Sprintf("%s: %v (more than %d bytes)", src, codec.ErrFrameTooLarge, max), err: codec.ErrFrameTooLarge}
 	}
 	h.c.receive(bytes.TrimSpace(b), src)
 	if h.c.isPending(id) {
@@ -455,7 +461,7 @@ func (h *httpTransport) readSSE(ctx context.Context, body io.Reader, id codec.ID
 	case err == nil || !h.c.isPending(id):
 		return nil
 	case errors.Is(err, codec.ErrFrameTooLarge):
-		return protoErrorf("%s: an event is larger than %d bytes", src, max)
+		return &ProtocolError{Msg: fmt.Sprintf("%s: an event is larger than %d bytes", src, max), err: codec.ErrFrameTooLarge}
 	case h.base.Err() != nil:
 		return ErrClosed
 	case ctx.Err() != nil:

@@ -198,6 +198,9 @@ func TestHTTPErrors(t *testing.T) {
 		case "401":
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp"`)
 			http.Error(w, "missing token", http.StatusUnauthorized)
+		case "401rpc", "403rpc":
+			// A JSON-RPC error in the body does not hide the status.
+			writeJSON(w, map[string]int{"401rpc": 401, "403rpc": 403}[mode], map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32600, "message": "unauthorized: send a token"}})
 		case "502":
 			http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
 		case "cut":
@@ -229,6 +232,11 @@ func TestHTTPErrors(t *testing.T) {
 	var he *HTTPError
 	if err := call("401"); !errors.As(err, &he) || he.StatusCode != 401 || !strings.Contains(err.Error(), `WWW-Authenticate: Bearer realm="mcp"`) || errors.Is(err, ErrUnreachable) {
 		t.Errorf("401: %v", err)
+	}
+	for _, m := range []string{"401rpc", "403rpc"} {
+		if err := call(m); !errors.As(err, &he) || he.StatusCode != map[string]int{"401rpc": 401, "403rpc": 403}[m] || !strings.Contains(err.Error(), "unauthorized: send a token") || errors.As(err, &rpc) {
+			t.Errorf("%s: %v, want an HTTPError with the body", m, err)
+		}
 	}
 	if err := call("502"); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("502: %v", err)

@@ -13,6 +13,14 @@
 // spec: no "=", a bad NAME, a NAME given twice, a CMD that does not split,
 // http to a host that is not loopback.
 //
+// An HTTP upstream's Spec.Header goes with every request to it
+// (--upstream-header NAME='K: V', --upstream-token-file NAME=FILE, applied
+// by SetHeaders, which refuses a header the MCP transport sets itself, a
+// line break in one, and a NAME that is not an HTTP upstream). It may hold
+// a token: it is never logged. An upstream that refuses mcp-route's
+// credentials (401, 403) fails to start with that status in the log, and
+// is retried like any upstream that fails to start.
+//
 // # Starting and supervision
 //
 // A stdio upstream is started as a tool is (codec/client.Start on
@@ -39,13 +47,24 @@
 // start, the handshake fails or gets no answer within ConnectTimeout, or
 // tools/list fails) mark it down: the log says why, calls fail at once
 // naming the last error, and a start is tried again every MaxBackoff.
+// A stdio upstream that lives on but stops reading its stdin is taken as
+// hung once a write to it has made no progress for StallTimeout (the call
+// timeout, --timeout, by default; codec/client's Options.WriteTimeout, in
+// chunks of 16 KiB): by then every call it had been sent has timed out, so
+// restarting it loses nothing that could still succeed, while a server that
+// reads slowly, or works on one call at a time, is left alone. Its calls in
+// flight fail at once with isError "upstream NAME is hung: it read nothing
+// of its stdin for 30s; restarting it"; it is stopped (stdin closed, then
+// its whole group SIGTERMed and SIGKILLed, Grace apart) and restarted like
+// one that died.
 // An HTTP upstream has no process: a call that cannot reach it (no
 // connection, 502-504) or whose session is gone (404) gets an isError
 // result "upstream NAME is unreachable: ...; reconnecting", and the
 // connection is made again the same way, after the same backoff.
 //
 // An upstream's stderr goes to the log at debug level (--verbose), one
-// record per line; its last 2 KiB are kept for the messages above.
+// record per line, rate-limited (see Bounds); its last 2 KiB are kept, all
+// of it whatever the log shows, for the messages above.
 //
 // # Lists
 //
@@ -111,11 +130,24 @@
 //     data): over it, the call gets an isError naming the cap ("upstream
 //     NAME: TOOL: its result of N bytes exceeds --max-output (M bytes)";
 //     an error's first 200 bytes are quoted).
+//   - An answer longer than the frame mcp-route reads from an upstream
+//     (codec.DefaultMaxFrame, 16 MiB) is skipped unread up to its newline,
+//     never held whole (codec/client), and the upstream's later answers
+//     are read as usual. When its first or last bytes give its id (see
+//     codec/client's package doc), the call it answers fails at once with
+//     the same isError ("its result of N bytes exceeds --max-output (M
+//     bytes)", or "exceeds the largest frame mcp-route reads (16777216
+//     bytes)" when --max-output is larger); else it is a protocol error
+//     (below), and that call ends with its timeout.
 //   - Protocol errors (a line that is not JSON-RPC, an answer to no request)
 //     are logged at most MaxNoiseLines (10) per NoiseWindow (a minute) per
 //     upstream, each clipped to MaxNoiseLine (300) bytes; past that one line
 //     says the rest are counted, and the count is logged when the next
 //     window begins.
+//   - Its stderr lines are logged (--verbose) at most MaxStderrLines (100)
+//     per NoiseWindow per upstream, each cut to MaxStderrLine (1 KiB);
+//     past that one line says the rest are counted, and the count is
+//     logged when the next window begins.
 //   - A tool definition larger than MaxToolDef (1 MiB, as the upstream sent
 //     it) is left out, with one log line.
 //   - The upstream tools served add up to at most Options.MaxListBytes
@@ -139,8 +171,9 @@
 //     is under way makes another, so the last change is never lost.
 //   - A stdio upstream that stops reading its stdin: at most 64 writes to
 //     it are under way at once (codec/client.MaxPendingWrites), each
-//     holding a goroutine until the upstream is stopped; a call that finds
-//     none free waits for its timeout without sending anything. At most
+//     holding a goroutine until the upstream is stopped, which happens
+//     when one has made no progress for StallTimeout (above); a call that
+//     finds none free meanwhile waits without sending anything. At most
 //     4096 abandoned request ids (timed out, cancelled) are remembered so
 //     that their late answers are ignored (codec/client.MaxAbandoned); an
 //     older one's late answer is a protocol error.

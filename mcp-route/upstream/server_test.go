@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/codec/server"
@@ -22,7 +24,11 @@ import (
 // stdin/stdout instead.
 // Modes: "dual" (both eras), "legacy" (server/discover is -32601, so the
 // client falls back to initialize), "hang" (reads its stdin, never
-// answers), "exit" (writes "boom" to stderr and exits 3).
+// answers), "exit" (writes "boom" to stderr and exits 3), "deaf" (on its
+// first start only, stops reading its stdin at the first tools/call; later
+// starts serve as "dual"), "slowread" (reads its stdin 4 KiB every 10ms),
+// "chatty" (first writes 1000 lines of 3 KB, "chatter N xxx...", to its
+// stderr, then serves as "dual").
 // DIR is where it leaves notes: "pids" (one line per start),
 // "started-slow", "cancelled", "child" (the pid of a child it started).
 func TestMain(m *testing.M) {
@@ -49,6 +55,11 @@ func testServer(mode, dir string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom")
 		return 3
+	case "chatty":
+		pad := strings.Repeat("x", 3000)
+		for i := range 1000 {
+			fmt.Fprintf(os.Stderr, "chatter %d %s\n", i, pad)
+		}
 	}
 	obj := json.RawMessage(`{"type":"object"}`)
 	var mu sync.Mutex
@@ -139,9 +150,39 @@ func testServer(mode, dir string) int {
 		}
 		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool %q", p.Name)
 	})
-	if err := conv.Serve(context.Background(), server.NewStreamConn(os.Stdin, os.Stdout, 0)); err != nil {
+	var in io.Reader = os.Stdin
+	switch mode {
+	case "deaf":
+		if b, _ := os.ReadFile(filepath.Join(dir, "pids")); strings.Count(string(b), "\n") == 1 {
+			in = deafReader{os.Stdin}
+		}
+	case "slowread":
+		in = slowReader{os.Stdin}
+	}
+	if err := conv.Serve(context.Background(), server.NewStreamConn(in, os.Stdout, 0)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// deafReader stops reading for good once it has read a tools/call: what
+// was read with it is lost, and the writer's next frames fill the pipe.
+type deafReader struct{ r io.Reader }
+
+func (d deafReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	for bytes.Contains(p[:n], []byte(`"tools/call"`)) {
+		time.Sleep(time.Hour) // a timer: the runtime sees no deadlock
+	}
+	return n, err
+}
+
+// slowReader reads at most 4 KiB every 10ms: a slow reader, but one that
+// keeps reading.
+type slowReader struct{ r io.Reader }
+
+func (s slowReader) Read(p []byte) (int, error) {
+	time.Sleep(10 * time.Millisecond)
+	return s.r.Read(p[:min(len(p), 4<<10)])
 }

@@ -34,6 +34,7 @@ type Options struct {
 	Grace time.Duration         // optional: stdin close → SIGTERM → SIGKILL steps at shutdown
 
 	CallTimeout    time.Duration // optional: per-call timeout (--timeout)
+	StallTimeout   time.Duration // optional: how long a write to a stdio upstream may make no progress before it is taken as hung; 0: CallTimeout
 	ListTimeout    time.Duration // optional: how long List waits for an upstream's first list (--upstream-timeout)
 	ConnectTimeout time.Duration // optional: start, handshake and first tools/list of one start
 	MinBackoff     time.Duration // optional: the first restart delay, doubled per restart
@@ -56,6 +57,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = o.CallTimeout
 	}
 	if o.ListTimeout <= 0 {
 		o.ListTimeout = DefaultListTimeout

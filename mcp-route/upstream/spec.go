@@ -1,9 +1,12 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -16,6 +19,10 @@ type Spec struct {
 	Name string
 	Argv []string // a stdio server's command line, split; nil for URL
 	URL  string   // a Streamable HTTP endpoint; "" for Argv
+	// Header is sent with every request to an HTTP upstream
+	// (--upstream-header, --upstream-token-file; see SetHeaders). It may
+	// hold a secret: it is never logged, and String leaves it out.
+	Header http.Header
 }
 
 // Separator joins an upstream's name and its tool's name: NAME__TOOL.
@@ -118,4 +125,161 @@ func (s Spec) String() string {
 		return s.Name + "=" + s.URL
 	}
 	return s.Name + "=" + strings.Join(s.Argv, " ")
+}
+
+// reservedHeaders are the headers codec/client's HTTP transport sets
+// itself (or Go's HTTP client does): one given by --upstream-header would
+// break the protocol, so it is refused. Mcp-Param-* too.
+var reservedHeaders = map[string]bool{
+	"Mcp-Session-Id":       true,
+	"Mcp-Protocol-Version": true,
+	"Mcp-Method":           true,
+	"Mcp-Name":             true,
+	"Content-Type":         true,
+	"Content-Length":       true,
+	"Accept":               true,
+	"Host":                 true,
+	"Transfer-Encoding":    true,
+	"Connection":           true,
+	"Last-Event-Id":        true,
+}
+
+// TokenFileError is a --upstream-token-file that cannot be read or holds
+// no token: the operator's file, not the command line, is wrong (mcp-route
+// exits 1 for it, 2 for the other errors of SetHeaders).
+type TokenFileError struct{ Err error }
+
+func (e *TokenFileError) Error() string { return e.Err.Error() }
+func (e *TokenFileError) Unwrap() error { return e.Err }
+
+// SetHeaders applies --upstream-header NAME=K: V (each header added to
+// NAME's requests) and --upstream-token-file NAME=FILE (Authorization:
+// Bearer with the first non-blank line of FILE, read now) to specs. NAME
+// must be an HTTP upstream among specs. Refused: a K that is not an HTTP
+// header name, a K or V with a control character (CR, LF: a header split
+// in two), a header the transport sets itself (Content-Type, Accept,
+// Content-Length, Host, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method,
+// Mcp-Name, Mcp-Param-*, Transfer-Encoding, Connection, Last-Event-ID), a
+// token file given twice for one NAME, and a token file beside an
+// Authorization header. A token file that cannot be read, or holds no
+// token or one with a character that is not visible ASCII, is a
+// *TokenFileError. No error quotes a header's value or a token.
+func SetHeaders(specs []Spec, headers, tokenFiles []string) error {
+	find := func(flag, form, arg string) (*Spec, string, error) {
+		name, rest, ok := strings.Cut(arg, "=")
+		if !ok || !nameRE.MatchString(name) {
+			return nil, "", fmt.Errorf("--%s: want NAME=%s, NAME an --upstream's", flag, form)
+		}
+		for i := range specs {
+			if specs[i].Name != name {
+				continue
+			}
+			if specs[i].URL == "" {
+				return nil, "", fmt.Errorf("--%s %s: upstream %s is not an HTTP upstream (NAME=https://...): a stdio upstream gets no headers", flag, name, name)
+			}
+			return &specs[i], rest, nil
+		}
+		return nil, "", fmt.Errorf("--%s %s: no --upstream %s=https://...", flag, name, name)
+	}
+	for _, h := range headers {
+		sp, kv, err := find("upstream-header", "'Key: value'", h)
+		if err != nil {
+			return err
+		}
+		k, v, ok := strings.Cut(kv, ":")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok || !isToken(k):
+			return fmt.Errorf("--upstream-header %s: want NAME='Key: value', Key an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~)", sp.Name)
+		case strings.ContainsAny(v, "\r\n"):
+			return fmt.Errorf("--upstream-header %s: header %s: the value has a line break (CR or LF), which would split it into two headers", sp.Name, k)
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case hasControl(v):
+			return fmt.Errorf("--upstream-header %s: header %s: the value has a control character", sp.Name, k)
+		}
+		ck := http.CanonicalHeaderKey(k)
+		if reservedHeaders[ck] || strings.HasPrefix(ck, "Mcp-Param-") {
+			return fmt.Errorf("--upstream-header %s: header %s is set by the MCP transport itself and cannot be given", sp.Name, k)
+		}
+		if sp.Header == nil {
+			sp.Header = http.Header{}
+		}
+		sp.Header.Add(ck, v)
+	}
+	seen := map[string]bool{}
+	for _, tf := range tokenFiles {
+		sp, path, err := find("upstream-token-file", "FILE", tf)
+		if err != nil {
+			return err
+		}
+		switch {
+		case path == "":
+			return fmt.Errorf("--upstream-token-file %s: want NAME=FILE", sp.Name)
+		case seen[sp.Name]:
+			return fmt.Errorf("--upstream-token-file %s: given twice", sp.Name)
+		case sp.Header.Get("Authorization") != "":
+			return fmt.Errorf("--upstream-token-file %s and --upstream-header '%s=Authorization: ...' exclude each other", sp.Name, sp.Name)
+		}
+		seen[sp.Name] = true
+		tok, err := readToken(path)
+		if err != nil {
+			return &TokenFileError{fmt.Errorf("--upstream-token-file %s: %w", sp.Name, err)}
+		}
+		if sp.Header == nil {
+			sp.Header = http.Header{}
+		}
+		sp.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return nil
+}
+
+// readToken is the first non-blank line of the file at path, trimmed: a
+// bearer token, kept out of argv (and so out of ps and shell history).
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		tok := strings.TrimSpace(line)
+		if tok == "" {
+			continue
+		}
+		for i := 0; i < len(tok); i++ {
+			if tok[i] < 0x21 || tok[i] > 0x7e {
+				return "", fmt.Errorf("%s: the token has a character that is not visible ASCII (byte %d)", path, i+1)
+			}
+		}
+		return tok, nil
+	}
+	return "", errors.New(path + ": no token in it (want the token on its first non-blank line)")
+}
+
+// isToken says whether s is an HTTP header name (RFC 9110 token).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hasControl says whether s has a control character other than a tab.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }

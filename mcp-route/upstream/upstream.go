@@ -58,6 +58,7 @@ type Upstream struct {
 	listOnce sync.Once
 	progress map[string]chan codec.ProgressParams // our token → the call's progress queue
 	noise    noiseLimit                           // the protocol errors logged
+	errNoise noiseLimit                           // the stderr lines logged (max MaxStderrLines)
 	acked    chan struct{}                        // closed by the acknowledgement of the listen being opened
 }
 
@@ -74,6 +75,7 @@ func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 		changed:  make(chan struct{}),
 		listed:   make(chan struct{}),
 		progress: map[string]chan codec.ProgressParams{},
+		errNoise: noiseLimit{max: MaxStderrLines},
 	}
 }
 
@@ -186,7 +188,11 @@ func (u *Upstream) run(ctx context.Context) {
 		attempt++
 		wait := u.backoff(attempt)
 		u.setState(restarting, time.Now().Add(wait), cause)
-		u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		if conn.isStalled() {
+			u.warnf("upstream %s is hung: %s; stopping it, restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		} else {
+			u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+		}
 		conn.close()
 		if !sleep(ctx, wait) {
 			return
@@ -199,6 +205,19 @@ type link struct {
 	*client.Conn
 	stderr *tail
 	stop   context.CancelFunc // ends what serves this connection alone (the listen)
+	// stalled is closed when a write to a stdio upstream made no progress
+	// for StallTimeout (client.ErrWriteStalled): it is taken as hung.
+	stalled chan struct{}
+}
+
+// isStalled says whether the upstream was taken as hung.
+func (l *link) isStalled() bool {
+	select {
+	case <-l.stalled:
+		return true
+	default:
+		return false
+	}
 }
 
 // close ends the connection: the upstream is stopped (or its HTTP session
@@ -222,17 +241,21 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	var conn *client.Conn
 	var info *client.Info
 	var err error
+	stalled := make(chan struct{})
 	stderr := &tail{}
 	if u.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		stderr.log = func(line string) { u.debugf("upstream %s stderr: %s", u.spec.Name, line) }
+		stderr.log = u.stderrLine
 	}
 	if u.spec.URL != "" {
-		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true}, copts)
+		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true, Header: u.spec.Header}, copts)
 	} else {
 		env := u.opts.Env
 		if env == nil {
 			env = []string{} // client.Command: nil would be ours
 		}
+		copts.WriteTimeout = u.opts.StallTimeout
+		var once sync.Once // Dial may start the process twice
+		copts.OnWriteStall = func(error) { once.Do(func() { close(stalled) }) }
 		conn, info, err = client.Dial(cctx, client.Command{
 			Argv:   u.spec.Argv,
 			Env:    env,
@@ -249,7 +272,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		return nil, withStderr(err.Error(), stderr)
 	}
 	lctx, stop := context.WithCancel(ctx)
-	l := &link{Conn: conn, stderr: stderr, stop: stop}
+	l := &link{Conn: conn, stderr: stderr, stop: stop, stalled: stalled}
 	if info.Era == client.EraModern {
 		// Subscribe before the first list, and wait for the
 		// acknowledgement: a change between the list and the
@@ -299,6 +322,8 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 			return ""
 		case <-l.Done():
 			return l.cause(time.Second)
+		case <-l.stalled:
+			return withStderr(fmt.Sprintf("it read nothing of its stdin for %v", u.opts.StallTimeout), l.stderr).Error()
 		case <-u.relist:
 			if wait := RelistInterval - time.Since(last); wait > 0 {
 				if due == nil {
@@ -397,9 +422,34 @@ func (u *Upstream) protocolError(err error) {
 	}
 }
 
-// noiseLimit lets MaxNoiseLines events through per NoiseWindow.
+// Bounds on the --verbose log lines an upstream's stderr makes.
+const (
+	MaxStderrLines = 100  // per NoiseWindow
+	MaxStderrLine  = 1024 // bytes of one line
+)
+
+// stderrLine logs a line of the upstream's stderr (--verbose): at most
+// MaxStderrLines per NoiseWindow, each cut to MaxStderrLine bytes, the rest
+// counted as protocol errors are, so that an upstream writing its stderr
+// in a loop cannot flood mcp-route's log. The tail kept for the "died"
+// messages is not affected.
+func (u *Upstream) stderrLine(line string) {
+	ok, first, dropped := u.errNoise.allow(time.Now())
+	if dropped > 0 {
+		u.debugf("upstream %s: %d more stderr lines in the last %v were not logged", u.spec.Name, dropped, NoiseWindow)
+	}
+	switch {
+	case ok:
+		u.debugf("upstream %s stderr: %s", u.spec.Name, cut(line, MaxStderrLine))
+	case first:
+		u.debugf("upstream %s: more than %d stderr lines in %v: the rest are counted, not logged", u.spec.Name, MaxStderrLines, NoiseWindow)
+	}
+}
+
+// noiseLimit lets max (0: MaxNoiseLines) events through per NoiseWindow.
 type noiseLimit struct {
 	mu      sync.Mutex
+	max     int
 	start   time.Time
 	n       int
 	dropped int
@@ -416,7 +466,11 @@ func (l *noiseLimit) allow(now time.Time) (ok, first bool, dropped int) {
 		l.start, l.n, l.dropped = now, 0, 0
 	}
 	l.n++
-	if l.n <= MaxNoiseLines {
+	limit := l.max
+	if limit == 0 {
+		limit = MaxNoiseLines
+	}
+	if l.n <= limit {
 		return true, false, dropped
 	}
 	l.dropped++
@@ -556,8 +610,12 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 				return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its error of %d bytes exceeds --max-output (%d bytes); it began: %s", u.spec.Name, tool, n, u.opts.MaxOutput, clipText(rpc.Message, 200))), "failed", nil
 			}
 			return nil, "tool_error", rpc
+		case errors.Is(err, codec.ErrFrameTooLarge):
+			return codec.ErrorResult(u.tooLarge(tool, err)), "failed", nil
 		case cctx.Err() != nil:
 			return u.ended(ctx, tool)
+		case errors.Is(err, client.ErrWriteStalled):
+			return codec.ErrorResult(fmt.Sprintf("upstream %s is hung: it read nothing of its stdin for %v; restarting it", u.spec.Name, u.opts.StallTimeout)), "failed", nil
 		case errors.Is(err, client.ErrClosed):
 			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(time.Second))), "failed", nil
 		}
@@ -582,6 +640,23 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		return res, "tool_error", nil
 	}
 	return res, "ok", nil
+}
+
+// tooLarge words an answer longer than the frame codec/client reads (the
+// client skipped it unread) as the --max-output refusal it also is, unless
+// --max-output is the larger.
+func (u *Upstream) tooLarge(tool string, err error) string {
+	size, limit := "", int64(codec.DefaultMaxFrame)
+	var fe *codec.FrameTooLargeError
+	if errors.As(err, &fe) {
+		size, limit = fmt.Sprintf(" of %d bytes", fe.Size), int64(fe.Limit)
+	} else {
+		size = fmt.Sprintf(" of more than %d bytes", limit)
+	}
+	if u.opts.MaxOutput < limit {
+		return fmt.Sprintf("upstream %s: %s: its result%s exceeds --max-output (%d bytes)", u.spec.Name, tool, size, u.opts.MaxOutput)
+	}
+	return fmt.Sprintf("upstream %s: %s: its result%s exceeds the largest frame mcp-route reads (%d bytes)", u.spec.Name, tool, size, limit)
 }
 
 // Bounds on the progress an upstream sends for one call.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -617,6 +618,122 @@ func TestRestartsLeaveNoProcess(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestStopsReadingIsRestarted: an upstream that lives on but stops reading
+// its stdin (after its handshake and list) while calls fill the pipe is
+// taken as hung once a write has made no progress for StallTimeout: its
+// calls fail at once (not at the 30s call timeout) saying so, its process
+// is stopped, and it is restarted, after which calls work. An upstream
+// that reads slowly but keeps reading takes a frame that needs longer
+// than StallTimeout in all, and is not taken as hung.
+func TestStopsReadingIsRestarted(t *testing.T) {
+	t.Parallel()
+	var logs proctest.Buffer
+	sp, dir := testSpec(t, "up", "deaf")
+	s := startSet(t, Options{StallTimeout: 2 * time.Second, MinBackoff: 100 * time.Millisecond, Logger: testLogger(&logs)}, sp)
+	big := `{"text":"` + strings.Repeat("a", 200<<10) + `"}`
+	ctx := ctxT(t)
+	tool := s.Lookup(ctx, "up__echo")
+	if tool == nil {
+		t.Fatal("no up__echo")
+	}
+	type result struct {
+		text, outcome string
+	}
+	results := make(chan result, 3)
+	for range 3 {
+		go func() {
+			r, outcome, err := s.Call(ctx, tool, json.RawMessage(big), codec.Rev20251125, nil)
+			if err != nil {
+				results <- result{err.Error(), "error"}
+				return
+			}
+			results <- result{text(asMap(t, r)), outcome}
+		}()
+	}
+	hung := 0
+	for range 3 {
+		r := <-results
+		switch {
+		case r.outcome != "failed":
+		case strings.Contains(r.text, "upstream up is hung: it read nothing of its stdin for 2s; restarting it"):
+			hung++
+			continue
+		case strings.Contains(r.text, "upstream up is restarting; retry in"): // it came after
+			continue
+		}
+		t.Errorf("a call to the deaf upstream: %s %q, want isError \"upstream up is hung\"", r.outcome, r.text)
+	}
+	if hung == 0 {
+		t.Error("no call was told the upstream is hung")
+	}
+	proctest.Eventually(t, func() string {
+		res, _, _ := call(t, s, "up__echo", big, codec.Rev20251125, nil)
+		if len(text(res)) != 200<<10 {
+			return "not back: " + text(res)
+		}
+		return ""
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "pids")); strings.Count(string(b), "\n") != 2 {
+		t.Errorf("starts: %q, want 2", b)
+	}
+	if l := logs.String(); !strings.Contains(l, "upstream up is hung: it read nothing of its stdin for 2s; stopping it, restarting in") {
+		t.Errorf("log: %s", l)
+	}
+	// The hung process is gone (stopped and reaped).
+	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+	first, _ := strconv.Atoi(strings.Fields(string(b))[0])
+	if err := syscall.Kill(first, 0); err != syscall.ESRCH {
+		t.Errorf("the hung upstream (pid %d) is still there: %v", first, err)
+	}
+
+	sp, _ = testSpec(t, "slow", "slowread")
+	s = startSet(t, Options{StallTimeout: 2 * time.Second, MaxOutput: 2 << 20}, sp)
+	huge := `{"text":"` + strings.Repeat("b", 1<<20) + `"}` // 256 reads of 4 KiB, 10ms apart
+	res, outcome, err := call(t, s, "slow__echo", huge, codec.Rev20251125, nil)
+	if err != nil || outcome != "ok" || len(text(res)) != 1<<20 {
+		t.Errorf("a slow reader: %v %s %.200q", err, outcome, text(res))
+	}
+}
+
+// TestStderrFloodIsLimited: an upstream that writes its stderr in a loop
+// (1000 lines of 3 KB) gets at most MaxStderrLines lines of the --verbose
+// log, each cut to MaxStderrLine bytes, and one line saying the rest are
+// counted; the first lines are logged as they came. The stderr tail of
+// the "died" message is whole: its last line is there.
+func TestStderrFloodIsLimited(t *testing.T) {
+	t.Parallel()
+	var logs proctest.Buffer
+	sp, _ := testSpec(t, "up", "chatty")
+	s := startSet(t, Options{Logger: testLogger(&logs), MinBackoff: time.Minute, MaxBackoff: time.Minute}, sp)
+	// The list is served after the chatter was written (and read: the
+	// process wrote it before serving).
+	res, outcome, _ := call(t, s, "up__crash", `{}`, codec.Rev20251125, nil)
+	if outcome != "failed" || !strings.Contains(text(res), "upstream up died: exit status 2; stderr: ") || !strings.HasSuffix(text(res), "crashing on purpose") {
+		t.Errorf("the died message: %s %.300q", outcome, text(res))
+	}
+	proctest.Eventually(t, func() string {
+		if l := logs.String(); !strings.Contains(l, "upstream up: more than 100 stderr lines in 1m0s: the rest are counted, not logged") {
+			return "no note that the rest are counted: " + l[max(len(l)-2000, 0):]
+		}
+		return ""
+	})
+	var logged int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(line, "upstream up stderr: ") {
+			continue
+		}
+		logged++
+		if len(line) > MaxStderrLine+200 {
+			t.Errorf("a log line of %d bytes: %.200s", len(line), line)
+		}
+	}
+	// One window: the chatter takes far less than a minute; a second one
+	// could begin only on a machine stalled for that long.
+	if logged > 2*MaxStderrLines || !strings.Contains(logs.String(), "upstream up stderr: chatter 0 xxx") {
+		t.Errorf("%d stderr lines logged, want the first ones and at most %d", logged, MaxStderrLines)
+	}
 }
 
 // fit drops the upstream's serverInfo and resultType and keeps every other
