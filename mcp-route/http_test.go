@@ -1158,3 +1158,30 @@ func TestHTTPParamCheckWaitsForLoad(t *testing.T) {
 		t.Errorf("matching header: %d %s, want 200 with the tool's output", code, out)
 	}
 }
+
+// mcp-route collects garbage less often than Go's default (GOGC=400 within
+// a 256 MiB soft limit), and GOGC/GOMEMLIMIT in its environment win.
+func TestGCSettings(t *testing.T) {
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		if v, ok := os.LookupEnv(k); ok {
+			os.Unsetenv(k)
+			t.Cleanup(func() { os.Setenv(k, v) })
+		}
+	}
+	r := startHTTP(t)
+	if got := metric(t, r.url, "go_gc_gogc_percent"); got != 400 {
+		t.Errorf("GOGC unset: go_gc_gogc_percent %v, want 400", got)
+	}
+	if got := metric(t, r.url, "go_gc_gomemlimit_bytes"); got != 256<<20 {
+		t.Errorf("GOMEMLIMIT unset: go_gc_gomemlimit_bytes %v, want %d", got, 256<<20)
+	}
+	t.Setenv("GOGC", "150")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	r = startHTTP(t)
+	if got := metric(t, r.url, "go_gc_gogc_percent"); got != 150 {
+		t.Errorf("GOGC=150: go_gc_gogc_percent %v, want 150", got)
+	}
+	if got := metric(t, r.url, "go_gc_gomemlimit_bytes"); got != 1<<30 {
+		t.Errorf("GOMEMLIMIT=1GiB: go_gc_gomemlimit_bytes %v, want %d", got, 1<<30)
+	}
+}

@@ -93,6 +93,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -128,6 +129,7 @@ func main() {
 	// after the call (Linux; elsewhere this is a no-op, see internal/proc).
 	_ = proc.Subreap()
 	stdioLoaded = oneProcessor
+	lessGC()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	proc.Sweep()
 	stop()
@@ -145,6 +147,21 @@ var stdioLoaded func()
 // processor mostly adds the cost of waking it and handing goroutines over
 // (measured: BenchmarkToolServers in e2e). The first load, which compiles
 // every tool's schemas in parallel, runs before, with every processor.
+// lessGC makes the garbage collector run a quarter as often as Go's
+// default (GOGC=400), unless GOGC is set, within a soft limit of 256 MiB
+// unless GOMEMLIMIT is set. Why: mcp-route's live heap is a few MiB, so at
+// the default every few MiB of a call's garbage (HTTP requests, JSON) ran a
+// collection, ~8% of its CPU at 2,000 calls/s; the limit makes collections
+// come sooner again if the heap ever grows large (big results in flight).
+func lessGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(256 << 20)
+	}
+}
+
 func oneProcessor() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpipe/mcpipe/codec"
 )
@@ -22,8 +23,8 @@ type schemas interface {
 // agree. A schema whose annotations break the rules binds nothing: a
 // client leaves such a tool out, so there is nothing to check.
 func checkParams(h http.Header, schema json.RawMessage, params json.RawMessage) string {
-	bindings, err := codec.HeaderParams(schema)
-	if err != nil || len(bindings) == 0 {
+	bindings := headerParams(schema)
+	if len(bindings) == 0 {
 		return ""
 	}
 	arguments := paramRaw(params, "arguments")
@@ -107,6 +108,38 @@ func sameValue(header, want string, raw json.RawMessage) bool {
 		return err == nil && h == n
 	}
 	return header == want
+}
+
+// bindingsOf remembers each schema's x-mcp-header bindings (nil for a
+// schema whose annotations break the rules): a tool's schema is the same
+// for every call, and reading it was 2% of a call. At most
+// maxRememberedSchemas; past that it starts over (tools were reloaded many
+// times).
+var bindingsOf = struct {
+	sync.Mutex
+	m map[string][]codec.HeaderParam
+}{m: map[string][]codec.HeaderParam{}}
+
+const maxRememberedSchemas = 4096
+
+func headerParams(schema json.RawMessage) []codec.HeaderParam {
+	bindingsOf.Lock()
+	b, ok := bindingsOf.m[string(schema)]
+	bindingsOf.Unlock()
+	if ok {
+		return b
+	}
+	b, err := codec.HeaderParams(schema)
+	if err != nil {
+		b = nil
+	}
+	bindingsOf.Lock()
+	if len(bindingsOf.m) >= maxRememberedSchemas {
+		clear(bindingsOf.m)
+	}
+	bindingsOf.m[string(schema)] = b
+	bindingsOf.Unlock()
+	return b
 }
 
 // paramRaw returns the member key of the params object, matched exactly as
