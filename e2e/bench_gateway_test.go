@@ -24,16 +24,21 @@ import (
 //   - direct: by the Go SDK client over stdio (client → gosdk-server);
 //   - gateway: by the same client through `mcp-route --upstream
 //     gosdk=gosdk-server` (client → mcp-route → gosdk-server), as
-//     gosdk__add.
+//     gosdk__add;
+//   - relay: through internal/testbin/relay, which only copies bytes both
+//     ways: the floor any process in between costs on this machine;
+//   - old, when MCP_ROUTE_OLD names another mcp-route binary (the build
+//     before a change): as gateway, side by side.
 //
-// The two take turns in rounds, each round rotating who goes first, so a
-// load spike on the shared machine hits both alike; one call in flight.
-// It prints the p50 and p99 of each and the p50 the hop adds. Goal: at most
-// 50 µs at p50. Latency on a shared, loaded machine is mostly waiting for a
-// CPU (the hop adds two process wake-ups per call), so it also prints the
-// CPU time (user+system, from /proc) the server process spent per call:
-// gosdk-server's on the direct path, mcp-route's on the gateway path. Both connections use the SDK's default era (2026-07-28,
-// which mcp-route also speaks to the upstream). Run it once:
+// The paths take turns in rounds, each round rotating who goes first, so a
+// load spike on the shared machine hits all alike; one call in flight. It
+// prints the p50 and p99 of each, the p50 the hop adds (goal: at most 50 µs)
+// and how far that is above the relay's. Latency on a virtual machine is
+// mostly process wake-ups (a hop adds two per call), so it also prints the
+// CPU time (user+system, from /proc) the server process spent per call
+// (gosdk-server's on the direct path, mcp-route's or the relay's on the
+// others) and its upstream's. All connections use the SDK's default era
+// (2026-07-28, which mcp-route also speaks to the upstream). Run it once:
 //
 //	go test -run '^$' -bench GatewayHop -benchtime 1x ./e2e
 func BenchmarkGatewayHop(b *testing.B) {
@@ -43,6 +48,13 @@ func BenchmarkGatewayHop(b *testing.B) {
 	paths := []*benchPath{
 		{name: "direct", tool: "add", argv: []string{gosdk}},
 		{name: "gateway", tool: "gosdk__add", argv: []string{route, "--root", dir, "--upstream", "gosdk=" + shellQuote(gosdk)}},
+	}
+	relay := testbin.Path(b, "MCP_RELAY_BIN", "internal/testbin/relay")
+	paths = append(paths, &benchPath{name: "relay", tool: "add", argv: []string{relay, gosdk}})
+	// MCP_ROUTE_OLD=PATH also measures another build of mcp-route (the
+	// one before a change), in the same rounds.
+	if old := os.Getenv("MCP_ROUTE_OLD"); old != "" {
+		paths = append(paths, &benchPath{name: "old", tool: "gosdk__add", argv: []string{old, "--root", dir, "--upstream", "gosdk=" + shellQuote(gosdk)}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -61,6 +73,10 @@ func BenchmarkGatewayHop(b *testing.B) {
 	}
 	for _, p := range paths {
 		p.cpu = -procCPU(b, p.cmd.Process.Pid)
+		if c := childPid(p.cmd.Process.Pid); c > 0 {
+			p.child = c
+			p.childCPU = -procCPU(b, c)
+		}
 	}
 	b.ResetTimer()
 	for range b.N {
@@ -78,15 +94,22 @@ func BenchmarkGatewayHop(b *testing.B) {
 	b.StopTimer()
 	for _, p := range paths {
 		p.cpu += procCPU(b, p.cmd.Process.Pid)
+		if p.child > 0 {
+			p.childCPU += procCPU(b, p.child)
+		}
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "\n%-8s %10s %10s %14s   (Go SDK client, one call in flight, %d calls)\n", "path", "p50", "p99", "server CPU/call", len(paths[0].lat))
+	fmt.Fprintf(&table, "\n%-8s %10s %10s %16s %16s   (Go SDK client, one call in flight, %d calls)\n", "path", "p50", "p99", "server CPU/call", "upstream CPU/call", len(paths[0].lat))
 	for _, p := range paths {
 		slices.Sort(p.lat)
 		p.p50, p.p99 = p.lat[len(p.lat)/2], p.lat[len(p.lat)*99/100]
 		perCall := p.cpu / time.Duration(len(p.lat))
-		fmt.Fprintf(&table, "%-8s %10v %10v %14v  (%s)\n", p.name, p.p50.Round(time.Microsecond), p.p99.Round(time.Microsecond),
-			perCall.Round(time.Microsecond), filepath.Base(p.argv[0]))
+		upstream := "-"
+		if p.child > 0 {
+			upstream = (p.childCPU / time.Duration(len(p.lat))).Round(time.Microsecond).String()
+		}
+		fmt.Fprintf(&table, "%-8s %10v %10v %16v %16s  (%s)\n", p.name, p.p50.Round(time.Microsecond), p.p99.Round(time.Microsecond),
+			perCall.Round(time.Microsecond), upstream, filepath.Base(p.argv[0]))
 		b.ReportMetric(float64(p.p50.Nanoseconds())/1e3, p.name+"-p50-µs")
 		b.ReportMetric(float64(p.p99.Nanoseconds())/1e3, p.name+"-p99-µs")
 		b.ReportMetric(float64(perCall.Nanoseconds())/1e3, p.name+"-serverCPU-µs/call")
@@ -97,6 +120,9 @@ func BenchmarkGatewayHop(b *testing.B) {
 		verdict = "MISSED"
 	}
 	fmt.Fprintf(&table, "the hop adds %v at p50; goal <= 50µs: %s\n", added.Round(time.Microsecond), verdict)
+	floor := paths[2].p50 - paths[0].p50
+	fmt.Fprintf(&table, "a relay that only copies bytes adds %v: mcp-route's hop is %v above that floor\n", floor.Round(time.Microsecond), (added - floor).Round(time.Microsecond))
+	b.ReportMetric(float64(floor.Nanoseconds())/1e3, "relay-hop-p50-µs")
 	b.ReportMetric(float64(added.Nanoseconds())/1e3, "hop-p50-µs")
 	b.Log(table.String())
 	for _, p := range paths {
@@ -114,6 +140,8 @@ type benchPath struct {
 	cs         *mcp.ClientSession
 	lat        []time.Duration
 	cpu        time.Duration // the server process's, over the measured calls
+	child      int           // the server's own server (the upstream), if any
+	childCPU   time.Duration // its CPU over the measured calls
 	p50, p99   time.Duration
 	n          int
 }
@@ -181,4 +209,23 @@ func procCPU(b *testing.B, pid int) time.Duration {
 		b.Fatalf("cpu time of %d: bad stat %q", pid, s)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+func childPid(pid int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i > 0 {
+			f := strings.Fields(s[i+1:])
+			if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+				return n
+			}
+		}
+	}
+	return 0
 }
