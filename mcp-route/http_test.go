@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -1159,29 +1160,56 @@ func TestHTTPParamCheckWaitsForLoad(t *testing.T) {
 	}
 }
 
-// mcp-route collects garbage less often than Go's default (GOGC=400 within
-// a 256 MiB soft limit), and GOGC/GOMEMLIMIT in its environment win.
-func TestGCSettings(t *testing.T) {
-	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+// mcp-route --http collects garbage less often than Go's default (GOGC=400
+// within a 256 MiB soft limit) and keeps half the processors (at least
+// one); GOGC, GOMEMLIMIT and GOMAXPROCS in its environment win.
+func TestRuntimeSettings(t *testing.T) {
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GOMAXPROCS"} {
 		if v, ok := os.LookupEnv(k); ok {
 			os.Unsetenv(k)
 			t.Cleanup(func() { os.Setenv(k, v) })
 		}
 	}
 	r := startHTTP(t)
+	waitReady(t, r)
 	if got := metric(t, r.url, "go_gc_gogc_percent"); got != 400 {
 		t.Errorf("GOGC unset: go_gc_gogc_percent %v, want 400", got)
 	}
 	if got := metric(t, r.url, "go_gc_gomemlimit_bytes"); got != 256<<20 {
 		t.Errorf("GOMEMLIMIT unset: go_gc_gomemlimit_bytes %v, want %d", got, 256<<20)
 	}
+	if got, want := metric(t, r.url, "go_sched_gomaxprocs_threads"), max(1, runtime.NumCPU()/2); got != float64(want) {
+		t.Errorf("GOMAXPROCS unset, %d CPUs: go_sched_gomaxprocs_threads %v, want %d", runtime.NumCPU(), got, want)
+	}
 	t.Setenv("GOGC", "150")
 	t.Setenv("GOMEMLIMIT", "1GiB")
+	t.Setenv("GOMAXPROCS", "3")
 	r = startHTTP(t)
+	waitReady(t, r)
 	if got := metric(t, r.url, "go_gc_gogc_percent"); got != 150 {
 		t.Errorf("GOGC=150: go_gc_gogc_percent %v, want 150", got)
 	}
 	if got := metric(t, r.url, "go_gc_gomemlimit_bytes"); got != 1<<30 {
 		t.Errorf("GOMEMLIMIT=1GiB: go_gc_gomemlimit_bytes %v, want %d", got, 1<<30)
 	}
+	if got := metric(t, r.url, "go_sched_gomaxprocs_threads"); got != 3 {
+		t.Errorf("GOMAXPROCS=3: go_sched_gomaxprocs_threads %v, want 3", got)
+	}
+}
+
+// waitReady waits for /readyz: the tools have loaded (and the settings
+// made then are in place).
+func waitReady(t *testing.T, r *httpRoute) {
+	t.Helper()
+	proctest.Eventually(t, func() string {
+		resp, err := http.Get(r.url + "/readyz")
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return "tools not loaded"
+		}
+		return ""
+	})
 }
