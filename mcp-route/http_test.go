@@ -327,17 +327,7 @@ func TestHTTPMalformedAndBodyCap(t *testing.T) {
 func TestHTTPHeadersMatchExactMembers(t *testing.T) {
 	r := startHTTP(t, "--tools", httpTools(t))
 	// The Mcp-Param-* check needs the tools' schemas: wait for the load.
-	proctest.Eventually(t, func() string {
-		resp, err := http.Get(r.url + "/readyz")
-		if err != nil {
-			return err.Error()
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return "tools not loaded"
-		}
-		return ""
-	})
+	waitReady(t, r)
 	hdr := func(name, region string) []string {
 		return []string{"Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", name, "Mcp-Param-Region", region}
 	}

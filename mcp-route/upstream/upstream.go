@@ -409,16 +409,22 @@ const (
 // NoiseWindow, each clipped to MaxNoiseLine bytes, and the rest counted, so
 // that an upstream writing junk cannot flood mcp-route's log.
 func (u *Upstream) protocolError(err error) {
-	ok, first, dropped := u.noise.allow(time.Now())
+	u.logLimited(&u.noise, u.warnf, "protocol errors", "upstream "+u.spec.Name+": ", cut(err.Error(), MaxNoiseLine))
+}
+
+// logLimited logs line (after prefix) with logf while lim allows; past its
+// budget one line says the rest of what are counted, and the count is
+// logged when the next window begins.
+func (u *Upstream) logLimited(lim *noiseLimit, logf func(string, ...any), what, prefix, line string) {
+	ok, first, dropped := lim.allow(time.Now())
 	if dropped > 0 {
-		u.warnf("upstream %s: %d more protocol errors in the last %v were not logged", u.spec.Name, dropped, NoiseWindow)
+		logf("upstream %s: %d more %s in the last %v were not logged", u.spec.Name, dropped, what, NoiseWindow)
 	}
 	switch {
 	case ok:
-		msg := err.Error()
-		u.warnf("upstream %s: %s", u.spec.Name, cut(msg, MaxNoiseLine))
+		logf("%s%s", prefix, line)
 	case first:
-		u.warnf("upstream %s: more than %d protocol errors in %v: the rest are counted, not logged", u.spec.Name, MaxNoiseLines, NoiseWindow)
+		logf("upstream %s: more than %d %s in %v: the rest are counted, not logged", u.spec.Name, lim.limit(), what, NoiseWindow)
 	}
 }
 
@@ -434,16 +440,7 @@ const (
 // in a loop cannot flood mcp-route's log. The tail kept for the "died"
 // messages is not affected.
 func (u *Upstream) stderrLine(line string) {
-	ok, first, dropped := u.errNoise.allow(time.Now())
-	if dropped > 0 {
-		u.debugf("upstream %s: %d more stderr lines in the last %v were not logged", u.spec.Name, dropped, NoiseWindow)
-	}
-	switch {
-	case ok:
-		u.debugf("upstream %s stderr: %s", u.spec.Name, cut(line, MaxStderrLine))
-	case first:
-		u.debugf("upstream %s: more than %d stderr lines in %v: the rest are counted, not logged", u.spec.Name, MaxStderrLines, NoiseWindow)
-	}
+	u.logLimited(&u.errNoise, u.debugf, "stderr lines", "upstream "+u.spec.Name+" stderr: ", cut(line, MaxStderrLine))
 }
 
 // noiseLimit lets max (0: MaxNoiseLines) events through per NoiseWindow.
@@ -453,6 +450,14 @@ type noiseLimit struct {
 	start   time.Time
 	n       int
 	dropped int
+}
+
+// limit is the events let through per window.
+func (l *noiseLimit) limit() int {
+	if l.max == 0 {
+		return MaxNoiseLines
+	}
+	return l.max
 }
 
 // allow says whether the event at now is logged, whether it is the first
@@ -466,11 +471,7 @@ func (l *noiseLimit) allow(now time.Time) (ok, first bool, dropped int) {
 		l.start, l.n, l.dropped = now, 0, 0
 	}
 	l.n++
-	limit := l.max
-	if limit == 0 {
-		limit = MaxNoiseLines
-	}
-	if l.n <= limit {
+	if l.n <= l.limit() {
 		return true, false, dropped
 	}
 	l.dropped++
