@@ -73,6 +73,7 @@ type worker struct {
 	writeFailed bool  // a write to stdin failed
 	qsig        chan struct{}
 	readerDone  chan struct{}
+	writerDone  chan struct{} // closed when write returns
 }
 
 var errClosed = errors.New("server shutting down")
@@ -82,7 +83,7 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 	ps := pl.ps
 	w := &worker{
 		pool: pl, tool: tool, exec: spec.Exec, maxLine: spec.MaxLine,
-		calls: map[int64]*pending{}, qsig: make(chan struct{}, 1), readerDone: make(chan struct{}),
+		calls: map[int64]*pending{}, qsig: make(chan struct{}, 1), readerDone: make(chan struct{}), writerDone: make(chan struct{}),
 	}
 	log := &stderrLog{debugf: ps.opts.Debugf, prefix: "worker of " + tool + ": stderr: "}
 	cmd := spec.Cmd
@@ -200,6 +201,7 @@ func (w *worker) send(line []byte, p *pending) {
 // write writes the queued lines in order. A worker that stops reading
 // blocks only this goroutine; killing it closes the pipe.
 func (w *worker) write() {
+	defer close(w.writerDone)
 	stdin := w.p.Stdin()
 	for {
 		select {
@@ -536,6 +538,10 @@ func (w *worker) watch() {
 	}
 	w.p.Stop(w.pool.ps.opts.Grace) // done already: this closes stdout, which ends the reader
 	<-w.readerDone
+	// And stdin, which ends a write still under way: only then does each
+	// call's written flag say for good whether its request went out (a
+	// write that failed on the dead worker clears it again).
+	<-w.writerDone
 	if w.statm != nil {
 		w.statm.Close()
 	}
