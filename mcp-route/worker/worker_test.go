@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -267,12 +268,43 @@ func TestKilledBetweenCalls(t *testing.T) {
 	for range 5 {
 		syscall.Kill(b.Pid, syscall.SIGKILL)
 		proctest.WaitGone(t, b.Pid)
+		// The leader shows as a zombie while its other threads are still
+		// dying with the pipe open, and one of them may yet read the
+		// request: then it was read, and the call rightly fails. Wait
+		// for every thread, so that the request is never read.
+		waitThreadsGone(t, b.Pid)
 		c := f.ok(f.call(`{}`))
 		if c.Pid == b.Pid {
 			t.Fatalf("answered by the dead worker")
 		}
 		b = c
 	}
+}
+
+// waitThreadsGone waits until process pid has no thread left but a zombie
+// leader (or is gone).
+func waitThreadsGone(t *testing.T, pid int) {
+	t.Helper()
+	proctest.Eventually(t, func() string {
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return "" // reaped
+		}
+		live := 0
+		for _, e := range ents {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()))
+			if err != nil {
+				continue
+			}
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] != 'Z' && stat[i+2] != 'X' {
+				live++
+			}
+		}
+		if live > 0 {
+			return fmt.Sprintf("%d threads of %d still dying", live, pid)
+		}
+		return ""
+	})
 }
 
 func TestJunkKillsTheWorker(t *testing.T) {
