@@ -158,12 +158,6 @@ func halfTheProcessors() {
 	}
 }
 
-// oneProcessor drops the process to one processor (GOMAXPROCS 1) unless
-// the GOMAXPROCS variable is set. A stdio server serves one client, and
-// each call is a little work between pipe reads and writes: a second
-// processor mostly adds the cost of waking it and handing goroutines over
-// (measured: BenchmarkToolServers in e2e). The first load, which compiles
-// every tool's schemas in parallel, runs before, with every processor.
 // lessGC makes the garbage collector run a quarter as often as Go's
 // default (GOGC=400), unless GOGC is set, within a soft limit of 256 MiB
 // unless GOMEMLIMIT is set. Why: mcp-route's live heap is a few MiB, so at
@@ -179,6 +173,12 @@ func lessGC() {
 	}
 }
 
+// oneProcessor drops the process to one processor (GOMAXPROCS 1) unless
+// the GOMAXPROCS variable is set. A stdio server serves one client, and
+// each call is a little work between pipe reads and writes: a second
+// processor mostly adds the cost of waking it and handing goroutines over
+// (measured: BenchmarkToolServers in e2e). The first load, which compiles
+// every tool's schemas in parallel, runs before, with every processor.
 func oneProcessor() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
