@@ -21,6 +21,13 @@
 // *os.File's do. The mode belongs to the open file description, which
 // another process may share (a pipe inherited from a shell): set it only on
 // a description of one's own.
+//
+// NewConn does the same for a connection the net package made (TCP, Unix
+// sockets, always non-blocking and in the poller), and Listener for every
+// connection a listener accepts: an HTTP server's reads and writes of small
+// requests are the same pattern. A Conn keeps the connection's deadlines,
+// and words its errors as the net package does (a deadline is a net.Error
+// whose Timeout is true; a closed connection is net.ErrClosed).
 package rawpipe
 
 import (
@@ -41,12 +48,40 @@ type File struct {
 
 // Read reads up to len(b) bytes, waiting in the poller until some are there.
 func (p *File) Read(b []byte) (int, error) {
+	n, errno, err := rawRead(p.rc, b)
+	switch {
+	case err != nil:
+		return 0, p.waitError("read", err)
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Write writes all of b, waiting in the poller while the pipe is full.
+func (p *File) Write(b []byte) (int, error) {
+	written, errno, err := rawWrite(p.rc, b)
+	switch {
+	case err != nil:
+		return written, p.waitError("write", err)
+	case errno != 0:
+		return written, &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
+	}
+	return written, nil
+}
+
+// rawRead is one read(2) of up to len(b) bytes on rc's descriptor, waiting
+// in the poller while there is nothing to read: the count, the read's
+// errno, or the poller's error (a deadline, or the descriptor closed).
+func rawRead(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	if len(b) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	var n int
 	var errno syscall.Errno
-	err := p.rc.Read(func(fd uintptr) bool {
+	err := rc.Read(func(fd uintptr) bool {
 		for {
 			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 			switch e {
@@ -59,22 +94,16 @@ func (p *File) Read(b []byte) (int, error) {
 			return true
 		}
 	})
-	switch {
-	case err != nil:
-		return 0, p.waitError("read", err)
-	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return n, errno, err
 }
 
-// Write writes all of b, waiting in the poller while the pipe is full.
-func (p *File) Write(b []byte) (int, error) {
+// rawWrite writes all of b to rc's descriptor, waiting in the poller while
+// it takes no more: what was written, and the errno or the poller's error
+// that stopped it.
+func rawWrite(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	written := 0
 	var errno syscall.Errno
-	err := p.rc.Write(func(fd uintptr) bool {
+	err := rc.Write(func(fd uintptr) bool {
 		for written < len(b) {
 			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[written])), uintptr(len(b)-written))
 			switch e {
@@ -90,13 +119,7 @@ func (p *File) Write(b []byte) (int, error) {
 		}
 		return true
 	})
-	switch {
-	case err != nil:
-		return written, p.waitError("write", err)
-	case errno != 0:
-		return written, &os.PathError{Op: "write", Path: p.f.Name(), Err: errno}
-	}
-	return written, nil
+	return written, errno, err
 }
 
 // waitError is what a failed wait in the poller means: a deadline, or

@@ -114,6 +114,7 @@
 package httpserve
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -381,7 +382,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	msgs, batch, derr := codec.DecodeFrame(body, true)
 	var de *codec.DecodeError
 	if errors.As(derr, &de) && msgs == nil {
-		writeJSON(w, http.StatusBadRequest, nil, de.Response())
+		writeJSON(w, http.StatusBadRequest, de.Response())
 		return
 	}
 	pending := map[string]bool{}
@@ -472,9 +473,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	case len(out) == 0:
 		w.WriteHeader(http.StatusAccepted)
 	case isBatch || len(out) > 1: // a batch, or one refused request by request
-		writeJSON(w, http.StatusOK, nil, out)
+		writeJSON(w, http.StatusOK, out)
 	default:
-		writeJSON(w, http.StatusOK, nil, out[0])
+		writeJSON(w, http.StatusOK, out[0])
 	}
 }
 
@@ -706,18 +707,29 @@ func (h *Handler) routeCancel(sid string, m *codec.Message) {
 
 // httpError answers with status and a JSON-RPC error body.
 func httpError(w http.ResponseWriter, status int, id *codec.ID, code int, msg string) {
-	writeJSON(w, status, nil, codec.NewErrorResponse(id, codec.Errorf(code, "%s", msg)))
+	writeJSON(w, status, codec.NewErrorResponse(id, codec.Errorf(code, "%s", msg)))
 }
 
-func writeJSON(w http.ResponseWriter, status int, _ http.Header, v any) {
-	b, err := json.Marshal(v)
+// writeJSON answers with status and msg (a *codec.Message, or a batch of
+// them) as a JSON body, encoded as the codec encodes a frame: messages the
+// codec built need no second pass to check or compact them.
+func writeJSON(w http.ResponseWriter, status int, msg any) {
+	var body bytes.Buffer
+	cw := codec.NewWriter(&body)
+	var err error
+	if batch, ok := msg.([]*codec.Message); ok {
+		err = cw.WriteBatch(batch)
+	} else {
+		err = cw.Write(msg)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: encoding the answer"}}`)
+		body.Reset()
+		body.WriteString(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: encoding the answer"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(body.Bytes())
 }
 
 func (h *Handler) warnf(format string, args ...any) {

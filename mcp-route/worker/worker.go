@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/mcpipe/mcpipe/internal/proc"
 )
@@ -603,14 +604,29 @@ func (w *worker) watch() {
 }
 
 // residentBytes reads a process's resident set size from its open
-// /proc/PID/statm.
+// /proc/PID/statm. The pread is made raw, without the runtime's syscall
+// bookkeeping (see internal/rawpipe): reading statm never waits, and a
+// bookkept call after every answer kept the runtime's monitor thread
+// polling.
 func residentBytes(statm *os.File) (int64, bool) {
 	if statm == nil {
 		return 0, false
 	}
+	rc, err := statm.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
 	var buf [128]byte
-	n, err := statm.ReadAt(buf[:], 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	var n uintptr
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			n, _, errno = syscall.RawSyscall6(syscall.SYS_PREAD64, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+			if errno != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil || errno != 0 {
 		return 0, false
 	}
 	// "size resident shared ...": the second field, in pages.
