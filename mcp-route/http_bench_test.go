@@ -28,7 +28,9 @@ import (
 // drifts between them; worker-vs-sdk/64 is the goal measured fairly:
 // rounds of calls alternate between the worker path and the reference (in
 // turn first), 64 in flight, and it reports each path's calls/s over all
-// its rounds and their ratio (worker/sdk; at least 1 is the goal).
+// its rounds and their ratio (worker/sdk; at least 1 is the goal). With
+// MCP_ROUTE_OLD=PATH (another build of mcp-route) its worker path joins
+// the rounds too, and worker/old compares the two builds.
 //
 //	go test -run '^$' -bench HTTPCalls -benchtime 3000x ./mcp-route
 func BenchmarkHTTPCalls(b *testing.B) {
@@ -40,7 +42,8 @@ func BenchmarkHTTPCalls(b *testing.B) {
 	if err := os.Symlink(hello, filepath.Join(tools, "hello")); err != nil {
 		b.Fatal(err)
 	}
-	route := startHTTP(b, "--tools", tools, "--max-procs", "64", "--max-queue", "256").url
+	routeArgs := []string{"--tools", tools, "--max-procs", "64", "--max-queue", "256"}
+	route := startHTTP(b, routeArgs...).url
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ref", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
@@ -70,27 +73,39 @@ func BenchmarkHTTPCalls(b *testing.B) {
 	}
 
 	b.Run("worker-vs-sdk/64", func(b *testing.B) {
+		paths := []struct {
+			name string
+			benchTarget
+		}{{"worker", worker}, {"sdk", sdk}}
+		if old := os.Getenv("MCP_ROUTE_OLD"); old != "" {
+			oldRoute := startHTTPBin(b, old, routeArgs...).url
+			paths = append(paths, struct {
+				name string
+				benchTarget
+			}{"old", benchTarget{url: oldRoute + "/mcp", tool: worker.tool, arg: worker.arg}})
+		}
+		sessions := make([]*mcp.ClientSession, len(paths))
+		for i, p := range paths {
+			sessions[i] = p.connect(b)
+		}
 		const rounds = 6
 		perRound := max(64, b.N/rounds)
-		wcs, scs := worker.connect(b), sdk.connect(b)
-		var wTime, sTime time.Duration
+		spent := make([]time.Duration, len(paths))
 		for r := range rounds {
-			if r%2 == 0 {
-				d, _ := worker.drive(b, wcs, perRound, 64)
-				wTime += d
-				d, _ = sdk.drive(b, scs, perRound, 64)
-				sTime += d
-			} else {
-				d, _ := sdk.drive(b, scs, perRound, 64)
-				sTime += d
-				d, _ = worker.drive(b, wcs, perRound, 64)
-				wTime += d
+			for k := range paths {
+				i := (r + k) % len(paths) // each path in turn first
+				d, _ := paths[i].drive(b, sessions[i], perRound, 64)
+				spent[i] += d
 			}
 		}
 		calls := float64(rounds * perRound)
-		b.ReportMetric(calls/wTime.Seconds(), "worker-calls/s")
-		b.ReportMetric(calls/sTime.Seconds(), "sdk-calls/s")
-		b.ReportMetric(sTime.Seconds()/wTime.Seconds(), "worker/sdk")
+		for i, p := range paths {
+			b.ReportMetric(calls/spent[i].Seconds(), p.name+"-calls/s")
+		}
+		b.ReportMetric(spent[1].Seconds()/spent[0].Seconds(), "worker/sdk")
+		if len(paths) > 2 {
+			b.ReportMetric(spent[2].Seconds()/spent[0].Seconds(), "worker/old")
+		}
 	})
 }
 

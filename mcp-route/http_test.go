@@ -67,7 +67,12 @@ var servingRE = regexp.MustCompile(`serving MCP at (https?://[^ "]+)/mcp`)
 // its address.
 func startHTTP(t testing.TB, args ...string) *httpRoute {
 	t.Helper()
-	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	return startHTTPBin(t, testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route"), args...)
+}
+
+// startHTTPBin is startHTTP with the mcp-route binary at bin.
+func startHTTPBin(t testing.TB, bin string, args ...string) *httpRoute {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--http", "127.0.0.1:0", "--confine", "off"}, args...)...)
 	cmd.Env = os.Environ()
 	r := &httpRoute{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
