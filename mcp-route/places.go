@@ -62,9 +62,12 @@ func checkSecretPlace(flag, file string, places []place) error {
 	if at != file {
 		as = " (as " + at + ")"
 	}
-	remedy := "move it out of the root"
-	if p.flag != "--root" {
-		remedy = "move it out, or narrow " + p.flag
+	remedy := "move it out, or narrow " + p.flag
+	switch p.flag {
+	case "--root":
+		remedy = "move it out of the root"
+	case "--tools":
+		remedy = "move it out of the tools directory"
 	}
 	return fmt.Errorf("%s: %s is inside %s %s%s, where tools and upstreams can read it: a client could read the secret with a reading tool; %s", flag, file, p.flag, p.path, as, remedy)
 }

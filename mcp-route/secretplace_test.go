@@ -10,23 +10,25 @@ import (
 )
 
 // TestSecretFilesOutOfToolsReach: a bearer token or session key file that
-// tools can read (under --root or an --allow-read path, or reached through
-// a link into one) would be read by a client with any reading tool; the
+// tools can read (under --root, an --allow-read or --allow-write path or a
+// --tools directory, or reached through a link into one) would be read by a client with any reading tool; the
 // start is refused with one line naming the flag, the file, the place and
 // the remedy. The same files outside every such place serve.
 func TestSecretFilesOutOfToolsReach(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
 	readable := filepath.Join(dir, "readable")
+	writable := filepath.Join(dir, "writable")
+	tools := filepath.Join(dir, "tools")
 	outside := filepath.Join(dir, "outside")
-	for _, d := range []string{root, readable, outside} {
+	for _, d := range []string{root, readable, writable, tools, outside} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const token = "tok-3b1d7c-secret"
 	secret := strings.Repeat("k", 48) // a valid token and a valid key alike
-	for _, d := range []string{root, readable, outside} {
+	for _, d := range []string{root, readable, writable, tools, outside} {
 		if err := os.WriteFile(filepath.Join(d, "secret"), []byte(secret+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -49,11 +51,13 @@ func TestSecretFilesOutOfToolsReach(t *testing.T) {
 	}{
 		{"inside --root", filepath.Join(root, "secret"), "--root " + root, "move it out of the root"},
 		{"inside --allow-read", filepath.Join(readable, "secret"), "--allow-read " + readable, "move it out, or narrow --allow-read"},
+		{"inside --allow-write", filepath.Join(writable, "secret"), "--allow-write " + writable, "move it out, or narrow --allow-write"},
+		{"inside --tools", filepath.Join(tools, "secret"), "--tools " + tools, "move it out of the tools directory"},
 		{"a link into --root", link, "--root " + root + " (as " + filepath.Join(root, "secret") + ")", "move it out of the root"},
 	}
 	for _, f := range flags {
 		for _, p := range places {
-			args := append([]string{"--confine", "off", "--root", root, "--allow-read", readable}, f.args(p.file)...)
+			args := append([]string{"--confine", "off", "--root", root, "--allow-read", readable, "--allow-write", writable, "--tools", tools}, f.args(p.file)...)
 			code, _, errs := runWith(t, "", args...)
 			want := f.name + ": " + p.file + " is inside " + p.in + ", where tools and upstreams can read it"
 			if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, p.remedy) || strings.Count(errs, "\n") != 1 {
