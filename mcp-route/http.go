@@ -18,7 +18,8 @@ import (
 // httpOpts are the --http flags.
 type httpOpts struct {
 	addr, keyFile, tokenFile, cert, key string
-	ttl, keepalive, bodyTimeout         time.Duration
+	ttl, keepalive                      time.Duration
+	bodyTimeout, writeTimeout           time.Duration
 	maxStreams                          int
 	insecure                            bool
 	origins                             *listFlag
@@ -36,6 +37,7 @@ func httpFlags(fs *flag.FlagSet) *httpOpts {
 	fs.StringVar(&o.key, "tls-key", "", "private key `FILE` for --tls-cert")
 	fs.DurationVar(&o.keepalive, "sse-keepalive", httpserve.DefaultKeepalive, "an answer later than this goes out as SSE, with a comment line every interval")
 	fs.DurationVar(&o.bodyTimeout, "http-body-timeout", httpserve.DefaultBodyTimeout, "a request body must arrive within this; a slower one gets 408")
+	fs.DurationVar(&o.writeTimeout, "http-write-timeout", httpserve.DefaultWriteTimeout, "each write of a response (32 KiB of a body, an SSE event, a keepalive) must complete within this; a client that stops reading longer has its connection closed, and its calls cancelled")
 	fs.IntVar(&o.maxStreams, "http-max-streams", httpserve.DefaultMaxStreams, "long-lived streams (GET streams, subscriptions/listen) open at once; more get 503 (and a session gets one GET stream per replica: a second gets 409)")
 	return o
 }
@@ -76,8 +78,8 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 	if (o.cert == "") != (o.key == "") {
 		return fail(2, "--tls-cert and --tls-key go together")
 	}
-	if o.ttl <= 0 || o.keepalive <= 0 || o.bodyTimeout <= 0 {
-		return fail(2, "--session-ttl, --sse-keepalive and --http-body-timeout: want positive durations")
+	if o.ttl <= 0 || o.keepalive <= 0 || o.bodyTimeout <= 0 || o.writeTimeout <= 0 {
+		return fail(2, "--session-ttl, --sse-keepalive, --http-body-timeout and --http-write-timeout: want positive durations")
 	}
 	if o.maxStreams <= 0 {
 		return fail(2, "--http-max-streams %d: want a positive number of streams", o.maxStreams)
@@ -104,6 +106,7 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 		MaxBody:      int64(ropts.MaxFrame), // one body is one frame: --max-frame caps both
 		Keepalive:    o.keepalive,
 		BodyTimeout:  o.bodyTimeout,
+		WriteTimeout: o.writeTimeout,
 		MaxStreams:   o.maxStreams,
 		Metrics:      metrics,
 		Logger:       logger,

@@ -63,8 +63,9 @@
 // startup or inside a --root the tools can write, a missing --allow-read or
 // --allow-write path, unwritable --log, --confine require that cannot be
 // met, a skeleton refused; --confine-check when require would refuse; a
-// --pin file that is corrupt or where tools can write; pin: an upstream not
-// listed, the file not written); 2 for a usage error.
+// token or session key file that tools can read; a --pin file that is
+// corrupt or where tools can write; pin: an upstream not listed, the file
+// not written); 2 for a usage error.
 //
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
@@ -256,7 +257,10 @@ Exit status:
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start; --http: the address cannot
      be bound, a bad --session-key-file or --http-token-file; an
-     --upstream-token-file unreadable or without a token; --pin: the
+     --upstream-token-file unreadable or without a token; a secret file
+     (--http-token-file, --session-key-file, --upstream-token-file) that
+     tools can read: under --root (--readonly or not), an --allow-read or
+     --allow-write path or a --tools directory; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
      upstream could not be listed (nothing pinned) or FILE not written
@@ -540,6 +544,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, w := range writePaths {
 		// --readonly does not make these read-only.
 		if err := registry.CheckToolsOutsideWritable(dirs, w); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+	}
+	// The files of secrets, out of the tools' reach: a client could read
+	// a token or the session key with any reading tool.
+	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}}
+	for _, tf := range upstreamTokens.vals {
+		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
+		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
+	}
+	readable := readablePlaces(rootDir, readPaths, writePaths, dirs)
+	for _, s := range secrets {
+		if s[1] == "" {
+			continue
+		}
+		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}

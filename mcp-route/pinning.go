@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/mcp-route/pin"
-	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
 
@@ -22,7 +21,6 @@ const pinWait = upstream.DefaultConnectTimeout + 10*time.Second
 // write: under the root (unless --readonly) or an --allow-write path. It
 // could pin its own definitions there.
 func checkPinPlace(path, root string, readonly bool, writable []string) error {
-	type place struct{ flag, path string }
 	var places []place
 	if !readonly {
 		places = append(places, place{"--root", root})
@@ -30,18 +28,16 @@ func checkPinPlace(path, root string, readonly bool, writable []string) error {
 	for _, w := range writable {
 		places = append(places, place{"--allow-write", w})
 	}
-	for _, p := range places {
-		at, err := registry.PathThrough(path, p.path)
-		if err != nil {
-			return fmt.Errorf("--pin %s: %v", path, err)
+	p, _, ok, err := placeOf(path, places)
+	if err != nil {
+		return fmt.Errorf("--pin %s: %v", path, err)
+	}
+	if ok {
+		remedy := "move it out of the root, or add --readonly"
+		if p.flag == "--allow-write" {
+			remedy = "move it out, or narrow --allow-write"
 		}
-		if at != "" {
-			remedy := "move it out of the root, or add --readonly"
-			if p.flag == "--allow-write" {
-				remedy = "move it out, or narrow --allow-write"
-			}
-			return fmt.Errorf("--pin %s is inside %s %s, where tools and upstreams can write: an upstream could pin its own definitions; %s", path, p.flag, p.path, remedy)
-		}
+		return fmt.Errorf("--pin %s is inside %s %s, where tools and upstreams can write: an upstream could pin its own definitions; %s", path, p.flag, p.path, remedy)
 	}
 	return nil
 }

@@ -50,7 +50,8 @@ type exchange struct {
 	header  func(http.Header)
 	out     []*codec.Message // JSON mode: the answers, in order
 	batch   bool             // JSON mode: answer with an array
-	dead    bool             // a write failed: the client is gone
+	dead    bool             // a write failed or the exchange closed: nothing more goes out
+	broken  chan struct{}    // closed when a write failed: the client is gone (or stopped reading)
 	closed  chan struct{}
 	closeMu sync.Once
 	// keepaliveTimer sends the next keepalive comment (startKeepalive).
@@ -69,6 +70,7 @@ func newExchange(w http.ResponseWriter, r *http.Request, body []byte, pending ma
 		pending:   pending,
 		done:      make(chan struct{}),
 		closed:    make(chan struct{}),
+		broken:    make(chan struct{}),
 	}
 	if len(pending) == 0 && body != nil {
 		x.isDone = true
@@ -125,6 +127,11 @@ func (x *exchange) Read(ctx context.Context) ([]byte, error) {
 		return nil, io.EOF
 	case <-x.clientCtx.Done():
 		return nil, fmt.Errorf("%w: the HTTP client went away", server.ErrOutputClosed)
+	case <-x.broken:
+		// A keepalive comment could not be written (the client stopped
+		// reading, past the write deadline): the conversation ends now,
+		// not at its next message.
+		return nil, fmt.Errorf("%w: a write to the HTTP client failed", server.ErrOutputClosed)
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	case <-x.closed:
@@ -243,7 +250,7 @@ func (x *exchange) event(m *codec.Message) error {
 }
 
 // emit writes and flushes; x.mu is held. A failed write means the client
-// is gone.
+// is gone, or stopped reading (the write deadline passed).
 func (x *exchange) emit(b []byte) error {
 	if x.dead {
 		return server.ErrOutputClosed
@@ -254,6 +261,7 @@ func (x *exchange) emit(b []byte) error {
 	}
 	if err != nil {
 		x.dead = true
+		close(x.broken)
 		return fmt.Errorf("%w: %w", server.ErrOutputClosed, err)
 	}
 	return nil

@@ -73,6 +73,15 @@
 // is closed (the server has no overall read timeout, which would end SSE
 // streams). Malformed JSON gets 400 with -32700.
 //
+// A client that stops reading is cut off: each write of a response (a
+// JSON body 32 KiB at a time, an SSE event, a keepalive comment, a GET
+// stream's notification, a flush) gets Options.WriteTimeout to complete
+// (the server has no overall write timeout either, for the same reason).
+// A write past it fails, the conversation ends as when the client goes
+// away (its requests are cancelled and their tools stopped; a stream's
+// slot is freed), and the connection is closed. A reader that is slow
+// but keeps reading, at least 32 KiB per WriteTimeout, gets everything.
+//
 // Drain (Listen does it on SIGTERM) loses no call behind a proxy that
 // only knows its replicas from a static list, as nginx's round-robin
 // upstream does: /readyz turns 503 at once; no new connection is accepted;
@@ -143,6 +152,10 @@ const (
 	// DefaultBodyTimeout bounds how long a request body may take to
 	// arrive, like the server's 30 s for the headers.
 	DefaultBodyTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds how long one write of a response (at
+	// most 32 KiB of a body, an SSE event, a flush) may take: a client
+	// that stops reading is cut off after it.
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxStreams caps the long-lived streams (GET streams and
 	// subscriptions/listen) open at once: each holds a connection, a file
 	// descriptor and a few goroutines for as long as the client likes.
@@ -178,6 +191,7 @@ type Options struct {
 	AllowOrigins []string      // optional: Origin values accepted besides loopback ones
 	MaxBody      int64         // optional: request body cap in bytes
 	BodyTimeout  time.Duration // optional: how long a POST body may take to arrive
+	WriteTimeout time.Duration // optional: how long one write of a response may take before the connection is closed
 	Keepalive    time.Duration // optional: when a late answer turns SSE, and the comment interval
 	MaxStreams   int           // optional: GET streams and subscriptions/listen open at once
 	Metrics      *Metrics      // optional: /metrics; nil serves 404 there
@@ -216,6 +230,9 @@ func New(opts Options) (*Handler, error) {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
@@ -247,6 +264,7 @@ func (h *Handler) Drain() {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w = newDeadlineWriter(w, h.opts.WriteTimeout)
 	if h.draining.Load() {
 		// Served, but the connection ends with this answer: the client
 		// (the proxy) sends nothing more on it.

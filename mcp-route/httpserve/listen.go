@@ -45,10 +45,11 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 		return err
 	}
 	// No WriteTimeout: an SSE stream lasts as long as its call or
-	// subscription. Connections are read and written raw (rawpipe): a
-	// small request's read and answer's write otherwise keep the runtime's
-	// monitor thread polling every 20µs while calls come (~9% of the CPU at
-	// 64 calls in flight).
+	// subscription. The Handler bounds each write instead (deadlineWriter;
+	// a Conn keeps the connection's deadlines). Connections are read and
+	// written raw (rawpipe): a small request's read and answer's write
+	// otherwise keep the runtime's monitor thread polling every 20µs while
+	// calls come (~9% of the CPU at 64 calls in flight).
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	if o.Ready != nil {
 		o.Ready(ln.Addr())

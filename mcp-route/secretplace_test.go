@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpipe/mcpipe/internal/proctest"
+)
+
+// TestSecretFilesOutOfToolsReach: a bearer token or session key file that
+// tools can read (under --root, an --allow-read or --allow-write path or a
+// --tools directory, or reached through a link into one) would be read by a client with any reading tool; the
+// start is refused with one line naming the flag, the file, the place and
+// the remedy. The same files outside every such place serve.
+func TestSecretFilesOutOfToolsReach(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	readable := filepath.Join(dir, "readable")
+	writable := filepath.Join(dir, "writable")
+	tools := filepath.Join(dir, "tools")
+	outside := filepath.Join(dir, "outside")
+	for _, d := range []string{root, readable, writable, tools, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const token = "tok-3b1d7c-secret"
+	secret := strings.Repeat("k", 48) // a valid token and a valid key alike
+	for _, d := range []string{root, readable, writable, tools, outside} {
+		if err := os.WriteFile(filepath.Join(d, "secret"), []byte(secret+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "link") // outside the root, leading into it
+	if err := os.Symlink(filepath.Join(root, "secret"), link); err != nil {
+		t.Fatal(err)
+	}
+	up := "web=http://127.0.0.1:1/mcp"
+	flags := []struct {
+		name string
+		args func(file string) []string
+	}{
+		{"--http-token-file", func(f string) []string { return []string{"--http", "127.0.0.1:0", "--http-token-file", f} }},
+		{"--session-key-file", func(f string) []string { return []string{"--http", "127.0.0.1:0", "--session-key-file", f} }},
+		{"--upstream-token-file web", func(f string) []string { return []string{"--upstream", up, "--upstream-token-file", "web=" + f} }},
+	}
+	places := []struct {
+		what, file, in, remedy string
+	}{
+		{"inside --root", filepath.Join(root, "secret"), "--root " + root, "move it out of the root"},
+		{"inside --allow-read", filepath.Join(readable, "secret"), "--allow-read " + readable, "move it out, or narrow --allow-read"},
+		{"inside --allow-write", filepath.Join(writable, "secret"), "--allow-write " + writable, "move it out, or narrow --allow-write"},
+		{"inside --tools", filepath.Join(tools, "secret"), "--tools " + tools, "move it out of the tools directory"},
+		{"a link into --root", link, "--root " + root + " (as " + filepath.Join(root, "secret") + ")", "move it out of the root"},
+	}
+	for _, f := range flags {
+		for _, p := range places {
+			args := append([]string{"--confine", "off", "--root", root, "--allow-read", readable, "--allow-write", writable, "--tools", tools}, f.args(p.file)...)
+			code, _, errs := runWith(t, "", args...)
+			want := f.name + ": " + p.file + " is inside " + p.in + ", where tools and upstreams can read it"
+			if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, p.remedy) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("%s %s: code %d, stderr %q; want 1 and one line with %q and %q", f.name, p.what, code, errs, want, p.remedy)
+			}
+			if strings.Contains(errs, secret) {
+				t.Errorf("%s %s: the secret is in stderr", f.name, p.what)
+			}
+		}
+	}
+	// --readonly does not help: reading is the problem.
+	code, _, errs := runWith(t, "", "--confine", "off", "--readonly", "--root", root, "--http", "127.0.0.1:0", "--http-token-file", filepath.Join(root, "secret"))
+	if code != 1 || !strings.Contains(errs, "is inside --root") {
+		t.Errorf("--readonly, token under --root: code %d, stderr %q", code, errs)
+	}
+
+	// The counterpart: every secret outside the tools' places serves. An
+	// inner server wants the token and signs sessions with the key; the
+	// outer one mounts it with the token and serves a call through it.
+	tokens := filepath.Join(outside, "tokens")
+	os.WriteFile(tokens, []byte(token+"\n"), 0o600)
+	key := filepath.Join(outside, "secret")
+	innerRoot := t.TempDir()
+	inner := startHTTP(t, "--tools", httpTools(t), "--root", innerRoot, "--allow-read", readable,
+		"--http-token-file", tokens, "--session-key-file", key)
+	code, h, body := post(t, inner.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		"Authorization", "Bearer "+token)
+	if code != 200 || h.Get("Mcp-Session-Id") == "" {
+		t.Errorf("inner initialize with the token: %d %s", code, body)
+	}
+	outer := startHTTP(t, "--root", root, "--allow-read", readable, "--upstream", "web="+inner.url+"/mcp", "--upstream-token-file", "web="+tokens)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"web__echo","arguments":{"said":"through"},` + metaRev + `}}`
+	proctest.Eventually(t, func() string {
+		code, _, body := post(t, outer.url, call, "Mcp-Protocol-Version", modernRev, "Mcp-Method", "tools/call", "Mcp-Name", "web__echo")
+		if code != 200 || !strings.Contains(body, `through`) || strings.Contains(body, `"isError":true`) {
+			return "web__echo through the outer server: " + body
+		}
+		return ""
+	})
+}
