@@ -22,12 +22,10 @@
 // another process may share (a pipe inherited from a shell): set it only on
 // a description of one's own.
 //
-// NewConn does the same for a connection the net package made (TCP, Unix
-// sockets, always non-blocking and in the poller), and Listener for every
-// connection a listener accepts: an HTTP server's reads and writes of small
-// requests are the same pattern. A Conn keeps the connection's deadlines,
-// and words its errors as the net package does (a deadline is a net.Error
-// whose Timeout is true; a closed connection is net.ErrClosed).
+// Read and Write do the same on any syscall.RawConn (internal/rawconn uses
+// them for network connections). This package imports no net: a program
+// that must stay statically linked (mcp-stock) uses it through
+// internal/proc.
 package rawpipe
 
 import (
@@ -48,7 +46,7 @@ type File struct {
 
 // Read reads up to len(b) bytes, waiting in the poller until some are there.
 func (p *File) Read(b []byte) (int, error) {
-	n, errno, err := rawRead(p.rc, b)
+	n, errno, err := Read(p.rc, b)
 	switch {
 	case err != nil:
 		return 0, p.waitError("read", err)
@@ -62,7 +60,7 @@ func (p *File) Read(b []byte) (int, error) {
 
 // Write writes all of b, waiting in the poller while the pipe is full.
 func (p *File) Write(b []byte) (int, error) {
-	written, errno, err := rawWrite(p.rc, b)
+	written, errno, err := Write(p.rc, b)
 	switch {
 	case err != nil:
 		return written, p.waitError("write", err)
@@ -72,10 +70,11 @@ func (p *File) Write(b []byte) (int, error) {
 	return written, nil
 }
 
-// rawRead is one read(2) of up to len(b) bytes on rc's descriptor, waiting
-// in the poller while there is nothing to read: the count, the read's
-// errno, or the poller's error (a deadline, or the descriptor closed).
-func rawRead(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
+// Read is one read(2) of up to len(b) bytes on rc's descriptor, which must
+// be non-blocking, waiting in the poller while there is nothing to read:
+// the count (0 at end of file), the read's errno, or the poller's error
+// (a deadline, or the descriptor closed).
+func Read(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	if len(b) == 0 {
 		return 0, 0, nil
 	}
@@ -97,10 +96,10 @@ func rawRead(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	return n, errno, err
 }
 
-// rawWrite writes all of b to rc's descriptor, waiting in the poller while
-// it takes no more: what was written, and the errno or the poller's error
-// that stopped it.
-func rawWrite(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
+// Write writes all of b to rc's descriptor, which must be non-blocking,
+// waiting in the poller while it takes no more: what was written, and the
+// errno or the poller's error that stopped it.
+func Write(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	written := 0
 	var errno syscall.Errno
 	err := rc.Write(func(fd uintptr) bool {

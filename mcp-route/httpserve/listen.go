@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpipe/mcpipe/internal/rawpipe"
+	"github.com/mcpipe/mcpipe/internal/rawconn"
 )
 
 // ListenOptions configure Listen.
@@ -47,7 +47,7 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 	// No WriteTimeout: an SSE stream lasts as long as its call or
 	// subscription. The Handler bounds each write instead (deadlineWriter;
 	// a Conn keeps the connection's deadlines). Connections are read and
-	// written raw (rawpipe): a small request's read and answer's write
+	// written raw (rawconn): a small request's read and answer's write
 	// otherwise keep the runtime's monitor thread polling every 20µs while
 	// calls come (~9% of the CPU at 64 calls in flight).
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -57,9 +57,9 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 	served := make(chan error, 1)
 	go func() {
 		if o.CertFile != "" {
-			served <- srv.ServeTLS(rawpipe.Listener{Listener: ln}, o.CertFile, o.KeyFile)
+			served <- srv.ServeTLS(rawconn.Listener{Listener: ln}, o.CertFile, o.KeyFile)
 		} else {
-			served <- srv.Serve(rawpipe.Listener{Listener: ln})
+			served <- srv.Serve(rawconn.Listener{Listener: ln})
 		}
 	}()
 	select {

@@ -1,4 +1,21 @@
-package rawpipe
+// Package rawconn reads and writes network connections the way
+// internal/rawpipe does pipes: raw read and write system calls on the
+// non-blocking descriptor, waiting in the Go runtime's poller, without the
+// runtime's syscall bookkeeping (which keeps its monitor thread polling
+// every 20µs while small requests come; see rawpipe).
+//
+// NewConn takes a connection the net package made (TCP, Unix sockets:
+// always non-blocking and in the poller), and Listener makes every
+// connection a listener accepts one. A Conn keeps the connection's
+// deadlines, which Read and Write honour, and words its errors as the net
+// package does: a deadline is a net.Error whose Timeout is true, a closed
+// connection is net.ErrClosed, a read or write error is a *net.OpError with
+// Op "read" or "write" (net/http relies on all three). A connection that is
+// no syscall.Conn is refused by NewConn and served as it is by Listener.
+//
+// It is its own package because it imports net: rawpipe must not, for the
+// statically linked programs that use it.
+package rawconn
 
 import (
 	"errors"
@@ -6,10 +23,12 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/mcpipe/mcpipe/internal/rawpipe"
 )
 
 // Conn is a network connection (TCP or Unix) whose Read and Write are
-// raw, like File's. Everything else is the connection's own: deadlines
+// raw, like rawpipe.File's. Everything else is the connection's own: deadlines
 // (which Read and Write honour, waiting in the poller), addresses, Close.
 type Conn struct {
 	net.Conn
@@ -22,7 +41,7 @@ type Conn struct {
 func NewConn(c net.Conn) (*Conn, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return nil, errors.New("rawpipe: connection has no descriptor")
+		return nil, errors.New("rawconn: connection has no descriptor")
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
@@ -34,7 +53,7 @@ func NewConn(c net.Conn) (*Conn, error) {
 // Read reads up to len(b) bytes, waiting in the poller until some are
 // there or the read deadline passes.
 func (c *Conn) Read(b []byte) (int, error) {
-	n, errno, err := rawRead(c.rc, b)
+	n, errno, err := rawpipe.Read(c.rc, b)
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -49,7 +68,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 // Write writes all of b, waiting in the poller while the connection takes
 // no more, until the write deadline.
 func (c *Conn) Write(b []byte) (int, error) {
-	n, errno, err := rawWrite(c.rc, b)
+	n, errno, err := rawpipe.Write(c.rc, b)
 	switch {
 	case err != nil:
 		return n, c.opError("write", err)

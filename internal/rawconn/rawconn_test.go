@@ -1,4 +1,4 @@
-package rawpipe
+package rawconn
 
 import (
 	"bytes"
