@@ -73,6 +73,11 @@
 // is closed (the server has no overall read timeout, which would end SSE
 // streams). Malformed JSON gets 400 with -32700.
 //
+// Listen speaks HTTP/1.1 only, over TLS too (a client that offers HTTP/2
+// gets HTTP/1.1): an HTTP/2 stream's write deadline resets the stream
+// when it fires, write or no write, so every call longer than
+// WriteTimeout would be answered RST_STREAM.
+//
 // A client that stops reading is cut off: each write of a response (a
 // JSON body 32 KiB at a time, an SSE event, a keepalive comment, a GET
 // stream's notification, a flush) gets Options.WriteTimeout to complete
