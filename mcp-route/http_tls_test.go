@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +106,39 @@ func TestHTTPTLSLongCallOverHTTP2Client(t *testing.T) {
 		if err != nil || resp.StatusCode != 200 || !strings.Contains(string(b), "slept") {
 			t.Errorf("call of %ss over %s: %d %q %v", secs, resp.Proto, resp.StatusCode, b, err)
 		}
+	}
+}
+
+// TestHTTPBodyCutShort: a client that sends part of a POST body and
+// half-closes its connection got 200 with an empty body, as if the
+// request had been served; nothing ran. It gets 400, and a whole body on
+// the next connection is served.
+func TestHTTPBodyCutShort(t *testing.T) {
+	r := startHTTP(t, "--tools", httpTools(t))
+	waitReady(t, r)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	if _, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json\r\n"+
+		"Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard only
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 {
+		t.Errorf("body cut short: %d %q, want 400", resp.StatusCode, b)
+	}
+	if code, _, out := post(t, r.url, body); code != 200 || !strings.Contains(out, `"result"`) {
+		t.Errorf("whole body: %d %s", code, out)
 	}
 }
