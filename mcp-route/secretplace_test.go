@@ -37,6 +37,16 @@ func TestSecretFilesOutOfToolsReach(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "secret"), link); err != nil {
 		t.Fatal(err)
 	}
+	// A link outside leading to a directory inside, then "..": the kernel
+	// reads the root's secret; a lexical clean of the path saw the
+	// outside one.
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "sub"), filepath.Join(outside, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	dotdot := filepath.Join(outside, "sub") + "/../secret"
 	up := "web=http://127.0.0.1:1/mcp"
 	flags := []struct {
 		name string
@@ -54,6 +64,7 @@ func TestSecretFilesOutOfToolsReach(t *testing.T) {
 		{"inside --allow-write", filepath.Join(writable, "secret"), "--allow-write " + writable, "move it out, or narrow --allow-write"},
 		{"inside --tools", filepath.Join(tools, "secret"), "--tools " + tools, "move it out of the tools directory"},
 		{"a link into --root", link, "--root " + root + " (as " + filepath.Join(root, "secret") + ")", "move it out of the root"},
+		{"a link into --root, then ..", dotdot, "--root " + root + " (as " + filepath.Join(root, "sub") + ")", "move it out of the root"},
 	}
 	for _, f := range flags {
 		for _, p := range places {

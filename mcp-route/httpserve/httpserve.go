@@ -71,7 +71,13 @@
 // Options.AllowOrigins gets 403 (DNS rebinding). A body over MaxBody gets
 // 413; a POST body not in within BodyTimeout gets 408 and the connection
 // is closed (the server has no overall read timeout, which would end SSE
-// streams). Malformed JSON gets 400 with -32700.
+// streams); one that ends short (the client half-closed) gets 400 and the
+// connection is closed. Malformed JSON gets 400 with -32700.
+//
+// Listen speaks HTTP/1.1 only, over TLS too (a client that offers HTTP/2
+// gets HTTP/1.1): an HTTP/2 stream's write deadline resets the stream
+// when it fires, write or no write, so every call longer than
+// WriteTimeout would be answered RST_STREAM.
 //
 // A client that stops reading is cut off: each write of a response (a
 // JSON body 32 KiB at a time, an SSE event, a keepalive comment, a GET
@@ -394,8 +400,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Connection", "close")
 			httpError(w, http.StatusRequestTimeout, nil, codec.CodeInvalidRequest,
 				fmt.Sprintf("request timeout: the body did not arrive within %s (--http-body-timeout)", h.opts.BodyTimeout))
+		default:
+			// The body ended short (a client that half-closed, or went
+			// away: then this write fails, harmlessly). Nothing ran; an
+			// empty 200, what net/http sends when the handler writes
+			// nothing, would say otherwise.
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusBadRequest, nil, codec.CodeInvalidRequest, "request body incomplete: "+err.Error())
 		}
-		return // otherwise the client went away
+		return
 	}
 	msgs, batch, derr := codec.DecodeFrame(body, true)
 	var de *codec.DecodeError

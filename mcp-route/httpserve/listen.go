@@ -50,7 +50,16 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 	// written raw (rawconn): a small request's read and answer's write
 	// otherwise keep the runtime's monitor thread polling every 20µs while
 	// calls come (~9% of the CPU at 64 calls in flight).
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	//
+	// HTTP/1.1 only, over TLS too: over HTTP/2 the Handler's write
+	// deadline is a timer that resets the stream when it fires, write or
+	// no write (every call longer than WriteTimeout was answered
+	// RST_STREAM), and the connection's frames are written by a goroutine
+	// of its own that no deadline bounds (a client that opens every window
+	// and stops reading held it for ever).
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, Protocols: &protocols}
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}

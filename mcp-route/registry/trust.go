@@ -37,9 +37,14 @@ const maxLinks = 40
 // as it would be once created (so a dangling symlink into the root
 // counts); an unreadable one is an error.
 func throughRoot(path, root string) (string, error) {
-	path, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
+	// Not filepath.Abs, which cleans the path: "link/../f" is f beside
+	// link's target for the kernel, not beside link.
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		path = wd + "/" + path
 	}
 	under := func(p string) bool {
 		return root == "/" || strings.HasPrefix(p, root+"/")
