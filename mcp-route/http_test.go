@@ -4,18 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -491,6 +483,17 @@ func TestHTTPSessionExpires(t *testing.T) {
 // metric reads one unlabelled metric from /metrics.
 func metric(t *testing.T, url, name string) float64 {
 	t.Helper()
+	f, ok := scrape(t, url, func(l string) bool { return strings.HasPrefix(l, name+" ") })
+	if !ok {
+		t.Fatalf("no %s in /metrics", name)
+	}
+	return f
+}
+
+// scrape reads /metrics and returns the value of the first sample line
+// match accepts; false when there is none.
+func scrape(t *testing.T, url string, match func(line string) bool) (float64, bool) {
+	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -498,16 +501,15 @@ func metric(t *testing.T, url, name string) float64 {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
+		if l := sc.Text(); match(l) {
+			f, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
 			if err != nil {
-				t.Fatalf("%s: %v", name, err)
+				t.Fatalf("%s: %v", l, err)
 			}
-			return f
+			return f, true
 		}
 	}
-	t.Fatalf("no %s in /metrics", name)
-	return 0
+	return 0, false
 }
 
 // TestHTTPTenThousandSessions: sessions cost the server nothing once
@@ -1090,47 +1092,6 @@ func TestHTTPReadyAfterLoad(t *testing.T) {
 		}
 		return ""
 	})
-}
-
-// TestHTTPTLS: --tls-cert/--tls-key serve HTTPS.
-func TestHTTPTLS(t *testing.T) {
-	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
-	r := startHTTP(t, "--tools", httpTools(t), "--tls-cert", certFile, "--tls-key", keyFile)
-	if !strings.HasPrefix(r.url, "https://") {
-		t.Fatalf("serving at %s, want https", r.url)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	resp, err := client.Post(r.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("ping over TLS: %v %v", resp, err)
-	}
-	resp.Body.Close()
-	// Plain HTTP to the TLS port is refused.
-	if resp, err := http.Post(strings.Replace(r.url, "https://", "http://", 1)+"/mcp", "application/json", strings.NewReader(`{}`)); err == nil && resp.StatusCode == 200 {
-		t.Errorf("plain HTTP to the TLS port answered 200")
-	}
 }
 
 // TestHTTPParamCheckWaitsForLoad: a tools/call that arrives while the tools

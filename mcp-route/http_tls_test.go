@@ -142,3 +142,22 @@ func TestHTTPBodyCutShort(t *testing.T) {
 		t.Errorf("whole body: %d %s", code, out)
 	}
 }
+
+// TestHTTPTLS: --tls-cert/--tls-key serve HTTPS; plain HTTP to the port is
+// refused.
+func TestHTTPTLS(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	r := startHTTP(t, "--tools", httpTools(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(r.url, "https://") {
+		t.Fatalf("serving at %s, want https", r.url)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post(r.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("ping over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if resp, err := http.Post(strings.Replace(r.url, "https://", "http://", 1)+"/mcp", "application/json", strings.NewReader(`{}`)); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP to the TLS port answered 200")
+	}
+}

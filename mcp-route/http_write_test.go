@@ -113,23 +113,10 @@ func bigText(body []byte) (string, error) {
 // callsDone reads mcp_route_calls_total for tool's calls that went fine.
 func callsDone(t *testing.T, url, tool string) float64 {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "mcp_route_calls_total{") && strings.Contains(l, `tool="`+tool+`"`) && strings.Contains(l, `outcome="ok"`) {
-			f, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	return 0
+	f, _ := scrape(t, url, func(l string) bool {
+		return strings.HasPrefix(l, "mcp_route_calls_total{") && strings.Contains(l, `tool="`+tool+`"`) && strings.Contains(l, `outcome="ok"`)
+	})
+	return f
 }
 
 // TestHTTPStalledReaderIsCutOff: a client that sends a call and never
