@@ -132,8 +132,15 @@ func TestCancel(t *testing.T) {
 	if m := c.recv(); string(m.ID) != "2" {
 		t.Fatalf("want the ping answer (nothing for the cancelled request), got %+v", m)
 	}
-	c.Send(req(`"a"`, "block"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`)
-	<-causes
+	// A fresh id: "a" leaves the in-flight set only after its handler
+	// returned, which may still be under way (then a second "a" is refused
+	// as in flight and its cancel finds nothing: this test hung in CI).
+	c.Send(req(`"b"`, "block"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`)
+	select {
+	case <-causes:
+	case <-time.After(wait):
+		t.Fatal("a request cancelled right behind it: the handler's ctx was not cancelled")
+	}
 	if rest := c.drain(); len(rest) != 0 {
 		t.Errorf("lines after cancelled requests: %+v", rest)
 	}
