@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,10 +71,10 @@ func BenchmarkGatewayHop(b *testing.B) {
 		}
 	}
 	for _, p := range paths {
-		p.cpu = -procCPU(b, p.cmd.Process.Pid)
-		if c := childPid(p.cmd.Process.Pid); c > 0 {
-			p.child = c
-			p.childCPU = -procCPU(b, c)
+		p.cpu = -testbin.CPUTime(b, p.cmd.Process.Pid)
+		if kids := testbin.Children(p.cmd.Process.Pid); len(kids) > 0 {
+			p.child = kids[0]
+			p.childCPU = -testbin.CPUTime(b, p.child)
 		}
 	}
 	b.ResetTimer()
@@ -93,9 +92,9 @@ func BenchmarkGatewayHop(b *testing.B) {
 	}
 	b.StopTimer()
 	for _, p := range paths {
-		p.cpu += procCPU(b, p.cmd.Process.Pid)
+		p.cpu += testbin.CPUTime(b, p.cmd.Process.Pid)
 		if p.child > 0 {
-			p.childCPU += procCPU(b, p.child)
+			p.childCPU += testbin.CPUTime(b, p.child)
 		}
 	}
 	var table strings.Builder
@@ -191,41 +190,4 @@ func (p *benchPath) call(ctx context.Context, b *testing.B) {
 		j, _ := json.Marshal(res)
 		b.Fatalf("%s: add(%d, 1) after %v: %s", p.name, p.n, time.Since(start), j)
 	}
-}
-
-// procCPU is the user and system CPU time process pid has used, from
-// /proc/PID/stat (in clock ticks, 100 a second on Linux).
-func procCPU(b *testing.B, pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatalf("cpu time of %d: %v", pid, err)
-	}
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// After the command: state(0) ppid ... utime(11) stime(12).
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("cpu time of %d: bad stat %q", pid, s)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-func childPid(pid int) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i > 0 {
-			f := strings.Fields(s[i+1:])
-			if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-				return n
-			}
-		}
-	}
-	return 0
 }

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,16 +22,21 @@ import (
 // BenchmarkHTTPCalls: tools/call over loopback Streamable HTTP with the
 // official Go SDK client (one session, 2026-07-28), at 1, 16 and 64 calls
 // in flight: mcp-route --http with a sh tool (a process per call) and a
-// worker tool (the Go tool `mcp-route new` writes, examples/tools/src/hello,
-// as it comes: 2 workers), and the Go SDK's own Streamable HTTP server with
-// an in-process tool as the reference. Reports calls/s, p50 and p99 per
-// call.
+// worker tool (the Go tool `mcp-route new` writes, examples/tools/src/
+// hello, as it comes: 2 workers), and, as the reference, the official Go
+// SDK's Streamable HTTP server with an in-process tool, twice: as a server
+// is deployed, its own process (e2e/interop/gosdk-server --http, its
+// greet tool), and inside the benchmark's process, beside the client.
+// Reports calls/s, p50 and p99 per call.
 //
 // The paths above run one after the other, and a shared machine's speed
 // drifts between them; worker-vs-sdk/64 is the issue's goal measured fairly:
-// rounds of calls alternate between the worker path and the reference (in
-// turn first), 64 in flight, and it reports each path's calls/s over all
-// its rounds and their ratio (worker/sdk; at least 1 is the goal). With
+// rounds of calls alternate between the worker path and the references
+// (each in turn first), 64 in flight, and it reports each path's calls/s
+// over all its rounds and the ratios: worker/sdk against the Go SDK server
+// in its own process, a server process against a server process with the
+// same client (at least 1 is the goal), and worker/sdk-inprocess against
+// the one that shares the client's process, runtime and scheduler. With
 // MCP_ROUTE_OLD=PATH (another build of mcp-route) its worker path joins
 // the rounds too, and worker/old compares the two builds.
 //
@@ -43,7 +51,8 @@ func BenchmarkHTTPCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	routeArgs := []string{"--tools", tools, "--max-procs", "64", "--max-queue", "256"}
-	route := startHTTP(b, routeArgs...).url
+	routeProc := startHTTP(b, routeArgs...)
+	route := routeProc.url
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ref", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
@@ -54,11 +63,13 @@ func BenchmarkHTTPCalls(b *testing.B) {
 
 	sh := benchTarget{url: route + "/mcp", tool: "echo", arg: "output"}
 	worker := benchTarget{url: route + "/mcp", tool: "hello", arg: "name"}
-	sdk := benchTarget{url: ref.URL, tool: "echo", arg: "output"}
+	sdkURL, sdkPid := startGoSDKServer(b)
+	sdk := benchTarget{url: sdkURL, tool: "greet", arg: "name"}
+	sdkInProcess := benchTarget{url: ref.URL, tool: "echo", arg: "output"}
 	for _, target := range []struct {
 		name string
 		benchTarget
-	}{{"mcp-route-sh", sh}, {"mcp-route-worker", worker}, {"go-sdk-inprocess", sdk}} {
+	}{{"mcp-route-sh", sh}, {"mcp-route-worker", worker}, {"go-sdk-server", sdk}, {"go-sdk-inprocess", sdkInProcess}} {
 		for _, inFlight := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/%d", target.name, inFlight), func(b *testing.B) {
 				cs := target.connect(b)
@@ -73,16 +84,17 @@ func BenchmarkHTTPCalls(b *testing.B) {
 	}
 
 	b.Run("worker-vs-sdk/64", func(b *testing.B) {
-		paths := []struct {
+		// pid: the server's process, whose CPU time (with its children's,
+		// the workers) is the server's cost per call; 0 in process.
+		type path struct {
 			name string
 			benchTarget
-		}{{"worker", worker}, {"sdk", sdk}}
+			pid int
+		}
+		paths := []path{{"worker", worker, routeProc.cmd.Process.Pid}, {"sdk", sdk, sdkPid}, {"sdk-inprocess", sdkInProcess, 0}}
 		if old := os.Getenv("MCP_ROUTE_OLD"); old != "" {
-			oldRoute := startHTTPBin(b, old, routeArgs...).url
-			paths = append(paths, struct {
-				name string
-				benchTarget
-			}{"old", benchTarget{url: oldRoute + "/mcp", tool: worker.tool, arg: worker.arg}})
+			oldRoute := startHTTPBin(b, old, routeArgs...)
+			paths = append(paths, path{"old", benchTarget{url: oldRoute.url + "/mcp", tool: worker.tool, arg: worker.arg}, oldRoute.cmd.Process.Pid})
 		}
 		sessions := make([]*mcp.ClientSession, len(paths))
 		for i, p := range paths {
@@ -91,22 +103,58 @@ func BenchmarkHTTPCalls(b *testing.B) {
 		const rounds = 6
 		perRound := max(64, b.N/rounds)
 		spent := make([]time.Duration, len(paths))
+		serverCPU := make([]time.Duration, len(paths))
 		for r := range rounds {
 			for k := range paths {
 				i := (r + k) % len(paths) // each path in turn first
+				var before time.Duration
+				if paths[i].pid > 0 {
+					before = testbin.TreeCPUTime(b, paths[i].pid)
+				}
 				d, _ := paths[i].drive(b, sessions[i], perRound, 64)
 				spent[i] += d
+				if paths[i].pid > 0 {
+					serverCPU[i] += testbin.TreeCPUTime(b, paths[i].pid) - before
+				}
 			}
 		}
 		calls := float64(rounds * perRound)
 		for i, p := range paths {
 			b.ReportMetric(calls/spent[i].Seconds(), p.name+"-calls/s")
+			if p.pid > 0 {
+				b.ReportMetric(float64(serverCPU[i].Microseconds())/calls, p.name+"-server-µs/call")
+			}
 		}
-		b.ReportMetric(spent[1].Seconds()/spent[0].Seconds(), "worker/sdk")
-		if len(paths) > 2 {
-			b.ReportMetric(spent[2].Seconds()/spent[0].Seconds(), "worker/old")
+		for i, p := range paths[1:] {
+			b.ReportMetric(spent[i+1].Seconds()/spent[0].Seconds(), "worker/"+p.name)
 		}
 	})
+}
+
+// startGoSDKServer starts the official Go SDK's Streamable HTTP server
+// (e2e/interop/gosdk-server) on a loopback port, stopped when b ends, and
+// returns its endpoint and process id.
+func startGoSDKServer(b *testing.B) (string, int) {
+	bin := testbin.Path(b, "MCP_GOSDK_SERVER_BIN", "e2e/interop/gosdk-server")
+	cmd := exec.Command(bin, "--http", "127.0.0.1:0")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	endpoint, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		b.Fatalf("gosdk-server did not say where it listens: %q %v", line, err)
+	}
+	return endpoint, cmd.Process.Pid
 }
 
 // benchTarget is a tool to call over Streamable HTTP: its endpoint, its
