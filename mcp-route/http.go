@@ -20,6 +20,7 @@ type httpOpts struct {
 	addr, keyFile, tokenFile, cert, key string
 	ttl, keepalive                      time.Duration
 	bodyTimeout, writeTimeout           time.Duration
+	minRate                             int64
 	maxStreams                          int
 	insecure                            bool
 	origins                             *listFlag
@@ -38,6 +39,7 @@ func httpFlags(fs *flag.FlagSet) *httpOpts {
 	fs.DurationVar(&o.keepalive, "sse-keepalive", httpserve.DefaultKeepalive, "an answer later than this goes out as SSE, with a comment line every interval")
 	fs.DurationVar(&o.bodyTimeout, "http-body-timeout", httpserve.DefaultBodyTimeout, "a request body must arrive within this; a slower one gets 408")
 	fs.DurationVar(&o.writeTimeout, "http-write-timeout", httpserve.DefaultWriteTimeout, "each write of a response (32 KiB of a body, an SSE event, a keepalive) must complete within this; a client that stops reading longer has its connection closed, and its calls cancelled")
+	fs.Int64Var(&o.minRate, "http-min-rate", httpserve.DefaultMinRate, "a response body (each SSE event) must go out at this many `BYTES` per second at least, after --http-write-timeout of grace; a client that reads slower has its connection closed, and its calls cancelled")
 	fs.IntVar(&o.maxStreams, "http-max-streams", httpserve.DefaultMaxStreams, "long-lived streams (GET streams, subscriptions/listen) open at once; more get 503 (and a session gets one GET stream per replica: a second gets 409)")
 	return o
 }
@@ -81,6 +83,9 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 	if o.ttl <= 0 || o.keepalive <= 0 || o.bodyTimeout <= 0 || o.writeTimeout <= 0 {
 		return fail(2, "--session-ttl, --sse-keepalive, --http-body-timeout and --http-write-timeout: want positive durations")
 	}
+	if o.minRate <= 0 {
+		return fail(2, "--http-min-rate %d: want a positive number of bytes per second", o.minRate)
+	}
 	if o.maxStreams <= 0 {
 		return fail(2, "--http-max-streams %d: want a positive number of streams", o.maxStreams)
 	}
@@ -107,6 +112,7 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 		Keepalive:    o.keepalive,
 		BodyTimeout:  o.bodyTimeout,
 		WriteTimeout: o.writeTimeout,
+		MinRate:      o.minRate,
 		MaxStreams:   o.maxStreams,
 		Metrics:      metrics,
 		Logger:       logger,

@@ -54,10 +54,17 @@ func bigCall(n int, sse bool) (body string, headers []string) {
 // KiB, set before the handshake: a client that takes little at a time.
 func dialSmall(t *testing.T, url string) net.Conn {
 	t.Helper()
+	return dialRcvbuf(t, url, 4096)
+}
+
+// dialRcvbuf connects to the server at url with a receive buffer of size
+// bytes, set before the handshake.
+func dialRcvbuf(t *testing.T, url string, size int) net.Conn {
+	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
 		}); err != nil {
 			return err
 		}

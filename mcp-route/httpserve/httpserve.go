@@ -79,14 +79,37 @@
 // when it fires, write or no write, so every call longer than
 // WriteTimeout would be answered RST_STREAM.
 //
-// A client that stops reading is cut off: each write of a response (a
-// JSON body 32 KiB at a time, an SSE event, a keepalive comment, a GET
-// stream's notification, a flush) gets Options.WriteTimeout to complete
-// (the server has no overall write timeout either, for the same reason).
-// A write past it fails, the conversation ends as when the client goes
-// away (its requests are cancelled and their tools stopped; a stream's
-// slot is freed), and the connection is closed. A reader that is slow
-// but keeps reading, at least 32 KiB per WriteTimeout, gets everything.
+// A client that stops reading, or reads too slowly, is cut off (the
+// server has no overall write timeout either, for the same reason). Two
+// bounds, the earlier wins:
+//   - Per write: each write of a response (a JSON body 32 KiB at a time,
+//     an SSE event, a keepalive comment, a GET stream's notification, a
+//     flush) gets Options.WriteTimeout to complete.
+//   - Minimum rate: the body must go out at Options.MinRate, with
+//     WriteTimeout of grace. A JSON body (one write) of N bytes must be
+//     out within WriteTimeout + N/MinRate of its first byte. On an SSE
+//     stream the rate applies to each event (and keepalive comment) from
+//     when it is written, not to the stream's lifetime: a stream idle for
+//     an hour between events owes nothing for the hour. Events written
+//     back to back queue up (the second is due after the first). Without
+//     this bound a client reading 32 KiB every WriteTimeout - 1s would keep
+//     a 16 MiB result, its handler and its conversation for hours.
+//
+// A write past its deadline fails, the conversation ends as when the
+// client goes away (its requests are cancelled and their tools stopped; a
+// stream's slot is freed), and the connection is closed. A reader that
+// takes what there is at MinRate or faster gets everything, however big
+// the answer or long the stream. Bytes the kernel's socket buffers took
+// count as sent: every client gets that head start (some MiB).
+//
+// DefaultMinRate, 64 KiB/s (512 kbit/s), is below what any broadband or
+// mobile data link carries, so a real client, however slow its link, is
+// not cut; one at half of it still gets answers up to
+// WriteTimeout × MinRate (about 2 MiB at the defaults) plus the kernel's
+// head start, which covers nearly every tool result. A trickling attacker
+// holds a 16 MiB result for at most 30 s + 256 s instead of hours. Behind
+// a proxy that buffers responses (nginx does for JSON bodies), the proxy is
+// the client, and it reads at LAN speed.
 //
 // Drain (Listen does it on SIGTERM) loses no call behind a proxy that
 // only knows its replicas from a static list, as nginx's round-robin
@@ -162,6 +185,10 @@ const (
 	// most 32 KiB of a body, an SSE event, a flush) may take: a client
 	// that stops reading is cut off after it.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMinRate is the least rate, in bytes per second, at which a
+	// client must take a response body (with DefaultWriteTimeout of
+	// grace; see the package doc for why 64 KiB/s).
+	DefaultMinRate = 64 << 10
 	// DefaultMaxStreams caps the long-lived streams (GET streams and
 	// subscriptions/listen) open at once: each holds a connection, a file
 	// descriptor and a few goroutines for as long as the client likes.
@@ -198,6 +225,7 @@ type Options struct {
 	MaxBody      int64         // optional: request body cap in bytes
 	BodyTimeout  time.Duration // optional: how long a POST body may take to arrive
 	WriteTimeout time.Duration // optional: how long one write of a response may take before the connection is closed
+	MinRate      int64         // optional: bytes per second a response body (an SSE event) must go out at, after WriteTimeout of grace
 	Keepalive    time.Duration // optional: when a late answer turns SSE, and the comment interval
 	MaxStreams   int           // optional: GET streams and subscriptions/listen open at once
 	Metrics      *Metrics      // optional: /metrics; nil serves 404 there
@@ -239,6 +267,9 @@ func New(opts Options) (*Handler, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
+	if opts.MinRate <= 0 {
+		opts.MinRate = DefaultMinRate
+	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
@@ -270,7 +301,7 @@ func (h *Handler) Drain() {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w = newDeadlineWriter(w, h.opts.WriteTimeout)
+	w = newDeadlineWriter(w, h.opts.WriteTimeout, h.opts.MinRate)
 	if h.draining.Load() {
 		// Served, but the connection ends with this answer: the client
 		// (the proxy) sends nothing more on it.
