@@ -75,20 +75,7 @@ func TestHTTPSlowReadIsCutOff(t *testing.T) {
 	r := startHTTP(t, "--tools", bigTools(t), "--max-output", strconv.Itoa(2*size),
 		"--http-write-timeout", "4s", "--http-min-rate", strconv.Itoa(8<<20))
 	waitReady(t, r)
-	// Warm up, then the least of a few readings, as in
-	// TestHTTPStalledReaderIsCutOff.
-	for _, s := range []bool{false, true} {
-		body, hdr := bigCall(1000, s)
-		code, _, out := post(t, r.url, body, hdr...)
-		if text, err := bigText([]byte(out)); code != 200 || err != nil || len(text) != 1000 {
-			t.Fatalf("warm-up call (sse %v): %d %v", s, code, err)
-		}
-	}
-	base := metric(t, r.url, "go_goroutines")
-	for range 5 {
-		time.Sleep(50 * time.Millisecond)
-		base = min(base, metric(t, r.url, "go_goroutines"))
-	}
+	base := warmGoroutines(t, r)
 	// One attacker at a time: each answer costs the server some copies of
 	// 32 MiB.
 	for i, s := range []bool{false, true} {
@@ -103,12 +90,7 @@ func TestHTTPSlowReadIsCutOff(t *testing.T) {
 			}
 		}()
 		// The call ran; its answer is being written to the attacker.
-		proctest.Eventually(t, func() string {
-			if n := callsDone(t, r.url, "big"); n < float64(3+i) {
-				return fmt.Sprintf("big calls done: %v", n)
-			}
-			return ""
-		})
+		waitCallsDone(t, r, "big", 3+i)
 		proctest.Eventually(t, func() string {
 			if g := metric(t, r.url, "go_goroutines"); g > base {
 				return fmt.Sprintf("sse %v: %v goroutines, %v before the slow reader: it still holds some (it read %d bytes so far)", s, g, base, tr.n.Load())
@@ -131,10 +113,11 @@ func TestHTTPSlowReadIsCutOff(t *testing.T) {
 	}
 }
 
-// TestHTTPMinRateReaderGetsEverything is the counterpart: a client that
-// reads the 16 MiB answer in small reads with pauses, for longer than
-// --http-write-timeout in all but faster than --http-min-rate, gets all
-// of it, as JSON and as SSE.
+// TestHTTPMinRateReaderGetsEverything is the counterpart of both bounds
+// (TestHTTPStalledReaderIsCutOff's and TestHTTPSlowReadIsCutOff's): a
+// client that reads the 16 MiB answer in small reads with pauses, for
+// longer than --http-write-timeout in all but faster than
+// --http-min-rate, gets all of it, as JSON and as SSE.
 func TestHTTPMinRateReaderGetsEverything(t *testing.T) {
 	r := startHTTP(t, append([]string{"--tools", bigTools(t), "--max-output", strconv.Itoa(2 * bigResult)}, slowReadFlags...)...)
 	waitReady(t, r)

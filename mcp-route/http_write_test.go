@@ -126,6 +126,41 @@ func callsDone(t *testing.T, url, tool string) float64 {
 	return f
 }
 
+// warmGoroutines serves a big call as JSON and as SSE, and returns the
+// server's goroutines afterwards: the baseline that a client holding
+// nothing leaves. Warm, on the client's kept-alive connection that
+// /metrics uses too: every goroutine a served call leaves (pools, timers)
+// is there before the baseline. The least of a few readings: a goroutine
+// of the server's own that happened to run (a poll) would hide one a
+// client holds.
+func warmGoroutines(t *testing.T, r *httpRoute) float64 {
+	t.Helper()
+	for _, s := range []bool{false, true} {
+		body, hdr := bigCall(1000, s)
+		code, _, out := post(t, r.url, body, hdr...)
+		if text, err := bigText([]byte(out)); code != 200 || err != nil || len(text) != 1000 {
+			t.Fatalf("warm-up call (sse %v): %d %v", s, code, err)
+		}
+	}
+	base := metric(t, r.url, "go_goroutines")
+	for range 5 {
+		time.Sleep(50 * time.Millisecond)
+		base = min(base, metric(t, r.url, "go_goroutines"))
+	}
+	return base
+}
+
+// waitCallsDone waits until the server has run n calls of tool.
+func waitCallsDone(t *testing.T, r *httpRoute, tool string, n int) {
+	t.Helper()
+	proctest.Eventually(t, func() string {
+		if done := callsDone(t, r.url, tool); done < float64(n) {
+			return fmt.Sprintf("%s calls done: %v, want %d", tool, done, n)
+		}
+		return ""
+	})
+}
+
 // TestHTTPStalledReaderIsCutOff: a client that sends a call and never
 // reads its answer (16 MiB, as JSON or SSE) held the handler in Write for
 // ever, with its connection and goroutines. With --http-write-timeout the
@@ -135,34 +170,13 @@ func callsDone(t *testing.T, url, tool string) float64 {
 func TestHTTPStalledReaderIsCutOff(t *testing.T) {
 	r := startHTTP(t, "--tools", bigTools(t), "--max-output", strconv.Itoa(2*bigResult), "--http-write-timeout", "1s")
 	waitReady(t, r)
-	// Warm up, on the client's kept-alive connection that /metrics uses
-	// too: every goroutine a served call leaves (pools, timers) is there
-	// before the baseline.
-	for _, s := range []bool{false, true} {
-		body, hdr := bigCall(1000, s)
-		code, _, out := post(t, r.url, body, hdr...)
-		if text, err := bigText([]byte(out)); code != 200 || err != nil || len(text) != 1000 {
-			t.Fatalf("warm-up call (sse %v): %d %v", s, code, err)
-		}
-	}
-	// The least of a few readings: a goroutine of the server's own that
-	// happened to run (a poll) would hide one the stalled client holds.
-	base := metric(t, r.url, "go_goroutines")
-	for range 5 {
-		time.Sleep(50 * time.Millisecond)
-		base = min(base, metric(t, r.url, "go_goroutines"))
-	}
+	base := warmGoroutines(t, r)
 	for i, s := range []bool{false, true} {
 		conn := dialSmall(t, r.url)
 		sendBigCall(t, conn, bigResult, s)
 		// The call has run; its answer is being written to a client that
 		// reads nothing.
-		proctest.Eventually(t, func() string {
-			if n := callsDone(t, r.url, "big"); n < float64(3+i) {
-				return fmt.Sprintf("big calls done: %v", n)
-			}
-			return ""
-		})
+		waitCallsDone(t, r, "big", 3+i)
 		proctest.Eventually(t, func() string {
 			if g := metric(t, r.url, "go_goroutines"); g > base {
 				return fmt.Sprintf("sse %v: %v goroutines, %v before the stalled client: it still holds some", s, g, base)
@@ -185,56 +199,5 @@ func TestHTTPStalledReaderIsCutOff(t *testing.T) {
 	}
 	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); code != 200 {
 		t.Errorf("ping after the stalled clients: %d %s", code, body)
-	}
-}
-
-// slowReader reads at most 32 KiB at a time and pauses after every 32 KiB.
-type slowReader struct {
-	r     io.Reader
-	pause time.Duration
-	since int
-}
-
-func (s *slowReader) Read(p []byte) (int, error) {
-	if s.since >= 32<<10 {
-		time.Sleep(s.pause)
-		s.since = 0
-	}
-	n, err := s.r.Read(p[:min(len(p), 32<<10-s.since)])
-	s.since += n
-	return n, err
-}
-
-// TestHTTPSlowReaderGetsEverything is the counterpart: a client that
-// reads the 16 MiB answer slowly, in small reads with pauses, for longer
-// than --http-write-timeout in all, gets all of it, as JSON and as SSE.
-// The bound is per write, not per answer.
-func TestHTTPSlowReaderGetsEverything(t *testing.T) {
-	r := startHTTP(t, "--tools", bigTools(t), "--max-output", strconv.Itoa(2*bigResult), "--http-write-timeout", "3s")
-	waitReady(t, r)
-	for _, s := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sse=%v", s), func(t *testing.T) {
-			t.Parallel()
-			conn := dialSmall(t, r.url)
-			sendBigCall(t, conn, bigResult, s)
-			conn.SetReadDeadline(time.Now().Add(5 * time.Minute)) // a hang guard only
-			// 512 pauses of 15 ms: 7.7 s and more in all, the server's
-			// writes waiting on the reader for most of it.
-			start := time.Now()
-			br := bufio.NewReaderSize(&slowReader{r: conn, pause: 15 * time.Millisecond}, 64<<10)
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatalf("after %d bytes: %v", len(body), err)
-			}
-			text, err := bigText(body)
-			if err != nil || len(text) != bigResult || strings.Trim(text, "a") != "" {
-				t.Errorf("slow reader: %d bytes of text (want %d), %v", len(text), bigResult, err)
-			}
-			t.Logf("read %d bytes in %v", len(body), time.Since(start).Round(time.Millisecond))
-		})
 	}
 }
