@@ -20,34 +20,35 @@ import (
 )
 
 // BenchmarkHTTPCalls: tools/call over loopback Streamable HTTP with the
-// official Go SDK client (one session each), at 1, 16 and 64 calls in
-// flight: mcp-route --http with a sh tool (a process per call) and a
-// worker tool (the Go tool `mcp-route new` writes, examples/tools/src/
-// hello, as it comes: 2 workers), and, as the reference, the official Go
-// SDK's Streamable HTTP server with an in-process tool, twice: as a server
-// is deployed, in its own process (e2e/interop/gosdk-server --http, its
-// greet tool, Go's defaults), and inside the benchmark's process, beside
-// the client. Reports calls/s, p50 and p99 per call, all in 2025-11-25.
+// official Go SDK client (one session a path), at 1, 16 and 64 calls in
+// flight, on these paths:
+//   - worker: mcp-route --http with a worker tool (the Go tool `mcp-route
+//     new` writes, examples/tools/src/hello, as it comes: 2 workers);
+//   - sh: mcp-route --http with a sh tool (a process per call), in
+//     2025-11-25 only;
+//   - sdk: the reference, the official Go SDK's Streamable HTTP server with
+//     an in-process tool, in its own process as a server is deployed
+//     (e2e/interop/gosdk-server --http, its greet tool, Go's defaults);
+//   - sdk-inprocess: the same SDK server inside the benchmark's process,
+//     beside the client, sharing its runtime and scheduler;
+//   - old: with MCP_ROUTE_OLD=PATH, another build of mcp-route's worker
+//     path (the one before a change).
 //
-// The paths above run one after the other, and a shared machine's speed
-// drifts between them. worker-vs-sdk/REV/64 is the issue's goal measured
-// fairly, in each way a revision is served: 2025-11-25 with sessions on
-// both sides, and 2026-07-28, stateless, against the SDK's stateless
-// server. Each side speaks the same revision: 2026-07-28 costs the client
-// more per call (it derives the Mcp-Method and Mcp-Name headers from each
-// body) and the server too (each request carries the client's _meta), and
-// an SDK server with sessions answers a 2026-07-28 client in 2025-11-25.
-// Rounds of calls alternate between the worker path and the references
-// (each in turn first), 64 in flight. It reports each path's calls/s over
-// all its rounds, the CPU time per call of the benchmark's process (the
-// client; the in-process reference's server too) and of each server
-// process (mcp-route with its workers), and the ratios: worker/sdk
-// against the SDK server in its own process, a server process against a
-// server process with the same client (at least 1 is the goal), and
-// worker/sdk-inprocess against the one that shares the client's process,
-// runtime and scheduler. With MCP_ROUTE_OLD=PATH (another build of
-// mcp-route) its worker path joins the rounds too, and worker/old compares
-// the two builds.
+// In each way a revision is served, each side speaking the same one:
+// 2025-11-25 with sessions on both sides, and 2026-07-28 stateless,
+// against the SDK's stateless server. 2026-07-28 costs more per call (the
+// client derives the Mcp-Method and Mcp-Name headers from each body, each
+// request carries the client's _meta), and an SDK server with sessions
+// answers a 2026-07-28 client in 2025-11-25: a ratio across revisions
+// would measure the revisions.
+//
+// The paths take turns in rounds (each in turn first), so that a shared
+// machine's drift hits all alike. For each path it reports calls/s over
+// all its rounds, p50 and p99 per call, the CPU time per call of the
+// benchmark's process (the client, and sdk-inprocess's server) and of the
+// server's processes (mcp-route with its workers and tools, gosdk-server),
+// and worker/PATH: how many times PATH's calls/s the worker path made.
+// The goal: worker/sdk at least 1 at 64 in flight.
 //
 //	go test -run '^$' -bench HTTPCalls -benchtime 3000x ./mcp-route
 func BenchmarkHTTPCalls(b *testing.B) {
@@ -70,36 +71,26 @@ func BenchmarkHTTPCalls(b *testing.B) {
 		name      string
 		stateless bool
 	}{{"2025-11-25", false}, {"2026-07-28", true}} {
-		worker := benchTarget{url: route.url + "/mcp", tool: "hello", arg: "name", rev: rev.name, pid: route.cmd.Process.Pid}
-		sdk := startGoSDKServer(b, rev.name, rev.stateless)
-		sdkInProcess := startInProcessSDKServer(b, rev.name, rev.stateless)
-		if !rev.stateless {
-			sh := benchTarget{url: route.url + "/mcp", tool: "echo", arg: "output", rev: rev.name}
-			for _, target := range []namedTarget{{"mcp-route-sh", sh}, {"mcp-route-worker", worker}, {"go-sdk-server", sdk}, {"go-sdk-inprocess", sdkInProcess}} {
-				for _, inFlight := range []int{1, 16, 64} {
-					b.Run(fmt.Sprintf("%s/%d", target.name, inFlight), func(b *testing.B) {
-						cs := target.connect(b)
-						b.ResetTimer()
-						elapsed, lat := target.drive(b, cs, b.N, inFlight)
-						b.StopTimer()
-						b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
-						b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-						b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-					})
-				}
-			}
+		paths := []namedTarget{
+			{"worker", benchTarget{url: route.url + "/mcp", tool: "hello", arg: "name", rev: rev.name, pid: route.cmd.Process.Pid}},
+			{"sdk", startGoSDKServer(b, rev.name, rev.stateless)},
+			{"sdk-inprocess", startInProcessSDKServer(b, rev.name, rev.stateless)},
 		}
-		paths := []namedTarget{{"worker", worker}, {"sdk", sdk}, {"sdk-inprocess", sdkInProcess}}
 		if old != nil {
-			paths = append(paths, namedTarget{"old", benchTarget{url: old.url + "/mcp", tool: worker.tool, arg: worker.arg, rev: rev.name, pid: old.cmd.Process.Pid}})
+			paths = append(paths, namedTarget{"old", benchTarget{url: old.url + "/mcp", tool: "hello", arg: "name", rev: rev.name, pid: old.cmd.Process.Pid}})
 		}
-		b.Run("worker-vs-sdk/"+rev.name+"/64", func(b *testing.B) { alternate(b, paths, 64) })
+		if !rev.stateless {
+			paths = append(paths, namedTarget{"sh", benchTarget{url: route.url + "/mcp", tool: "echo", arg: "output", rev: rev.name, pid: route.cmd.Process.Pid}})
+		}
+		for _, inFlight := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("%s/%d", rev.name, inFlight), func(b *testing.B) { alternate(b, paths, inFlight) })
+		}
 	}
 }
 
 // alternate drives paths in rounds, inFlight calls at a time, each path in
-// turn first, and reports their calls/s, their CPU time per call and the
-// ratios of paths[0]'s calls/s to the others'.
+// turn first, and reports their calls/s, latencies, CPU time per call,
+// and paths[0]'s calls/s over each other's.
 func alternate(b *testing.B, paths []namedTarget, inFlight int) {
 	sessions := make([]*mcp.ClientSession, len(paths))
 	for i, p := range paths {
@@ -108,6 +99,7 @@ func alternate(b *testing.B, paths []namedTarget, inFlight int) {
 	const rounds = 6
 	perRound := max(inFlight, b.N/rounds)
 	spent := make([]time.Duration, len(paths))
+	lats := make([][]time.Duration, len(paths))
 	clientCPU := make([]time.Duration, len(paths))
 	serverCPU := make([]time.Duration, len(paths))
 	for r := range rounds {
@@ -118,8 +110,9 @@ func alternate(b *testing.B, paths []namedTarget, inFlight int) {
 			if p.pid > 0 {
 				server = testbin.TreeCPUTime(b, p.pid)
 			}
-			d, _ := p.drive(b, sessions[i], perRound, inFlight)
+			d, lat := p.drive(b, sessions[i], perRound, inFlight)
 			spent[i] += d
+			lats[i] = append(lats[i], lat...)
 			clientCPU[i] += testbin.CPUTime(b, os.Getpid()) - client
 			if p.pid > 0 {
 				serverCPU[i] += testbin.TreeCPUTime(b, p.pid) - server
@@ -129,7 +122,10 @@ func alternate(b *testing.B, paths []namedTarget, inFlight int) {
 	calls := float64(rounds * perRound)
 	perCall := func(d time.Duration) float64 { return float64(d.Microseconds()) / calls }
 	for i, p := range paths {
+		slices.Sort(lats[i])
 		b.ReportMetric(calls/spent[i].Seconds(), p.name+"-calls/s")
+		b.ReportMetric(float64(lats[i][len(lats[i])/2].Microseconds())/1000, p.name+"-p50-ms")
+		b.ReportMetric(float64(lats[i][len(lats[i])*99/100].Microseconds())/1000, p.name+"-p99-ms")
 		b.ReportMetric(perCall(clientCPU[i]), p.name+"-client-µs/call")
 		if p.pid > 0 {
 			b.ReportMetric(perCall(serverCPU[i]), p.name+"-server-µs/call")

@@ -10,6 +10,7 @@ import (
 )
 
 // CPUTime is the user and system CPU time process pid has used so far,
+// with that of the children it has waited for (a tool process per call),
 // from /proc/PID/stat (counted in clock ticks, 100 a second on Linux, so
 // measure over seconds, not one call). It fails the test when pid is gone.
 func CPUTime(t testing.TB, pid int) time.Duration {
@@ -22,8 +23,8 @@ func CPUTime(t testing.TB, pid int) time.Duration {
 }
 
 // TreeCPUTime is CPUTime of pid and of its live children together (a
-// server and its workers); a child that ends between the two counts
-// nothing.
+// server and its workers). A child pid waits for between two readings
+// counts whole in the second, the time it had before the first too.
 func TreeCPUTime(t testing.TB, pid int) time.Duration {
 	t.Helper()
 	d := CPUTime(t, pid)
@@ -36,16 +37,20 @@ func TreeCPUTime(t testing.TB, pid int) time.Duration {
 
 func cpuTime(pid int) (time.Duration, bool) {
 	f, ok := statFields(pid)
-	if !ok || len(f) < 13 {
+	if !ok || len(f) < 15 {
 		return 0, false
 	}
-	// After the command: state(0) ppid(1) ... utime(11) stime(12).
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
+	// After the command: state(0) ppid(1) ... utime(11) stime(12)
+	// cutime(13) cstime(14).
+	var ticks int64
+	for _, field := range f[11:15] {
+		n, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, true
+	return time.Duration(ticks) * 10 * time.Millisecond, true
 }
 
 // Children lists the live processes whose parent is pid.
