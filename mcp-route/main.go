@@ -258,7 +258,8 @@ Exit status:
      --confine require would refuse to start; --http: the address cannot
      be bound, a bad --session-key-file or --http-token-file; an
      --upstream-token-file unreadable or without a token; a secret file
-     (--http-token-file, --session-key-file, --upstream-token-file) that
+     (--http-token-file, --session-key-file, --upstream-token-file,
+     --tls-key) that
      tools can read: under --root (--readonly or not), an --allow-read or
      --allow-write path or a --tools directory; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
@@ -549,8 +550,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	// The files of secrets, out of the tools' reach: a client could read
-	// a token or the session key with any reading tool.
-	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}}
+	// a token, the session key or the TLS private key with any reading
+	// tool.
+	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
 	for _, tf := range upstreamTokens.vals {
 		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})

@@ -45,10 +45,10 @@ func readablePlaces(root string, readPaths, writePaths, toolDirs []string) []pla
 }
 
 // checkSecretPlace refuses a file holding a secret (flag names it: a
-// bearer token, the session key; "--upstream-token-file NAME" for an
-// upstream's) that tools can read: a client could read
-// it with any reading tool (cat, mcp-stock's read_file) and then present
-// the token, or forge session ids. It returns one line that says what to
+// bearer token, the session key, the TLS private key;
+// "--upstream-token-file NAME" for an upstream's) that tools can read: a
+// client could read it with any reading tool (cat, mcp-stock's read_file)
+// and then present the token, forge session ids, or pose as the server. It returns one line that says what to
 // do, nil when the file is out of every place.
 func checkSecretPlace(flag, file string, places []place) error {
 	p, at, ok, err := placeOf(file, places)

@@ -9,11 +9,13 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proctest"
 )
 
-// TestSecretFilesOutOfToolsReach: a bearer token or session key file that
-// tools can read (under --root, an --allow-read or --allow-write path or a
-// --tools directory, or reached through a link into one) would be read by a client with any reading tool; the
-// start is refused with one line naming the flag, the file, the place and
-// the remedy. The same files outside every such place serve.
+// TestSecretFilesOutOfToolsReach: a bearer token, session key or TLS key
+// file that tools can read (under --root, an --allow-read or
+// --allow-write path or a --tools directory, or reached through a link
+// into one) would be read by a client with any reading tool; the start is
+// refused with one line naming the flag, the file, the place and the
+// remedy. The same files outside every such place serve (the TLS key:
+// TestHTTPTLS, whose key is in a temporary directory of its own).
 func TestSecretFilesOutOfToolsReach(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
@@ -55,6 +57,9 @@ func TestSecretFilesOutOfToolsReach(t *testing.T) {
 		{"--http-token-file", func(f string) []string { return []string{"--http", "127.0.0.1:0", "--http-token-file", f} }},
 		{"--session-key-file", func(f string) []string { return []string{"--http", "127.0.0.1:0", "--session-key-file", f} }},
 		{"--upstream-token-file web", func(f string) []string { return []string{"--upstream", up, "--upstream-token-file", "web=" + f} }},
+		{"--tls-key", func(f string) []string {
+			return []string{"--http", "127.0.0.1:0", "--tls-cert", filepath.Join(outside, "cert.pem"), "--tls-key", f}
+		}},
 	}
 	places := []struct {
 		what, file, in, remedy string
