@@ -59,7 +59,8 @@
 //   - A worker with no call for Limits.Idle is stopped (stdin closed, then
 //     the SIGTERM → SIGKILL ladder of proc.Process.Stop).
 //   - A worker is retired after Limits.MaxCalls calls, or after a call that
-//     leaves its RSS (/proc/PID/statm) over Limits.MaxRSS: it takes no new
+//     leaves its RSS (/proc/PID/statm; Linux only, elsewhere the RSS cap
+//     is not enforced) over Limits.MaxRSS: it takes no new
 //     call and is stopped when its calls in flight are answered.
 //   - Hot reload: a call whose Spec.Stamp differs from the pool's (the
 //     executable was rebuilt or replaced) retires every worker of the
