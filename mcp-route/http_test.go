@@ -1169,3 +1169,59 @@ func waitReady(t *testing.T, r *httpRoute) {
 		return ""
 	})
 }
+
+// TestHTTPRepeatedHeaders: a request carrying an MCP header twice is
+// refused with 400 naming it, and nothing runs. The attack: a call of
+// fs_write with a second Mcp-Name saying fs_read (a proxy routing or
+// allowing on the last header sees a read). The same call with one
+// header runs.
+func TestHTTPRepeatedHeaders(t *testing.T) {
+	dir := t.TempDir()
+	root := t.TempDir()
+	proctest.WriteExecutable(t, filepath.Join(dir, "fs_write"), []byte("#!/bin/sh\necho written > \"$MCP_ROOT/written\"\necho ok\n"))
+	os.WriteFile(filepath.Join(dir, "fs_write.json"), []byte(`{"description":"writes a file","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}`), 0o644)
+	proctest.WriteExecutable(t, filepath.Join(dir, "fs_read"), []byte("#!/bin/sh\necho read\n"))
+	os.WriteFile(filepath.Join(dir, "fs_read.json"), []byte(`{"description":"reads"}`), 0o644)
+	r := startHTTP(t, "--tools", dir, "--root", root)
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_write","arguments":{"region":"eu"},` + metaRev + `}}`
+	send := func(extra ...string) (int, string) {
+		req, err := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(call))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for _, kv := range [][2]string{{"Mcp-Protocol-Version", modernRev}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "fs_write"}, {"Mcp-Param-Region", "eu"}} {
+			req.Header.Add(kv[0], kv[1])
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			req.Header.Add(extra[i], extra[i+1])
+		}
+		code, _, body := do(t, req)
+		return code, body
+	}
+	written := filepath.Join(root, "written")
+	for _, c := range [][]string{
+		{"Mcp-Name", "fs_read"},
+		{"mcp-name", "fs_write"},
+		{"Mcp-Method", "tools/list"},
+		{"MCP-Protocol-Version", "2025-11-25"},
+		{"Mcp-Param-Region", "us"},
+		{"Mcp-Session-Id", "x", "Mcp-Session-Id", "y"},
+	} {
+		code, body := send(c...)
+		want := "header " + http.CanonicalHeaderKey(c[0]) + " appears 2 times"
+		if code != 400 || !strings.Contains(body, want) || !strings.Contains(body, `"id":5`) {
+			t.Errorf("second %s: %d %s, want 400 saying %q", c[0], code, body, want)
+		}
+		if _, err := os.Stat(written); err == nil {
+			t.Fatalf("second %s: fs_write ran", c[0])
+		}
+	}
+	if code, body := send(); code != 200 || !strings.Contains(body, "ok") {
+		t.Fatalf("one header each: %d %s", code, body)
+	}
+	if _, err := os.Stat(written); err != nil {
+		t.Errorf("one header each: fs_write did not run: %v", err)
+	}
+}

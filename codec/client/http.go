@@ -237,7 +237,7 @@ func (h *httpTransport) setVersionHeader(hdr http.Header) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.legacyVersion != "" {
-		hdr.Set("MCP-Protocol-Version", h.legacyVersion)
+		hdr.Set(codec.HeaderProtocolVersion, h.legacyVersion)
 	}
 }
 
@@ -380,7 +380,7 @@ func (h *httpTransport) readStandalone() (heard, stop bool) {
 		req.Header.Set("Mcp-Session-Id", h.session)
 	}
 	if h.legacyVersion != "" {
-		req.Header.Set("MCP-Protocol-Version", h.legacyVersion)
+		req.Header.Set(codec.HeaderProtocolVersion, h.legacyVersion)
 	}
 	h.mu.Unlock()
 	resp, err := h.hc.Do(req)
@@ -575,23 +575,23 @@ func (h *httpTransport) headers(m *codec.Message) (http.Header, error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.legacyVersion != "" {
-			hdr.Set("MCP-Protocol-Version", h.legacyVersion)
+			hdr.Set(codec.HeaderProtocolVersion, h.legacyVersion)
 		}
 		if h.session != "" {
-			hdr.Set("Mcp-Session-Id", h.session)
+			hdr.Set(codec.HeaderSession, h.session)
 		}
 		return hdr, nil
 	}
-	hdr.Set("MCP-Protocol-Version", version)
-	hdr.Set("Mcp-Method", m.Method)
-	switch m.Method {
-	case codec.MethodToolsCall, "prompts/get":
+	hdr.Set(codec.HeaderProtocolVersion, version)
+	hdr.Set(codec.HeaderMethod, m.Method)
+	switch codec.NameParam(m.Method) {
+	case "name":
 		if p.Name != nil {
-			hdr.Set("Mcp-Name", codec.EncodeHeaderValue(*p.Name))
+			hdr.Set(codec.HeaderName, codec.EncodeHeaderValue(*p.Name))
 		}
-	case "resources/read":
+	case "uri":
 		if p.URI != nil {
-			hdr.Set("Mcp-Name", codec.EncodeHeaderValue(*p.URI))
+			hdr.Set(codec.HeaderName, codec.EncodeHeaderValue(*p.URI))
 		}
 	}
 	if m.Method == codec.MethodToolsCall && p.Name != nil {

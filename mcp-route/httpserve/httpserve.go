@@ -39,7 +39,11 @@
 // MCP-Protocol-Version and Mcp-Method equal to the body's, and Mcp-Name
 // equal to params.name (tools/call, prompts/get) or params.uri
 // (resources/read); a missing or different one gets 400 with a -32020
-// HeaderMismatchError. GET and DELETE without a session get 405.
+// HeaderMismatchError. Any revision: a request that carries
+// Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name or an
+// Mcp-Param-NAME more than once gets 400 (-32600) naming the header, and
+// nothing runs: only one of the values would be checked against the
+// body. GET and DELETE without a session get 405.
 // A tools/call whose tool's inputSchema marks arguments with
 // "x-mcp-header": NAME (Backend.InputSchema, when the Backend has it) needs
 // Mcp-Param-NAME equal to each such argument present (numbers compared by
@@ -197,12 +201,12 @@ const (
 	Path = "/mcp"
 )
 
-// HTTP header names.
+// HTTP header names: codec's, the one copy client and server share.
 const (
-	HeaderSession  = "Mcp-Session-Id"
-	HeaderVersion  = "Mcp-Protocol-Version"
-	HeaderMethod   = "Mcp-Method"
-	HeaderName     = "Mcp-Name"
+	HeaderSession  = codec.HeaderSession
+	HeaderVersion  = codec.HeaderProtocolVersion
+	HeaderMethod   = codec.HeaderMethod
+	HeaderName     = codec.HeaderName
 	codeHeaderMism = -32020 // HeaderMismatchError
 )
 
@@ -447,6 +451,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, de.Response())
 		return
 	}
+	var id *codec.ID
+	if !batch && len(msgs) == 1 {
+		id = msgs[0].ID
+	}
+	if !h.singleHeaders(w, r, id) {
+		return
+	}
 	pending := map[string]bool{}
 	var first *codec.Message
 	for _, m := range msgs {
@@ -606,13 +617,10 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	if got := r.Header.Get(HeaderMethod); got != m.Method {
 		return mismatch(HeaderMethod, got, m.Method)
 	}
-	name, uri := paramString(m.Params, "name"), paramString(m.Params, "uri")
+	name := paramString(m.Params, "name")
 	want := ""
-	switch m.Method {
-	case codec.MethodToolsCall, "prompts/get":
-		want = name
-	case "resources/read":
-		want = uri
+	if p := codec.NameParam(m.Method); p != "" {
+		want = paramString(m.Params, p)
 	}
 	// The client encodes a name that is not plain ASCII
 	// (codec.EncodeHeaderValue): compare what it stands for.
@@ -636,7 +644,38 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	return true
 }
 
+// singleHeaders refuses (400) a request that carries one of the MCP
+// headers more than once, naming it, and returns false: the check of the
+// body against the headers reads the first, and a proxy or a log may
+// believe the other.
+func (h *Handler) singleHeaders(w http.ResponseWriter, r *http.Request, id *codec.ID) bool {
+	name, n := "", 0
+	for _, k := range codec.SingleHeaders {
+		if len(r.Header[k]) > 1 {
+			name, n = k, len(r.Header[k])
+			break
+		}
+	}
+	if name == "" {
+		for k, v := range r.Header {
+			if len(v) > 1 && strings.HasPrefix(k, codec.HeaderParamPrefix) && (name == "" || k < name) {
+				name, n = k, len(v)
+			}
+		}
+	}
+	if name == "" {
+		return true
+	}
+	h.opts.Logger.Warn("refused a request with a repeated header", slog.String("header", name), slog.Int("times", n), slog.String("remote", r.RemoteAddr))
+	httpError(w, http.StatusBadRequest, id, codec.CodeInvalidRequest,
+		fmt.Sprintf("bad request: header %s appears %d times: send it once", name, n))
+	return false
+}
+
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if !h.singleHeaders(w, r, nil) {
+		return
+	}
 	sid := r.Header.Get(HeaderSession)
 	if sid == "" {
 		w.Header().Set("Allow", "POST")
@@ -711,6 +750,9 @@ func (h *Handler) closeStream(sid string) {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	if !h.singleHeaders(w, r, nil) {
+		return
+	}
 	sid := r.Header.Get(HeaderSession)
 	if sid == "" {
 		w.Header().Set("Allow", "POST")
