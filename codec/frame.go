@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // DefaultMaxFrame is the frame size cap a Reader uses when given 0: 16 MiB.
@@ -568,6 +570,22 @@ func decodeErrorObject(raw json.RawMessage) (*Error, string) {
 		e.Data = bytes.Clone(d)
 	}
 	return e, ""
+}
+
+// QuoteClip is s as a quoted Go string, for a log record or an error
+// message that echoes a name a peer sent (an unknown tool's, say): at most
+// n bytes of s, cut on a UTF-8 boundary, and when it was cut the quote is
+// followed by "... (N bytes)", N the whole length. Without the bound a
+// 1 MB name made a 1 MB log line and a 1 MB error.
+func QuoteClip(s string, n int) string {
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strconv.Quote(s[:i]) + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 func truncate(b []byte, n int) string {
