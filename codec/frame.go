@@ -352,7 +352,7 @@ func DecodeFrame(data []byte, allowBatch bool) (msgs []*Message, batch bool, err
 	var env envelope
 	elems, isObj, isArr, dup, serr := jsTop(data, &env)
 	if serr != nil {
-		return nil, isArr, &DecodeError{Index: -1, Err: parseError(serr)}
+		return nil, isArr, scanError(&env, isObj, serr)
 	}
 	switch {
 	case isObj:
@@ -399,6 +399,26 @@ func DecodeMessage(data []byte) (*Message, error) {
 	return m, nil
 }
 
+// scanError is the error for a frame the scanner refused. A message nested
+// deeper than the limit is valid JSON: it is an invalid request (-32600),
+// and it keeps its id when the id came before the deep member and reads
+// without doubt, so that the client is answered, not left to its timeout.
+// Anything else is a parse error, without id.
+func scanError(env *envelope, isObj bool, err error) *DecodeError {
+	var se *jsSyntaxError
+	if !errors.As(err, &se) || !se.depth {
+		return &DecodeError{Index: -1, Err: parseError(err)}
+	}
+	var id *ID
+	if isObj && env.id != nil && string(env.id) != "null" {
+		if v, err := parseID(env.id, true); err == nil {
+			id = &v
+		}
+	}
+	return &DecodeError{ID: id, Index: -1, Err: Errorf(CodeInvalidRequest,
+		"%s: nested deeper than %d levels (at offset %d)", env.kind(), jsMaxDepth, se.off)}
+}
+
 func parseError(err error) *Error {
 	return Errorf(CodeParseError, "parse error: %s", err.Error())
 }
@@ -416,7 +436,7 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 	var env envelope
 	_, isObj, _, dup, err := jsTop(data, &env)
 	if err != nil {
-		return nil, &DecodeError{Index: -1, Err: parseError(err)}
+		return nil, scanError(&env, isObj, err)
 	}
 	if !isObj {
 		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(bytes.TrimSpace(data)))

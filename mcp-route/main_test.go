@@ -700,3 +700,54 @@ func TestUnknownToolNameClipped(t *testing.T) {
 		t.Errorf("the short name is not in the log:\n%s", stderr.String())
 	}
 }
+
+// TestDeepFrameKeepsID: a request nested deeper than the limit (10,000)
+// is refused, and when its id came first the error carries it, so the
+// client is answered instead of waiting for its timeout; one whose id
+// comes after the deep member gets the error without one. The same
+// request nested less deeply is answered as usual (an unknown tool).
+func TestDeepFrameKeepsID(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	in := initLine + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"t","arguments":{"a":` + deep(20000) + `}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t","arguments":{"a":` + deep(20000) + `}},"id":"after"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"shallow","method":"tools/call","params":{"name":"t","arguments":{"a":` + deep(100) + `}}}` + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--tools", t.TempDir(), "--root", t.TempDir(), "--confine", "off")
+	cmd.Stdin = strings.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v; stderr:\n%.2000s", err, stderr.String())
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout: %v: %.300s", err, l)
+		}
+		got = append(got, fmt.Sprintf("%s %d %s", m.ID, m.Error.Code, m.Error.Message))
+	}
+	want := []string{
+		`"first" -32600 invalid request: nested deeper than 10000 levels`,
+		` -32600 invalid request: nested deeper than 10000 levels`, // no id, as for a parse error
+		`"shallow" -32602 unknown tool: "t"`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("answers:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("answer %d: %q, want %q...", i, got[i], want[i])
+		}
+	}
+}
