@@ -239,7 +239,7 @@ a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
 
 --pin FILE: upstream tools are served only as pinned. An upstream FILE does
 not know is pinned when first listed (trust on first use); then a tool whose
-name, title, description, schemas or annotations changed, or a new tool, is
+name, title, description, schemas, annotations or _meta changed, or a new tool, is
 withheld (left out of tools/list; a call gets isError naming the change; the
 log shows a diff) until mcp-route pin records it.
 

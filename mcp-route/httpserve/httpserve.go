@@ -69,8 +69,16 @@
 // process; on another replica it is dropped (202 all the same), and the
 // request runs to its end.
 //
-// Security: Options.Tokens (bearer tokens) are required on every request
-// but /healthz and /readyz when set: 401 with WWW-Authenticate otherwise.
+// Security: the Host header of every request but /healthz and /readyz
+// must be a loopback name (localhost, a loopback address such as 127.0.0.1
+// or [::1], any port) or one of Options.AllowHosts (NAME, any port, or
+// NAME:PORT; "*" any), unless Options.AnyHost: 421 Misdirected Request
+// otherwise. A page that DNS rebinding points at this server sends its own
+// host name, so it cannot read /mcp or /metrics. /healthz and /readyz say
+// only "ok" or "ready" and are asked by probes under any name (a pod's
+// IP), so they are not checked. Options.Tokens (bearer tokens) are
+// required on every request but /healthz and /readyz when set: 401 with
+// WWW-Authenticate otherwise.
 // A request with an Origin header that is neither a loopback origin nor in
 // Options.AllowOrigins gets 403 (DNS rebinding). A body over MaxBody gets
 // 413; a POST body not in within BodyTimeout gets 408 and the connection
@@ -226,6 +234,8 @@ type Options struct {
 	SessionTTL   time.Duration // optional: a session's lifetime from initialize
 	Tokens       []string      // optional: bearer tokens, one of which every request must carry
 	AllowOrigins []string      // optional: Origin values accepted besides loopback ones
+	AllowHosts   []string      // optional: Host names (NAME or NAME:PORT) accepted besides loopback ones; "*" any
+	AnyHost      bool          // optional: accept any Host (a bind beyond loopback, reached by names the server cannot know)
 	MaxBody      int64         // optional: request body cap in bytes
 	BodyTimeout  time.Duration // optional: how long a POST body may take to arrive
 	WriteTimeout time.Duration // optional: how long one write of a response may take before the connection is closed
@@ -326,6 +336,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if !h.opts.AnyHost && !h.hostAllowed(r.Host) {
+		h.opts.Logger.Warn("refused a request for another Host (DNS rebinding?)", slog.String("host", codec.QuoteClip(r.Host, 200)), slog.String("path", r.URL.Path), slog.String("remote", r.RemoteAddr))
+		httpError(w, http.StatusMisdirectedRequest, nil, codec.CodeInvalidRequest,
+			fmt.Sprintf("misdirected request: Host %s is not served here: not a loopback name (localhost, 127.0.0.1, [::1]) nor in --allow-host", codec.QuoteClip(r.Host, 200)))
+		return
+	}
 	if !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-route"`)
 		httpError(w, http.StatusUnauthorized, nil, codec.CodeInvalidRequest, "unauthorized: send Authorization: Bearer TOKEN with a token of --http-token-file")
@@ -394,6 +410,32 @@ func (h *Handler) originAllowed(o string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// hostAllowed: a loopback name or address, with any port, and the
+// AllowHosts. A page that DNS rebinding points at this server was loaded
+// from its attacker's host name, and the browser sends that name here.
+func (h *Handler) hostAllowed(hostport string) bool {
+	host := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, a := range h.opts.AllowHosts {
+		if a == "*" || strings.EqualFold(a, host) || strings.EqualFold(a, hostport) {
+			return true
+		}
+	}
+	return false
 }
 
 // session checks r's Mcp-Session-Id and MCP-Protocol-Version; it answers
