@@ -438,6 +438,12 @@ func TestHTTPBindNeedsTokens(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--http-token-file") {
 		t.Errorf("--http :0 without tokens: exit %d, %q", code, errs)
 	}
+	for _, bad := range []string{"a b", "evil.example/mcp", "a,b", ""} {
+		code, _, errs = runWith(t, "", "--http", "127.0.0.1:0", "--confine", "off", "--allow-host", bad)
+		if code != 2 || !strings.Contains(errs, "--allow-host") {
+			t.Errorf("--allow-host %q: exit %d, %q", bad, code, errs)
+		}
+	}
 	code, _, errs = runWith(t, "", "--http", "127.0.0.1:0", "--tls-cert", "x")
 	if code != 2 || !strings.Contains(errs, "--tls-key") {
 		t.Errorf("--tls-cert alone: exit %d, %q", code, errs)

@@ -271,6 +271,7 @@ Exit status:
      --upstream-token-file whose NAME is no HTTP upstream, a header the
      transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
      --http beyond loopback without --http-token-file or --http-insecure;
+     an --allow-host with /, comma or white space;
      pin without --pin or --upstream)
 `
 
