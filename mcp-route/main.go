@@ -239,7 +239,7 @@ a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
 
 --pin FILE: upstream tools are served only as pinned. An upstream FILE does
 not know is pinned when first listed (trust on first use); then a tool whose
-name, title, description, schemas or annotations changed, or a new tool, is
+name, title, description, schemas, annotations or _meta changed, or a new tool, is
 withheld (left out of tools/list; a call gets isError naming the change; the
 log shows a diff) until mcp-route pin records it.
 
@@ -271,6 +271,7 @@ Exit status:
      --upstream-token-file whose NAME is no HTTP upstream, a header the
      transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
      --http beyond loopback without --http-token-file or --http-insecure;
+     an --allow-host with /, comma or white space;
      pin without --pin or --upstream)
 `
 

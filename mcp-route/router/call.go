@@ -53,7 +53,7 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		}
 	}
 	if t == nil {
-		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool: %q", p.Name)
+		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool: %s", codec.QuoteClip(p.Name, maxNameEcho))
 	}
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) == 0 || string(args) == "null" {
@@ -72,6 +72,10 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 	}
 	return s.run(ctx, req.Revision, req.ID, t, args, progress), nil
 }
+
+// maxNameEcho bounds how much of a tool name a client sent comes back in
+// an error or goes into the log.
+const maxNameEcho = 200
 
 // forward passes a call of an upstream tool on (package mcp-route/upstream).
 // It holds no MaxProcs slot: it starts no process, and a slow upstream must
