@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 // on: a process attribute the other tests must not share.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("PROC_TEST_SUBREAP_DIR"); dir != "" {
+		childrenFiles = childrenFiles && os.Getenv("PROC_TEST_SCAN") == ""
 		os.Exit(subreapHelper(dir))
 	}
 	os.Exit(m.Run())
@@ -56,17 +58,27 @@ func subreapHelper(dir string) int {
 }
 
 // TestSubreap: with Subreap, the daemon a run leaves behind, and its
-// child, are gone when Run returns, and a plain run still works; without
-// it they survive (and are killed here).
+// child, are gone when Run returns, and a plain run still works, whether
+// the sweep lists children from the children files or, where the kernel
+// has none, from a scan of /proc; without Subreap they survive (and are
+// killed here).
 func TestSubreap(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip(err)
 	}
-	for _, on := range []bool{true, false} {
+	for _, mode := range []string{"children files", "scan", "no subreaper"} {
+		on := mode != "no subreaper"
+		if mode == "children files" && !childrenFiles {
+			t.Log("no /proc/PID/task/TID/children here (CONFIG_PROC_CHILDREN): only the scan is tested")
+			continue
+		}
 		dir := t.TempDir()
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PROC_TEST_SUBREAP_DIR="+dir)
-		if !on {
+		switch mode {
+		case "scan":
+			cmd.Env = append(cmd.Env, "PROC_TEST_SCAN=1")
+		case "no subreaper":
 			cmd.Env = append(cmd.Env, "PROC_TEST_NO_SUBREAP=1")
 		}
 		out, err := cmd.CombinedOutput()
@@ -75,7 +87,7 @@ func TestSubreap(t *testing.T) {
 		}
 		want := fmt.Sprintf("daemonize: exit status 0\ndaemon.pid alive after the run: %v\nchild.pid alive after the run: %v\nplain: exit status 0 \"plain\\n\"\n", !on, !on)
 		if string(out) != want {
-			t.Errorf("subreaper %v: helper said\n%s\nwant\n%s", on, out, want)
+			t.Errorf("%s: helper said\n%s\nwant\n%s", mode, out, want)
 		}
 		if !on { // the escaped daemon is ours to clean up
 			for _, f := range []string{"daemon.pid", "child.pid"} {
@@ -84,6 +96,71 @@ func TestSubreap(t *testing.T) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
+		}
+	}
+}
+
+// TestChildren: the lister finds a process's children, a grandchild
+// under its parent and none under a process that is gone, from the
+// children files and from the /proc scan alike.
+func TestChildren(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip(err)
+	}
+	var kids []*exec.Cmd
+	t.Cleanup(func() {
+		for _, c := range kids {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	for _, argv := range [][]string{
+		{"sleep", "300"},
+		{"sleep", "300"},
+		{"/bin/sh", "-c", `sleep 300 & echo $! > "$0"; wait`, pidFile},
+	} {
+		c := exec.Command(argv[0], argv[1:]...)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kids = append(kids, c)
+	}
+	grandchild := proctest.WaitPIDFile(t, pidFile)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, scan := range []bool{false, true} {
+		if !scan && !childrenFiles {
+			t.Log("no /proc/PID/task/TID/children here (CONFIG_PROC_CHILDREN): only the scan is tested")
+			continue
+		}
+		l := lister{scan: scan}
+		got := l.children(os.Getpid(), nil)
+		for _, c := range kids {
+			if !slices.Contains(got, c.Process.Pid) {
+				t.Errorf("scan %v: children of the test %v lack %d", scan, got, c.Process.Pid)
+			}
+		}
+		if got := l.children(kids[2].Process.Pid, nil); !slices.Equal(got, []int{grandchild}) {
+			t.Errorf("scan %v: children of the shell: %v, want [%d]", scan, got, grandchild)
+		}
+		if got := l.children(gone.Process.Pid, nil); len(got) != 0 {
+			t.Errorf("scan %v: children of a process that is gone: %v", scan, got)
+		}
+	}
+}
+
+func TestParsePids(t *testing.T) {
+	for in, want := range map[string][]int{
+		"":           nil,
+		"12 345 ":    {12, 345},
+		"7":          {7},
+		"1 22 333\n": {1, 22, 333},
+	} {
+		if got := parsePids([]byte(in), nil); !slices.Equal(got, want) {
+			t.Errorf("parsePids(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
