@@ -78,9 +78,12 @@ func Subreap() error {
 }
 
 // Sweep kills (SIGKILL) every process reparented to us that this
-// package did not start, and everything below it, and reaps them. It
-// is a no-op unless Subreap succeeded. Call it at shutdown, after the
-// last Run; Run and Process call it themselves.
+// package did not start and that is not in the group of a Run in
+// progress, and everything below it, and reaps them. It is a no-op
+// unless Subreap succeeded. Call it at shutdown, after the last Run, and
+// after anything a child of a Start may have left behind (a call on a
+// worker); Run and Process call it themselves. When nothing escaped it
+// takes no lock and reads only our own children.
 func Sweep() {
 	if subreaping.Load() {
 		sweep()
