@@ -99,11 +99,15 @@
 // /proc/self/task/*/children and a stray's descendants from
 // /proc/PID/task/*/children (CONFIG_PROC_CHILDREN); only a kernel without
 // those files falls back to reading /proc/*/stat for every process. The
-// sweep takes no lock when every child it lists is known (nothing
-// escaped, the common case), so it does not hold up starts; only when it
+// sweep first looks without a lock, and where the kernel hands every
+// orphan to the subreaper's first live thread (Linux 3.19 and later:
+// our leader, which lives as long as we do) it reads that thread's list
+// only: a stray can be nowhere else, and what our other threads forked is
+// tracked. When every child it sees is known (nothing escaped, the
+// common case) it returns, so it does not hold up starts; only when it
 // sees a stray does it take the start lock exclusively, so that a child
 // being started (tracked under the shared lock) is not taken for one,
-// and look again. Children are not found with waitid(P_ALL), which would
+// and look again, through every thread's list. Children are not found with waitid(P_ALL), which would
 // steal the status of a child os/exec waits for. A process that escaped
 // and whose parent has not exited yet when the call ends is found by the
 // next sweep. A program that starts children any other way must not use

@@ -22,6 +22,14 @@ var childrenFiles = func() bool {
 	return err == nil
 }()
 
+// toLeader is whether the kernel reparents an orphan to the first live
+// thread of the subreaper, its leader (find_alive_thread, Linux 3.19 and
+// later), rather than to the thread that forked its ancestor. Then a
+// stray can only be on the leader's children list, and the lock-free
+// pass of a sweep reads that one file; the children our other threads
+// forked are all tracked. A variable, so that the tests cover both.
+var toLeader = childrenFiles && kernelAtLeast(3, 19)
+
 // maxRounds bounds a sweep: each round kills the strays it finds with
 // everything below them; the next finds what they forked meanwhile,
 // handed to us when they died.
@@ -44,12 +52,38 @@ const maxTree = 1 << 16
 func sweep() {
 	self := os.Getpid()
 	l := lister{scan: !childrenFiles}
-	for _, pid := range l.children(self, nil) {
+	var kids []int
+	if toLeader {
+		if b, err := l.read("/proc/" + strconv.Itoa(self) + "/task/" + strconv.Itoa(self) + "/children"); err == nil {
+			kids = parsePids(b, nil)
+		}
+	} else {
+		kids = l.children(self, nil)
+	}
+	for _, pid := range kids {
 		if stray(pid) {
 			sweepLocked(self)
 			return
 		}
 	}
+}
+
+// kernelAtLeast reports whether the running kernel's release is at least
+// major.minor; false when it cannot tell.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	maj, rest, _ := strings.Cut(rel, ".")
+	min, _, _ := strings.Cut(rest, ".")
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(strings.TrimRightFunc(min, func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a > major || a == major && b >= minor
 }
 
 func sweepLocked(self int) {
@@ -214,6 +248,12 @@ func (l *lister) read(path string) ([]byte, error) {
 			return l.buf[:n], nil
 		}
 		n += m
+		// A seq_file read stops short only at the end or when its page
+		// is full: far from full, this was the end, and the read that
+		// would return 0 is saved.
+		if n < 2048 && n < len(l.buf) {
+			return l.buf[:n], nil
+		}
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("PROC_TEST_SUBREAP_DIR"); dir != "" {
 		childrenFiles = childrenFiles && os.Getenv("PROC_TEST_SCAN") == ""
+		toLeader = toLeader && childrenFiles && os.Getenv("PROC_TEST_ALL_THREADS") == ""
 		os.Exit(subreapHelper(dir))
 	}
 	os.Exit(m.Run())
@@ -66,9 +67,13 @@ func TestSubreap(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip(err)
 	}
-	for _, mode := range []string{"children files", "scan", "no subreaper"} {
+	for _, mode := range []string{"leader's children", "every thread's children", "scan", "no subreaper"} {
 		on := mode != "no subreaper"
-		if mode == "children files" && !childrenFiles {
+		if mode == "leader's children" && !toLeader {
+			t.Log("this kernel does not reparent to the subreaper's leader thread (before 3.19, or no children files): the lock-free pass reads every thread")
+			continue
+		}
+		if mode == "every thread's children" && !childrenFiles {
 			t.Log("no /proc/PID/task/TID/children here (CONFIG_PROC_CHILDREN): only the scan is tested")
 			continue
 		}
@@ -76,6 +81,8 @@ func TestSubreap(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "PROC_TEST_SUBREAP_DIR="+dir)
 		switch mode {
+		case "every thread's children":
+			cmd.Env = append(cmd.Env, "PROC_TEST_ALL_THREADS=1")
 		case "scan":
 			cmd.Env = append(cmd.Env, "PROC_TEST_SCAN=1")
 		case "no subreaper":
@@ -162,5 +169,40 @@ func TestParsePids(t *testing.T) {
 		if got := parsePids([]byte(in), nil); !slices.Equal(got, want) {
 			t.Errorf("parsePids(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// BenchmarkSweep is the cost of a sweep that finds nothing to kill (the
+// case after nearly every call), with four children of ours running:
+// reading the leader thread's children file (where Linux 3.19 and later
+// put every orphan), every thread's, or scanning /proc as kernels without
+// children files must; the scan's cost grows with the processes on the
+// host, which the benchmark reports. Run it:
+//
+//	go test -run '^$' -bench Sweep ./internal/proc
+func BenchmarkSweep(b *testing.B) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		b.Skip(err)
+	}
+	for range 4 {
+		p, err := Start(Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "exec sleep 300"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Terminate(time.Second) })
+	}
+	hostProcs := len(processes())
+	for _, mode := range []string{"leader", "every-thread", "scan"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "leader" && !toLeader || mode == "every-thread" && !childrenFiles {
+				b.Skip("not on this kernel (before 3.19, or no CONFIG_PROC_CHILDREN)")
+			}
+			defer func(files, leader bool) { childrenFiles, toLeader = files, leader }(childrenFiles, toLeader)
+			childrenFiles, toLeader = mode != "scan", mode == "leader"
+			for b.Loop() {
+				sweep()
+			}
+			b.ReportMetric(float64(hostProcs), "host-procs")
+		})
 	}
 }
