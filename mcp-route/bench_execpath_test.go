@@ -43,10 +43,10 @@ func BenchmarkExecPath(b *testing.B) {
 	}
 	root := b.TempDir()
 	const (
-		rounds   = 2
-		serial   = 100 // calls a round, one in flight
+		rounds   = 4
+		serial   = 60 // calls a round, one in flight
 		inFlight = 16
-		parallel = 320 // calls a round, inFlight at once
+		parallel = 160 // calls a round, inFlight at once
 	)
 	type path struct {
 		name   string
