@@ -138,8 +138,9 @@ func (c *Cmd) command() (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// prepareAndStart runs Prepare and starts cmd as a tracked child.
-func (c *Cmd) prepareAndStart(cmd *exec.Cmd) error {
+// prepareAndStart runs Prepare and starts cmd as a tracked child, a
+// Run's when run is set.
+func (c *Cmd) prepareAndStart(cmd *exec.Cmd, run bool) error {
 	if c.Prepare != nil {
 		if err := c.Prepare(cmd); err != nil {
 			return err
@@ -148,7 +149,7 @@ func (c *Cmd) prepareAndStart(cmd *exec.Cmd) error {
 			return errors.New("Prepare cleared SysProcAttr.Setpgid")
 		}
 	}
-	return startTracked(cmd, c.Spawn)
+	return startTracked(cmd, c.Spawn, run)
 }
 
 func killGroup(pgid int, sig syscall.Signal) {
@@ -193,7 +194,7 @@ func Run(ctx context.Context, c Cmd) *Result {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if err == nil {
-		err = c.prepareAndStart(cmd)
+		err = c.prepareAndStart(cmd, true)
 	}
 	if err != nil {
 		res.Err = err

@@ -70,7 +70,7 @@ func Start(c Cmd) (*Process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := c.prepareAndStart(cmd); err != nil {
+	if err := c.prepareAndStart(cmd, false); err != nil {
 		closeAll()
 		return nil, err
 	}
