@@ -394,8 +394,16 @@ type Spawner struct {
 }
 
 type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	around func(start func() error) error // nil: none
+	done   chan error
+}
+
+func (r spawnReq) start() error {
+	if r.around == nil {
+		return r.cmd.Start()
+	}
+	return r.around(r.cmd.Start)
 }
 
 // readyPlan builds the plan for p on this kernel, or says why it cannot.
@@ -474,7 +482,7 @@ func NewSpawner(p Policy) (*Spawner, error) {
 		for {
 			select {
 			case req := <-s.reqs:
-				req.done <- req.cmd.Start()
+				req.done <- req.start()
 			case <-s.quit:
 				return
 			}
@@ -520,7 +528,7 @@ func NewNestedSpawner() (*Spawner, error) {
 		for {
 			select {
 			case req := <-s.reqs:
-				req.done <- req.cmd.Start()
+				req.done <- req.start()
 			case <-s.quit:
 				return
 			}
@@ -535,8 +543,15 @@ func NewNestedSpawner() (*Spawner, error) {
 
 // Start calls cmd.Start on the confined thread, so the process (and all
 // it starts) is in the domain. It returns cmd.Start's error, or ErrClosed.
-func (s *Spawner) Start(cmd *exec.Cmd) error {
-	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
+func (s *Spawner) Start(cmd *exec.Cmd) error { return s.StartWith(cmd, nil) }
+
+// StartWith is Start with around (when not nil) called on the confined
+// thread with the function that starts cmd: for what must be done on the
+// forking thread itself, such as entering a cgroup v1 hierarchy's cgroup
+// for the fork (proc.ForkHook). around runs confined: it may use only
+// what it opened before.
+func (s *Spawner) StartWith(cmd *exec.Cmd, around func(start func() error) error) error {
+	req := spawnReq{cmd: cmd, around: around, done: make(chan error, 1)}
 	select {
 	case s.reqs <- req:
 		return <-req.done

@@ -366,7 +366,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		case abi >= 4:
 			pl.handledNet = accessNetBindTCP | accessNetConnectTCP
 			r.NoNetwork = true
-			r.Limits = append(r.Limits, "no-network covers TCP only: UDP and other protocols are not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6), nor a TCP listen without bind (inbound only, on a port the kernel picks)")
+			r.Limits = append(r.Limits, "no-network does not cover pathname Unix sockets (abstract ones are scoped from ABI 6) nor a TCP listen without bind (inbound only, on a port the kernel picks)")
 		default:
 			r.Missing = append(r.Missing, "no-network needs Landlock ABI 4 (Linux 6.7)")
 		}

@@ -14,7 +14,7 @@ func LimitSupport() string { return "not supported on this system (Linux only)" 
 type treeLimit struct{}
 
 func (t *treeLimit) hit(ws syscall.WaitStatus, ru *syscall.Rusage) (string, int64) { return "", 0 }
-func (t *treeLimit) close()                                                       {}
+func (t *treeLimit) close()                                                        {}
 
 func withLimits(l Limits, cmd *exec.Cmd, spawn func(*exec.Cmd) error) (func(*exec.Cmd) error, *treeLimit, error) {
 	if l.IsZero() {

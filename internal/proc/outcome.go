@@ -51,7 +51,7 @@ type Outcome struct {
 	Limit    int64          // the byte limit, for OutputExceeded; the limit's value (bytes, processes, nanoseconds) for LimitExceeded
 	// LimitName is LimitMemory, LimitPids or LimitCPU, for LimitExceeded.
 	LimitName string
-	Err      error          // why it could not start, for NotStarted
+	Err       error // why it could not start, for NotStarted
 }
 
 // OK reports whether the process exited on its own with status 0.
