@@ -213,14 +213,28 @@ and all it starts, may read and execute the system directories (/usr /bin
 symlinks; read and write --root (read only with --readonly) and a private
 TMPDIR made for this server; read --allow-read and read and write
 --allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
-else: not the home directory, not /proc (ps does not work confined). With
---no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect or
-bind, MPTCP and TCP Fast Open included, and no io_uring; on ABI 6
+else: not the home directory, not /proc (ps does not work confined). Tools
+hold no capability (of a root mcp-route too) and are refused mount,
+unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
+flag and the like (seccomp). With --no-network (Landlock ABI 4, Linux 6.7,
+and seccomp) no TCP connect or bind, MPTCP and TCP Fast Open included, no
+UDP, raw or packet socket, and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
 outside. A tool's definition cannot widen this. auto runs tools unconfined,
 with one warning, where the kernel cannot (Landlock needs Linux 5.13);
 require exits 1 then. The rules are proved at start by a probe child.
 --confine-check prints them.
+
+Limits: each tool process tree (a call's, a worker's) may use --limit-mem
+(1GiB) of memory and --limit-pids (512) processes at once, through the
+cgroup v1 memory and pids controllers where mcp-route can make cgroups
+(root); --limit-cpu bounds each process's CPU time (RLIMIT_CPU). Without a
+memory controller each process gets RLIMIT_DATA; without a pids
+controller there is no process limit (RLIMIT_NPROC counts all the user's
+processes and never binds root). A limit hit ends the call with an
+isError naming it, and every process left in the tree is killed. A tool's
+run.limitMem, run.limitPids and run.limitCpu win. --confine-check says
+how each is enforced here.
 
 Upstreams (--upstream NAME=CMD, repeatable): another MCP server, started
 like a tool (own process group, the tools' environment and confinement,
