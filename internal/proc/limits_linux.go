@@ -169,6 +169,28 @@ type treeLimit struct {
 	pids, memory string     // the tree's cgroup directories, "" when none
 	name         string     // their name, below each hierarchy's base
 	enter, leave []*os.File // their tasks files, and our own cgroups'
+	forked       atomic.Bool // aroundFork forked inside the cgroups
+}
+
+// alive reports whether pid is a process that is not exiting nor has
+// exited (PF_EXITING in its flags, or a zombie): an exiting process has
+// already left its cgroups.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // state, ppid, pgrp, session, tty, tpgid, flags
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	const pfExiting = 0x4
+	return err == nil && flags&pfExiting == 0
 }
 
 // newTreeLimit makes the tree's cgroups and sets their limits. An error
@@ -244,7 +266,9 @@ func (t *treeLimit) aroundFork(start func() error) error {
 		entered++
 	}
 	if err == nil {
-		err = start()
+		if err = start(); err == nil {
+			t.forked.Store(true)
+		}
 	}
 	for _, f := range t.leave[:entered] {
 		if _, lerr := f.Write(tid); lerr != nil {
@@ -260,12 +284,17 @@ func (t *treeLimit) aroundFork(start func() error) error {
 // forks elsewhere without ForkHook would escape them) and sets the
 // rlimits that stand in for a missing controller, and RLIMIT_CPU.
 func (t *treeLimit) started(pid int) error {
+	if (t.pids != "" || t.memory != "") && !t.forked.Load() {
+		return errors.New("limits: the process was not forked inside its cgroups: a Spawn that forks on another thread must use proc.ForkHook")
+	}
 	for _, h := range []hierarchy{v1.pids, v1.memory} {
 		if (h.controller == "pids" && t.pids == "") || (h.controller == "memory" && t.memory == "") {
 			continue
 		}
-		if got, _ := cgroupOf(strconv.Itoa(pid), h.controller); got != h.path+"/"+t.name {
-			return fmt.Errorf("limits: the process was not started in its %s cgroup (it is in %q): a Spawn that forks on another thread must use proc.ForkHook", h.controller, got)
+		// An exited process (a zombie) shows the root cgroup: only a live
+		// one elsewhere is wrong.
+		if got, _ := cgroupOf(strconv.Itoa(pid), h.controller); got != h.path+"/"+t.name && alive(pid) {
+			return fmt.Errorf("limits: the process was not started in its %s cgroup (it is in %q)", h.controller, got)
 		}
 	}
 	set := func(res int, cur, max uint64) error {
