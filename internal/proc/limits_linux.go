@@ -166,9 +166,9 @@ var treeSeq atomic.Uint64
 // treeLimit is the enforcement of Limits for one process tree.
 type treeLimit struct {
 	lim          Limits
-	pids, memory string     // the tree's cgroup directories, "" when none
-	name         string     // their name, below each hierarchy's base
-	enter, leave []*os.File // their tasks files, and our own cgroups'
+	pids, memory string      // the tree's cgroup directories, "" when none
+	name         string      // their name, below each hierarchy's base
+	enter, leave []*os.File  // their tasks files, and our own cgroups'
 	forked       atomic.Bool // aroundFork forked inside the cgroups
 }
 
