@@ -434,6 +434,10 @@ func TestConfineCheck(t *testing.T) {
 		t.Fatalf("--confine-check: exit %d, stderr %q", code, errs)
 	}
 	noNetwork := "deny tcp bind and connect"
+	filterLine := "deny mount, unshare, setns, chroot, pivot_root, bpf,"
+	if !noNetworkFilter {
+		filterLine = "NOT ENFORCED: system call filter"
+	}
 	if sideDoor {
 		noNetwork = "NOT ENFORCED: no-network"
 	}
@@ -451,6 +455,10 @@ func TestConfineCheck(t *testing.T) {
 		"/usr ",
 		"deny everything else",
 		noNetwork,
+		"deny every capability (bounding, effective, permitted, inheritable, ambient)\n",
+		filterLine,
+		"limits per tool process tree: memory 1GiB, pids 512, cpu none\n",
+		"limits enforced by: memory: ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--confine-check output lacks %q:\n%s", want, out)

@@ -109,6 +109,7 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
 
@@ -212,14 +213,28 @@ and all it starts, may read and execute the system directories (/usr /bin
 symlinks; read and write --root (read only with --readonly) and a private
 TMPDIR made for this server; read --allow-read and read and write
 --allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
-else: not the home directory, not /proc (ps does not work confined). With
---no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect or
-bind, MPTCP and TCP Fast Open included, and no io_uring; on ABI 6
+else: not the home directory, not /proc (ps does not work confined). Tools
+hold no capability (of a root mcp-route too) and are refused mount,
+unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
+flag and the like (seccomp). With --no-network (Landlock ABI 4, Linux 6.7,
+and seccomp) no TCP connect or bind, MPTCP and TCP Fast Open included, no
+UDP, raw or packet socket, and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
 outside. A tool's definition cannot widen this. auto runs tools unconfined,
 with one warning, where the kernel cannot (Landlock needs Linux 5.13);
 require exits 1 then. The rules are proved at start by a probe child.
 --confine-check prints them.
+
+Limits: each tool process tree (a call's, a worker's) may use --limit-mem
+(1GiB) of memory and --limit-pids (512) processes at once, through the
+cgroup v1 memory and pids controllers where mcp-route can make cgroups
+(root); --limit-cpu bounds each process's CPU time (RLIMIT_CPU). Without a
+memory controller each process gets RLIMIT_DATA; without a pids
+controller there is no process limit (RLIMIT_NPROC counts all the user's
+processes and never binds root). A limit hit ends the call with an
+isError naming it, and every process left in the tree is killed. A tool's
+run.limitMem, run.limitPids and run.limitCpu win. --confine-check says
+how each is enforced here.
 
 Upstreams (--upstream NAME=CMD, repeatable): another MCP server, started
 like a tool (own process group, the tools' environment and confinement,
@@ -336,7 +351,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	allowWrite := &listFlag{}
 	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable)")
 	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
-	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
+	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7) nor open UDP, raw, packet or other non-Unix sockets (seccomp); Unix sockets are not covered")
+	limitMem := fs.String("limit-mem", proc.FormatSize(DefaultLimitMem), "memory of each tool process tree (a call's, a worker's) together, as `SIZE` (512MiB, 2G; 0: none); a tool's run.limitMem wins; cgroup memory controller, else RLIMIT_DATA per process (see README, Limits)")
+	limitPids := fs.Int("limit-pids", DefaultLimitPids, "processes and threads of each tool process tree at once (0: none); a tool's run.limitPids wins; needs the cgroup pids controller: with none there is no process limit (see README, Limits)")
+	limitCPU := fs.Duration("limit-cpu", 0, "CPU time of each tool process, as a duration (0: none, the default; --timeout bounds a call); a tool's run.limitCpu wins; RLIMIT_CPU, per process")
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	upstreams := &listFlag{}
 	fs.Var(upstreams, "upstream", "mount the MCP server `NAME=CMD` (or NAME=https://HOST/PATH; http only on loopback): its tools are served as NAME__TOOL; NAME is 1-32 of [A-Za-z0-9-]; CMD is split like a shell would, without one (repeatable; see README's Upstreams)")
@@ -387,12 +405,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		{*describeTimeout <= 0, "describe-timeout", "a positive duration"},
 		{*maxQueue < 0, "max-queue", "0 or more"},
 		{*upstreamTimeout <= 0, "upstream-timeout", "a positive duration"},
+		{*limitPids < 0, "limit-pids", "a number of processes, or 0 for none"},
+		{*limitCPU < 0, "limit-cpu", "a positive duration, or 0 for none"},
 	} {
 		if c.bad {
 			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
 			return 2
 		}
 	}
+	limitMemBytes, err := tooldef.ParseSize(*limitMem)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --limit-mem %v (see --help)\n", prog, err)
+		return 2
+	}
+	limits := proc.Limits{Memory: limitMemBytes, Pids: *limitPids, CPU: *limitCPU}
 	mode, err := confinement.ParseMode(*confineMode)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
@@ -599,7 +625,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Warnf:      logf,
 	}
 	if *confineCheck {
-		return confineCheckMain(policy, stdout, stderr)
+		return confineCheckMain(policy, limits, stdout, stderr)
 	}
 	// lookup is mcp-route's environment as the tools see it: under
 	// confinement TMPDIR is the server's private directory, the one
@@ -642,6 +668,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			logger.Warn("tools confined: " + rep.String())
 		case everything:
 			logger.Info("tools confined: " + rep.String())
+		}
+		if !limits.IsZero() {
+			debugf("limits per tool process tree: %s; enforced by: %s", limitsText(limits), proc.LimitSupport())
 		}
 	}()
 
@@ -702,6 +731,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Env:        env,
 		LookupEnv:  lookup,
 		Spawn:      conf.Spawn(),
+		Limits:     limits,
 		Timeout:    *timeout,
 		MaxOutput:  *maxOutput,
 		MaxProcs:   *maxProcs,
@@ -784,10 +814,31 @@ func cacheKeyEnv(env []string, tmp string) []string {
 	return out
 }
 
+// Defaults of --limit-mem and --limit-pids; see README, Limits.
+const (
+	DefaultLimitMem  = 1 << 30
+	DefaultLimitPids = 512
+)
+
+// limitsText is l as a line: "memory 1GiB, pids 512, cpu none".
+func limitsText(l proc.Limits) string {
+	mem, pids, cpu := "none", "none", "none"
+	if l.Memory > 0 {
+		mem = proc.FormatSize(l.Memory)
+	}
+	if l.Pids > 0 {
+		pids = fmt.Sprint(l.Pids)
+	}
+	if l.CPU > 0 {
+		cpu = l.CPU.String() + " per process"
+	}
+	return "memory " + mem + ", pids " + pids + ", cpu " + cpu
+}
+
 // confineCheckMain is --confine-check: the rules on stdout, the verdict
 // for --confine require as the exit status and, when it would refuse, one
 // line on stderr.
-func confineCheckMain(c confinement.Config, stdout, stderr io.Writer) int {
+func confineCheckMain(c confinement.Config, limits proc.Limits, stdout, stderr io.Writer) int {
 	// The tools' private TMPDIR is part of the policy: a stand-in for the
 	// one a server would make.
 	tmp, err := os.MkdirTemp("", "mcp-route-tmp-")
@@ -804,6 +855,8 @@ func confineCheckMain(c confinement.Config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "--confine off: tools would run unconfined; with auto or require this kernel would enforce:")
 	}
 	fmt.Fprint(stdout, detail)
+	fmt.Fprintf(stdout, "limits per tool process tree: %s\n", limitsText(limits))
+	fmt.Fprintf(stdout, "limits enforced by: %s\n", proc.LimitSupport())
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --confine require would refuse to start: %v\n", prog, err)
 		return 1

@@ -625,6 +625,9 @@ func TestFlagOutOfRangeNamed(t *testing.T) {
 		{[]string{"--timeout", "0s"}, []string{"mcp-route: --timeout 0s: want a positive duration (see --help)\n"}},
 		{[]string{"--max-procs", "0"}, []string{"mcp-route: --max-procs 0: want a positive number (see --help)\n"}},
 		{[]string{"--max-queue", "-1"}, []string{"mcp-route: --max-queue -1: want 0 or more (see --help)\n"}},
+		{[]string{"--limit-pids", "-1"}, []string{"mcp-route: --limit-pids -1: want a number of processes, or 0 for none (see --help)\n"}},
+		{[]string{"--limit-cpu", "-1s"}, []string{"mcp-route: --limit-cpu -1s: want a positive duration, or 0 for none (see --help)\n"}},
+		{[]string{"--limit-mem", "512"}, []string{"mcp-route: --limit-mem \"512\": want a size such as \"512MiB\" or \"2G\" (at least 1MiB; 0: no limit) (see --help)\n"}},
 	} {
 		cmd := exec.Command(bin, append([]string{"--tools", t.TempDir()}, c.args...)...)
 		var stdout, stderr bytes.Buffer
@@ -634,7 +637,7 @@ func TestFlagOutOfRangeNamed(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, stdout.String(), stderr.String(), c.want[0])
 		}
 	}
-	for _, ok := range [][]string{{"--poll", "0"}, {"--poll", "2s"}, {"--max-queue", "0"}} {
+	for _, ok := range [][]string{{"--poll", "0"}, {"--poll", "2s"}, {"--max-queue", "0"}, {"--limit-mem", "0", "--limit-pids", "0"}, {"--limit-mem", "2G", "--limit-cpu", "10s"}} {
 		cmd := exec.Command(bin, append([]string{"--tools", t.TempDir()}, ok...)...)
 		cmd.Stdin = strings.NewReader("") // EOF at once: a clean shutdown
 		var stderr bytes.Buffer

@@ -54,10 +54,10 @@ func restrictThread(pl *plan) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("confine: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if pl.handledNet != 0 {
-		// Not fatal: the thread check then finds the ways past the TCP
-		// rules open and reports no-network as not enforced, with this.
-		pl.netFilterErr = installNetFilter()
+	if pl.filter {
+		// Not fatal: the thread check then finds the calls open and
+		// reports the filter (and no-network) as not enforced, with this.
+		pl.filterErr = installFilter(pl.handledNet != 0)
 	}
 	attr := rulesetAttr{handledAccessFS: pl.handledFS, handledAccessNet: pl.handledNet, scoped: pl.scoped}
 	rfd, err := landlockCreateRuleset(&attr, 0)
@@ -208,6 +208,15 @@ func (w *witness) check(pl *plan) (Report, error) {
 			return r, fmt.Errorf("confine: %s %s is allowed by the policy but opening it was refused: %v", rl.Access, rl.Path, err)
 		}
 	}
+	// Capabilities last: the rules above are opened as mcp-route's
+	// user could, with its capabilities (root reads others' 0700
+	// directories by CAP_DAC_READ_SEARCH), as the policy meant.
+	if pl.dropCaps {
+		r = checkCaps(r, dropCapabilities())
+	}
+	if pl.filter {
+		r = checkFilter(r, pl.handledNet != 0, pl.filterErr)
+	}
 	if pl.handledNet != 0 {
 		if w.tcp < 0 {
 			r.NoNetwork = false
@@ -223,8 +232,8 @@ func (w *witness) check(pl *plan) (Report, error) {
 			}
 			if doors := tcpSideDoors(addr); len(doors) > 0 {
 				why := ""
-				if pl.netFilterErr != nil {
-					why = " (the seccomp filter that refuses them: " + pl.netFilterErr.Error() + ")"
+				if pl.filterErr != nil {
+					why = " (the seccomp filter that refuses them: " + pl.filterErr.Error() + ")"
 				}
 				r.NoNetwork = false
 				r.Missing = append(r.Missing, "no-network: this kernel lets "+strings.Join(doors, " and ")+" reach a TCP port past Landlock's TCP rules"+why)
@@ -259,6 +268,83 @@ func (w *witness) check(pl *plan) (Report, error) {
 	}
 	r.Verified = true
 	return r, nil
+}
+
+// checkCaps sees, on the thread, that dropCapabilities (which returned
+// dropErr) left no capability in the effective, permitted, inheritable
+// and ambient sets: r.NoCapabilities, or a Missing entry. A bounding
+// set that could not be dropped (not root) is a Limit: with the others
+// empty and no_new_privs, exec grants none of it.
+func checkCaps(r Report, dropErr error) Report {
+	left, bounding, err := capsLeft()
+	switch {
+	case err != nil:
+		r.Missing = append(r.Missing, "capabilities could not be checked: "+err.Error())
+	case left != "":
+		why := ""
+		if dropErr != nil {
+			why = " (" + dropErr.Error() + ")"
+		}
+		r.Missing = append(r.Missing, "capabilities: still held after dropping them: "+left+why)
+	default:
+		r.NoCapabilities = true
+		if bounding != "" {
+			r.Limits = append(r.Limits, "capability bounding set "+bounding+" kept (not privileged to drop it); with no capability held and no_new_privs, exec grants none of it")
+		}
+	}
+	return r
+}
+
+// checkFilter sees, on the thread, that the seccomp filter is in force:
+// unshare(CLONE_NEWUSER) is refused with EPERM (a thread of a
+// multi-threaded process gets EINVAL from the kernel itself), clone3
+// with ENOSYS (EINVAL or EFAULT otherwise); with noNetwork, a packet
+// socket and a UDP socket with EACCES while an AF_UNIX socket opens.
+func checkFilter(r Report, noNetwork bool, installErr error) Report {
+	var bad []string
+	if err := unix.Unshare(unix.CLONE_NEWUSER); !errors.Is(err, unix.EPERM) {
+		bad = append(bad, fmt.Sprintf("unshare(CLONE_NEWUSER) gave %v, not EPERM", err))
+	}
+	if _, _, e := unix.Syscall(unix.SYS_CLONE3, 0, 0, 0); e != unix.ENOSYS {
+		bad = append(bad, fmt.Sprintf("clone3 gave %v, not ENOSYS", e))
+	}
+	if noNetwork {
+		for _, s := range []struct {
+			what                  string
+			family, typ, protocol int
+		}{
+			{"a packet socket", unix.AF_PACKET, unix.SOCK_RAW, 0},
+			{"a raw IPv4 socket", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP},
+			{"a UDP socket", unix.AF_INET, unix.SOCK_DGRAM, 0},
+			{"a UDP6 socket", unix.AF_INET6, unix.SOCK_DGRAM, 0},
+		} {
+			fd, err := unix.Socket(s.family, s.typ|unix.SOCK_CLOEXEC, s.protocol)
+			if err == nil {
+				unix.Close(fd)
+			}
+			if !errors.Is(err, unix.EACCES) {
+				bad = append(bad, fmt.Sprintf("%s gave %v, not EACCES", s.what, err))
+			}
+		}
+		if fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			bad = append(bad, "an AF_UNIX socket was refused: "+err.Error())
+		} else {
+			unix.Close(fd)
+		}
+	}
+	if len(bad) == 0 {
+		r.Seccomp = true
+		return r
+	}
+	why := ""
+	if installErr != nil {
+		why = " (" + installErr.Error() + ")"
+	}
+	r.Missing = append(r.Missing, "system call filter not in force: "+strings.Join(bad, "; ")+why)
+	if noNetwork {
+		r.NoNetwork = false
+	}
+	return r
 }
 
 // tcpSideDoors tries, from a thread whose TCP connect is refused, the
@@ -308,8 +394,16 @@ type Spawner struct {
 }
 
 type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd    *exec.Cmd
+	around func(start func() error) error // nil: none
+	done   chan error
+}
+
+func (r spawnReq) start() error {
+	if r.around == nil {
+		return r.cmd.Start()
+	}
+	return r.around(r.cmd.Start)
 }
 
 // readyPlan builds the plan for p on this kernel, or says why it cannot.
@@ -388,7 +482,7 @@ func NewSpawner(p Policy) (*Spawner, error) {
 		for {
 			select {
 			case req := <-s.reqs:
-				req.done <- req.cmd.Start()
+				req.done <- req.start()
 			case <-s.quit:
 				return
 			}
@@ -434,7 +528,7 @@ func NewNestedSpawner() (*Spawner, error) {
 		for {
 			select {
 			case req := <-s.reqs:
-				req.done <- req.cmd.Start()
+				req.done <- req.start()
 			case <-s.quit:
 				return
 			}
@@ -449,8 +543,15 @@ func NewNestedSpawner() (*Spawner, error) {
 
 // Start calls cmd.Start on the confined thread, so the process (and all
 // it starts) is in the domain. It returns cmd.Start's error, or ErrClosed.
-func (s *Spawner) Start(cmd *exec.Cmd) error {
-	req := spawnReq{cmd: cmd, done: make(chan error, 1)}
+func (s *Spawner) Start(cmd *exec.Cmd) error { return s.StartWith(cmd, nil) }
+
+// StartWith is Start with around (when not nil) called on the confined
+// thread with the function that starts cmd: for what must be done on the
+// forking thread itself, such as entering a cgroup v1 hierarchy's cgroup
+// for the fork (proc.ForkHook). around runs confined: it may use only
+// what it opened before.
+func (s *Spawner) StartWith(cmd *exec.Cmd, around func(start func() error) error) error {
+	req := spawnReq{cmd: cmd, around: around, done: make(chan error, 1)}
 	select {
 	case s.reqs <- req:
 		return <-req.done

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,8 @@ func helper(mode string, args []string) int {
 		}
 		c.Close()
 		fmt.Println("connected")
+	case "privileged": // what a root process could do to the system
+		return privileged(args[0])
 	case "x32": // an x32 system call (amd64): the filter kills, else it returns
 		unix.RawSyscall(0x40000000|unix.SYS_GETPID, 0, 0, 0)
 		fmt.Println("survived")
@@ -382,6 +385,103 @@ func TestSpawnerAllowReadWrite(t *testing.T) {
 	}
 }
 
+// privileged tries what capabilities and namespaces give, one line each:
+// the name, then "ok" or the error. dir is a writable directory.
+func privileged(dir string) int {
+	say := func(what string, err error) {
+		if err == nil {
+			fmt.Println(what, "ok")
+		} else {
+			fmt.Println(what, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	unix.Capget(&hdr, &data[0])
+	bnd, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0)
+	fmt.Printf("caps effective=%#x permitted=%#x sys_admin-bounding=%d\n", data[0].Effective, data[0].Permitted, bnd)
+	say("unshare-user", unix.Unshare(unix.CLONE_NEWUSER))
+	say("chroot", unix.Chroot(dir))
+	say("mount", unix.Mount("none", dir, "tmpfs", 0, ""))
+	_, _, e := unix.Syscall(unix.SYS_BPF, 0 /* BPF_MAP_CREATE */, 0, 0)
+	say("bpf", errnoErr(e))
+	_, _, e = unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)
+	say("clone3", errnoErr(e))
+	c := exec.Command("/bin/true")
+	c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	say("clone-newuser", c.Run())
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	say("packet-socket", err)
+	say("write-file", os.WriteFile(dir+"/written", []byte("x"), 0o600))
+	fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	say("unix-socket", err)
+	return 0
+}
+
+func errnoErr(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// TestSpawnerNoPrivilege: a confined child of a root process holds no
+// capability, and the calls that reach into the system (namespaces,
+// chroot, mount, bpf, packet sockets) are refused, while its file work
+// and a Unix socket work. Unconfined, the same helper (as root) has the
+// capabilities and gets past the filter, so the refusals are the
+// confinement's.
+func TestSpawnerNoPrivilege(t *testing.T) {
+	t.Parallel()
+	confinetest.Need(t, 1)
+	f := newFixture(t)
+	argv, env, exe := helperArgv(t, "privileged", f.root)
+	s := spawner(t, confine.Policy{Root: f.root, ReadExec: []string{exe}})
+	if r := s.Report(); !r.NoCapabilities || !r.Seccomp || !r.Complete() {
+		t.Fatalf("report: %s", r)
+	}
+	out, code := run(t, s, f.root, env, argv...)
+	if code != 0 {
+		t.Fatalf("helper: status %d, %q", code, out)
+	}
+	want := []string{
+		"caps effective=0x0 permitted=0x0 sys_admin-bounding=0",
+		"unshare-user operation not permitted",
+		"chroot operation not permitted",
+		"mount operation not permitted",
+		"bpf operation not permitted",
+		"clone3 function not implemented",
+		"clone-newuser fork/exec /bin/true: operation not permitted",
+		"packet-socket operation not permitted",
+		"write-file ok",
+		"unix-socket ok",
+	}
+	if got := strings.Split(strings.TrimSpace(out), "\n"); !slices.Equal(got, want) {
+		t.Errorf("confined:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// The counterpart, as root: without the confinement the same calls
+	// get through to the kernel (the unshare of a threaded process and
+	// clone3 without arguments fail with EINVAL, not by refusal).
+	out, _ = run(t, nil, f.root, env, argv...)
+	for _, line := range []string{"chroot ok", "packet-socket ok", "clone3 invalid argument", "unshare-user invalid argument"} {
+		if !strings.Contains(out, line+"\n") {
+			t.Errorf("unconfined root: no %q in\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "caps effective=0x0 ") {
+		t.Errorf("unconfined root holds no capability: %s", out)
+	}
+}
+
 // helperArgv runs this test binary as the helper in mode.
 func helperArgv(t *testing.T, mode string, args ...string) (argv, env []string, exe string) {
 	t.Helper()
@@ -466,13 +566,16 @@ func TestSpawnerNoNetwork(t *testing.T) {
 	}
 	t.Run("udp", func(t *testing.T) {
 		argv, env, _ := helperArgv(t, "udp", udp.LocalAddr().String())
-		if out, code := run(t, closed, f.root, env, argv...); code != 0 || out != "sent\n" {
-			t.Fatalf("UDP with no-network (not covered): status %d, %q", code, out)
+		if out, code := run(t, open, f.root, env, argv...); code != 0 || out != "sent\n" {
+			t.Fatalf("UDP without no-network: status %d, %q", code, out)
 		}
 		buf := make([]byte, 64)
 		udp.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if n, _, err := udp.ReadFrom(buf); err != nil || string(buf[:n]) != "datagram" {
-			t.Errorf("UDP datagram: %q, %v", buf[:n], err)
+			t.Fatalf("UDP datagram without no-network: %q, %v", buf[:n], err)
+		}
+		if out, code := run(t, closed, f.root, env, argv...); code != 1 || !strings.Contains(out, "permission denied") {
+			t.Errorf("UDP with no-network: status %d, %q", code, out)
 		}
 	})
 	t.Run("x32", func(t *testing.T) {
@@ -480,12 +583,15 @@ func TestSpawnerNoNetwork(t *testing.T) {
 			t.Skip("x32 is amd64's")
 		}
 		argv, env, _ := helperArgv(t, "x32", "")
-		if out, code := run(t, open, f.root, env, argv...); code != 0 || out != "survived\n" {
-			t.Fatalf("x32 call without no-network: status %d, %q", code, out)
+		if out, code := run(t, nil, f.root, env, argv...); code != 0 || out != "survived\n" {
+			t.Fatalf("x32 call unconfined: status %d, %q", code, out)
 		}
-		// Its numbers are not amd64's: the filter does not guess, it kills.
-		if out, code := run(t, closed, f.root, env, argv...); code != -1 || out != "" {
-			t.Errorf("x32 call with no-network: status %d, %q", code, out)
+		// Its numbers are not amd64's: the filter of every confined
+		// process does not guess, it kills.
+		for _, s := range []*confine.Spawner{open, closed} {
+			if out, code := run(t, s, f.root, env, argv...); code != -1 || out != "" {
+				t.Errorf("x32 call confined (no-network %v): status %d, %q", s.Policy().NoNetwork, code, out)
+			}
 		}
 	})
 	t.Run("shell", func(t *testing.T) {

@@ -33,6 +33,11 @@ func NewNestedSpawner() (*Spawner, error) { return nil, ErrUnsupported }
 // Start returns ErrUnsupported.
 func (s *Spawner) Start(cmd *exec.Cmd) error { return ErrUnsupported }
 
+// StartWith returns ErrUnsupported.
+func (s *Spawner) StartWith(cmd *exec.Cmd, around func(start func() error) error) error {
+	return ErrUnsupported
+}
+
 // Report is empty.
 func (s *Spawner) Report() Report { return Report{} }
 

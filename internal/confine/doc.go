@@ -21,31 +21,65 @@
 // itself refuses ptrace of processes outside the domain. From ABI 6 the
 // domain is also scoped: no signals to processes outside it, no connect
 // to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP
-// bind and connect are denied, MPTCP and TCP Fast Open included (see
-// below); UDP and other protocols, pathname Unix sockets, and a TCP
-// listen(2) without bind(2) (the kernel picks the port: inbound only)
-// are not covered.
+// bind and connect are denied, and the seccomp filter (below) refuses
+// UDP, raw, packet and the other sockets but Unix and netlink ones,
+// MPTCP and TCP Fast Open; pathname Unix sockets and a TCP listen(2)
+// without bind(2) (the kernel picks the port: inbound only) are not
+// covered.
 //
-// # NoNetwork: the seccomp filter
+// # Capabilities
 //
-// Landlock's TCP rules check bind(2) and connect(2) of IPPROTO_TCP
-// sockets. Linux (6.18 at least) lets two ways past them: an MPTCP
-// socket (protocol IPPROTO_MPTCP, which falls back to plain TCP) and TCP
-// Fast Open (sendto or sendmsg with MSG_FASTOPEN connects without
-// connect(2)). With NoNetwork the confined thread also gets a seccomp
-// filter, after PR_SET_NO_NEW_PRIVS and before landlock_restrict_self,
-// for that thread only (no SECCOMP_FILTER_FLAG_TSYNC) and inherited by
-// what it forks and execs. It refuses with EACCES socket(2) with
-// IPPROTO_MPTCP, sendto, sendmsg and sendmmsg with MSG_FASTOPEN, and
-// setsockopt IPPROTO_TCP TCP_FASTOPEN_CONNECT; with ENOSYS
-// io_uring_setup, since io_uring's socket and send operations are not
-// seen by seccomp (a program that uses io_uring falls back or fails);
-// and it kills a process that makes a system call of another convention
-// (x32 on amd64, 32-bit), whose numbers it does not check. Everything
-// else passes. The arguments are compared as the kernel reads them,
-// 32-bit ints. There is a filter for amd64 and arm64 only; elsewhere, or
-// when it cannot be installed, the check below finds the ways open and
-// NoNetwork is Missing.
+// Capabilities are per-thread credentials, like the domain: the confined
+// thread drops every one (the bounding set with PR_CAPBSET_DROP for each,
+// the ambient set, then effective, permitted and inheritable by capset),
+// so the tools of a root mcp-route hold none and exec grants them none
+// (with no_new_privs and empty sets, not even to uid 0), while
+// mcp-route's other threads keep theirs. The file modes then apply to a
+// root tool as to any process of uid 0 without CAP_DAC_OVERRIDE. A
+// thread not allowed to drop the bounding set (not root) keeps it, a
+// Report.Limits entry: it holds no capability and exec grants none. A
+// capability still held after the drop is Missing.
+//
+// # The seccomp filter
+//
+// Every confined thread also gets a seccomp filter, after
+// PR_SET_NO_NEW_PRIVS and before landlock_restrict_self, for that thread
+// only (no SECCOMP_FILTER_FLAG_TSYNC) and inherited by what it forks and
+// execs. It refuses with EPERM the calls that reach into the system
+// rather than the tool's own files: mount, umount2 and the new mount API
+// (fsopen, fsmount, move_mount, open_tree, ...), unshare, setns, chroot,
+// pivot_root, bpf, perf_event_open, keyctl, add_key, request_key,
+// kexec_load, kexec_file_load, init_module, finit_module, delete_module,
+// open_by_handle_at, userfaultfd, swapon, swapoff, reboot,
+// settimeofday, clock_settime, clock_adjtime, acct, quotactl, iopl,
+// ioperm, lookup_dcookie and fanotify_init; clone(2) with any namespace
+// flag (a user namespace gives every capability back inside it); and
+// with ENOSYS clone3(2), whose flags are in memory seccomp cannot read,
+// so that glibc and Go fall back to clone(2). Most of these need a
+// capability anyway; the filter is what holds for a non-root mcp-route
+// on a kernel with unprivileged user namespaces, and the kernel code
+// behind them is not reached at all. ptrace(2) and process_vm_writev(2)
+// stay: debuggers and strace are ordinary tools, and Landlock already
+// refuses them against any process outside the tool's domain. A process
+// that makes a system call of another convention (x32 on amd64, 32-bit)
+// is killed: its numbers are not the ones checked.
+//
+// With NoNetwork the filter also closes what Landlock's TCP rules
+// (bind(2) and connect(2) of IPPROTO_TCP sockets) do not see. It refuses
+// with EACCES, as Landlock would: socket(2) of every family but AF_UNIX,
+// AF_NETLINK, AF_INET and AF_INET6, and of AF_INET/AF_INET6 anything but
+// SOCK_STREAM with protocol 0 or IPPROTO_TCP (so no packet, raw, UDP,
+// ICMP, SCTP, MPTCP or AF_VSOCK socket; MPTCP falls back to plain TCP
+// past the rules on Linux 6.18 at least); sendto, sendmsg and sendmmsg
+// with MSG_FASTOPEN and setsockopt IPPROTO_TCP TCP_FASTOPEN_CONNECT (TCP
+// Fast Open connects without connect(2)); and with ENOSYS io_uring_setup,
+// since io_uring's socket and send operations are not seen by seccomp (a
+// program that uses io_uring falls back or fails). A TCP listen(2)
+// without bind(2) (the kernel picks the port: inbound only) is not
+// covered. The arguments are compared as the kernel reads them, 32-bit
+// ints. There is a filter for amd64 and arm64 only; elsewhere, or when it
+// cannot be installed, the check below finds the calls open and the
+// filter (and NoNetwork) is Missing, so --confine require refuses there.
 //
 // Each path is resolved (symlinks followed) when the rules are built and
 // the rule attaches to what it resolved to; a symlink inside Root that
@@ -105,10 +139,14 @@
 // outside the policy cannot be read nor a file created there, that every
 // readable rule opens, and, when asked, that a TCP connect to a loopback
 // listener, kill(2) of a process outside and a connect to an abstract
-// socket made outside are refused. With NoNetwork it also tries the ways
-// past Landlock's TCP rules (an MPTCP connect, TCP Fast Open's sendto,
-// io_uring_setup): one that gets through makes no-network Missing, so
-// the Report is not Complete. Probe then
+// socket made outside are refused. It sees the capabilities gone
+// (capget, PR_CAPBSET_READ, PR_CAP_AMBIENT_IS_SET) and the filter in
+// force (unshare(CLONE_NEWUSER) refused with EPERM where the kernel gives
+// a threaded process EINVAL, clone3 with ENOSYS; with NoNetwork packet,
+// raw and UDP sockets refused, an AF_UNIX one allowed). With NoNetwork it
+// also tries the ways past Landlock's TCP rules (an MPTCP connect, TCP
+// Fast Open's sendto, io_uring_setup): one that gets through makes
+// no-network Missing, so the Report is not Complete. Probe then
 // starts a real child through the Spawner and checks the same from the
 // child. A Report says
 // Verified only after seeing it; a protection that could not be tested is

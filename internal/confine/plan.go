@@ -28,7 +28,8 @@ type Policy struct {
 	// AllowWrite are read-write (--allow-write).
 	AllowWrite []string
 	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4), and by
-	// a seccomp filter MPTCP, TCP Fast Open and io_uring (see the
+	// the seccomp filter UDP, raw, packet and other non-TCP sockets but
+	// Unix and netlink ones, MPTCP, TCP Fast Open and io_uring (see the
 	// package doc).
 	NoNetwork bool
 }
@@ -70,6 +71,14 @@ type Report struct {
 	Rules []Rule // every path opened, in order: system, devices, policy
 	// NoNetwork: TCP bind and connect are denied.
 	NoNetwork bool
+	// NoCapabilities: the confined processes hold no capability (every
+	// set empty, the bounding set too when mcp-route could drop it),
+	// even when mcp-route runs as root.
+	NoCapabilities bool
+	// Seccomp: the system call filter is in force (mount, unshare,
+	// chroot, bpf, namespaces... refused; with NoNetwork also raw,
+	// packet and UDP sockets).
+	Seccomp bool
 	// ScopedSignals: a confined process cannot signal processes outside
 	// its domain. ScopedAbstractSockets: nor connect to abstract Unix
 	// sockets created outside it. Both need ABI 6 (and the kernel fix
@@ -119,6 +128,12 @@ func (r Report) String() string {
 	if r.NoNetwork {
 		b.WriteString("; tcp bind+connect denied")
 	}
+	if r.NoCapabilities {
+		b.WriteString("; no capabilities")
+	}
+	if r.Seccomp {
+		b.WriteString("; syscall filter")
+	}
 	if r.ScopedSignals {
 		b.WriteString("; signals scoped")
 	}
@@ -155,7 +170,9 @@ func (r Report) Detail() string {
 			fmt.Fprintf(&b, "deny %s\n", what)
 		}
 	}
-	yes(r.NoNetwork, "tcp bind and connect")
+	yes(r.NoNetwork, "tcp bind and connect; udp, raw and packet sockets")
+	yes(r.NoCapabilities, "every capability (bounding, effective, permitted, inheritable, ambient)")
+	yes(r.Seccomp, "mount, unshare, setns, chroot, pivot_root, bpf, perf_event_open, keyctl, kexec, modules, clone with namespace flags (clone3: ENOSYS) and the like (seccomp)")
 	yes(r.ScopedSignals, "signals to processes outside the domain")
 	yes(r.ScopedAbstractSockets, "abstract unix sockets outside the domain")
 	for _, m := range r.Missing {
@@ -187,11 +204,16 @@ type plan struct {
 	report     Report
 	handledFS  uint64
 	handledNet uint64
-	// netFilterErr: why the NoNetwork seccomp filter could not be
-	// installed on the thread (set by restrictThread).
-	netFilterErr error
-	scoped       uint64
-	masks        []uint64 // one per report.Rules entry
+	// filter: install the seccomp filter; filterErr: why it could not
+	// be installed on the thread (set by restrictThread).
+	filter    bool
+	filterErr error
+	// dropCaps: drop every capability on the thread; capsErr: what
+	// failed (set by restrictThread).
+	dropCaps bool
+	capsErr  error
+	scoped   uint64
+	masks    []uint64 // one per report.Rules entry
 	// root: Policy.Root got a rule, its own or one shared with another
 	// name of the same place.
 	root bool
@@ -238,7 +260,7 @@ var accessRank = map[string]int{AccessRead: 1, AccessReadExec: 2, AccessDevice: 
 var errRootAll = errors.New(`a policy that opens "/" opens everything; confinement could not be proven`)
 
 func (p Policy) plan(abi, errata int) (*plan, error) {
-	pl := &plan{}
+	pl := &plan{filter: true, dropCaps: true}
 	r := &pl.report
 	r.ABI = abi
 	if abi <= 0 {
@@ -344,7 +366,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		case abi >= 4:
 			pl.handledNet = accessNetBindTCP | accessNetConnectTCP
 			r.NoNetwork = true
-			r.Limits = append(r.Limits, "no-network covers TCP only: UDP and other protocols are not restricted, nor are Unix sockets (abstract ones are scoped from ABI 6), nor a TCP listen without bind (inbound only, on a port the kernel picks)")
+			r.Limits = append(r.Limits, "no-network does not cover pathname Unix sockets (abstract ones are scoped from ABI 6) nor a TCP listen without bind (inbound only, on a port the kernel picks)")
 		default:
 			r.Missing = append(r.Missing, "no-network needs Landlock ABI 4 (Linux 6.7)")
 		}

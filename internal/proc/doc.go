@@ -113,6 +113,37 @@
 // next sweep. A program that starts children any other way must not use
 // Subreap: a sweep would kill them.
 //
+// # Limits
+//
+// Cmd.Limits bound the process tree: a Run's process and all it starts,
+// or a Start'ed process and all it starts over its life. Memory and Pids
+// use the cgroup v1 memory and pids hierarchies, where mounted and where
+// a directory can be made below our own cgroup (mcpipe/PID-N there, one
+// per tree): the thread that forks enters the tree's cgroups for the
+// fork and returns to ours after it (v1 places threads one by one, and
+// fork copies the forking thread's), so the child is in them from its
+// first instruction. A Spawn that forks on another thread must wrap the
+// fork with ForkHook(cmd) there; the child's cgroup is checked after the
+// start, and a child outside it is killed and the start fails
+// (NotStarted). Without a memory hierarchy Memory is RLIMIT_DATA per
+// process; without a pids hierarchy there is no process limit
+// (RLIMIT_NPROC counts every process of the uid and is never enforced
+// for root). CPU is RLIMIT_CPU per process. Rlimits are set with prlimit
+// right after the start: what the process forks before that escapes
+// them. cgroup v2 is not used: CLONE_INTO_CGROUP needs clone3, which
+// confine's seccomp filter refuses on the forking thread. LimitSupport
+// says what applies on this machine.
+//
+// When the tree ends (Run: after the leader is reaped; Start: when the
+// process has ended), the Outcome is LimitExceeded when the memory
+// controller killed (oom_kill), the pids controller refused a fork, or
+// RLIMIT_CPU ended the leader, unless this package ended it first
+// (timeout, cancel, output). Then every process still in the tree's
+// cgroups is killed, one that left the group (setsid) included, and the
+// cgroups are removed once empty. A cgroup setup that fails is
+// NotStarted: limits asked for are never silently dropped, though a
+// missing hierarchy falls back as above.
+//
 // # What is refused
 //
 // An empty Path (NotStarted), and a Prepare that clears Setpgid. Nothing

@@ -33,6 +33,12 @@ const (
 	Canceled
 	// NotStarted: the process could not be started; Outcome.Err says why.
 	NotStarted
+	// LimitExceeded: the tree reached one of its Cmd.Limits (the memory
+	// controller killed, the pids controller refused a fork, RLIMIT_CPU
+	// ended the leader); Outcome.LimitName says which, Outcome.Limit its
+	// value. It wins over how the leader itself ended: what a process
+	// made while its forks or allocations were refused is not trusted.
+	LimitExceeded
 )
 
 // Outcome is how a process ended. Its String is the one wording of each
@@ -42,8 +48,10 @@ type Outcome struct {
 	ExitCode int            // the exit status; -1 when a signal ended it or it never ran
 	Signal   syscall.Signal // the signal that ended the leader, 0 if none
 	Timeout  time.Duration  // the timeout, for TimedOut
-	Limit    int64          // the byte limit, for OutputExceeded
-	Err      error          // why it could not start, for NotStarted
+	Limit    int64          // the byte limit, for OutputExceeded; the limit's value (bytes, processes, nanoseconds) for LimitExceeded
+	// LimitName is LimitMemory, LimitPids or LimitCPU, for LimitExceeded.
+	LimitName string
+	Err       error // why it could not start, for NotStarted
 }
 
 // OK reports whether the process exited on its own with status 0.
@@ -57,6 +65,9 @@ func (o Outcome) OK() bool { return o.Ending == Exited && o.ExitCode == 0 }
 //	output exceeded 1048576 bytes
 //	canceled
 //	cannot start: fork/exec /x: permission denied
+//	memory limit of 512MiB reached (--limit-mem)
+//	process limit of 512 reached (--limit-pids)
+//	CPU time limit of 10s reached (--limit-cpu)
 func (o Outcome) String() string {
 	switch o.Ending {
 	case Exited:
@@ -71,6 +82,8 @@ func (o Outcome) String() string {
 		return "canceled"
 	case NotStarted:
 		return "cannot start: " + o.Err.Error()
+	case LimitExceeded:
+		return limitText(o.LimitName, o.Limit)
 	}
 	return fmt.Sprintf("ending %d", int(o.Ending))
 }

@@ -82,6 +82,10 @@ type Cmd struct {
 	// starting anything (NotStarted). Spawn must not wait for the
 	// process; Run and Start do.
 	Spawn func(*exec.Cmd) error
+	// Limits bound the process tree (see the package doc, "Limits"):
+	// memory, processes and CPU. Zero: none. A Spawn that forks on
+	// another thread must run ForkHook(cmd) around the fork there.
+	Limits Limits
 }
 
 // Result is what Run saw. Outcome says how the process ended.
@@ -139,17 +143,44 @@ func (c *Cmd) command() (*exec.Cmd, error) {
 }
 
 // prepareAndStart runs Prepare and starts cmd as a tracked child, a
-// Run's when run is set.
-func (c *Cmd) prepareAndStart(cmd *exec.Cmd, run bool) error {
+// Run's when run is set, in its limits (nil tree: none).
+func (c *Cmd) prepareAndStart(cmd *exec.Cmd, run bool) (*treeLimit, error) {
 	if c.Prepare != nil {
 		if err := c.Prepare(cmd); err != nil {
-			return err
+			return nil, err
 		}
 		if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
-			return errors.New("Prepare cleared SysProcAttr.Setpgid")
+			return nil, errors.New("Prepare cleared SysProcAttr.Setpgid")
 		}
 	}
-	return startTracked(cmd, c.Spawn, run)
+	spawn, tree, err := withLimits(c.Limits, cmd, c.Spawn)
+	if err != nil {
+		return nil, err
+	}
+	if err := startTracked(cmd, spawn, run); err != nil {
+		if tree != nil {
+			tree.close()
+		}
+		return nil, err
+	}
+	return tree, nil
+}
+
+// limitOutcome turns o into LimitExceeded when the tree reached a limit
+// and nothing this package did ended it first; then it ends the tree:
+// every process left in it is killed.
+func limitOutcome(tree *treeLimit, o Outcome, st *os.ProcessState) Outcome {
+	if tree == nil {
+		return o
+	}
+	if o.Ending == Exited || o.Ending == Signaled {
+		ru, _ := st.SysUsage().(*syscall.Rusage)
+		if name, v := tree.hit(st.Sys().(syscall.WaitStatus), ru); name != "" {
+			o.Ending, o.LimitName, o.Limit = LimitExceeded, name, v
+		}
+	}
+	tree.close()
+	return o
 }
 
 func killGroup(pgid int, sig syscall.Signal) {
@@ -193,8 +224,9 @@ func Run(ctx context.Context, c Cmd) *Result {
 		cmd.ExtraFiles = []*os.File{progW} // fd 3
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	var tree *treeLimit
 	if err == nil {
-		err = c.prepareAndStart(cmd, true)
+		tree, err = c.prepareAndStart(cmd, true)
 	}
 	if err != nil {
 		res.Err = err
@@ -314,9 +346,12 @@ wait:
 	res.Stdout, res.StdoutTotal = stdout.buf, stdout.total
 	res.Stderr, res.StderrTotal, res.StderrCut = stderr.buf, stderr.total, stderr.cut
 	if st := cmd.ProcessState; st != nil {
-		res.Outcome = outcomeOf(st.Sys().(syscall.WaitStatus), forced, c.Timeout, limit)
+		res.Outcome = limitOutcome(tree, outcomeOf(st.Sys().(syscall.WaitStatus), forced, c.Timeout, limit), st)
 	} else {
 		res.Err = waitErr
+		if tree != nil {
+			tree.close()
+		}
 	}
 	return res
 }

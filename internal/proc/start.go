@@ -70,7 +70,8 @@ func Start(c Cmd) (*Process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := c.prepareAndStart(cmd, false); err != nil {
+	tree, err := c.prepareAndStart(cmd, false)
+	if err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func Start(c Cmd) (*Process, error) {
 		<-stderrDone
 		t.Stop()
 		errR.Close()
-		p.outcome = outcomeOf(cmd.ProcessState.Sys().(syscall.WaitStatus), Exited, 0, 0)
+		p.outcome = limitOutcome(tree, outcomeOf(cmd.ProcessState.Sys().(syscall.WaitStatus), Exited, 0, 0), cmd.ProcessState)
 		close(p.done)
 		Sweep()
 	}()

@@ -55,6 +55,7 @@ import (
 	"sync"
 
 	"github.com/mcpipe/mcpipe/internal/confine"
+	"github.com/mcpipe/mcpipe/internal/proc"
 )
 
 var errClosed = errors.New("confinement closed: mcp-route is shutting down")
@@ -314,6 +315,9 @@ func (c *Confinement) Spawn() func(*exec.Cmd) error {
 func (c *Confinement) start(cmd *exec.Cmd) error {
 	<-c.ready
 	if c.unconfined {
+		if around := proc.ForkHook(cmd); around != nil {
+			return around(cmd.Start)
+		}
 		return cmd.Start()
 	}
 	if target, ok := c.outside(cmd.Path); ok {
@@ -326,7 +330,7 @@ func (c *Confinement) start(cmd *exec.Cmd) error {
 	}
 	// Start is only the fork: holding the read lock across it lets a
 	// rebuild close the old spawner as soon as it has the lock.
-	return c.sp.Start(cmd)
+	return c.sp.StartWith(cmd, proc.ForkHook(cmd))
 }
 
 // outside resolves path and reports whether it lies outside every read and

@@ -103,6 +103,11 @@ type Run struct {
 	Idle        time.Duration // "idle": an idle worker exits after this long
 	MaxCalls    int           // "maxCalls": a worker is replaced after this many calls
 	MaxRSS      int64         // "maxRSS": a worker over this RSS is replaced after its call
+
+	// Limits of the tool's process tree; zero: mcp-route's --limit-*.
+	LimitMem  int64         // "limitMem", bytes
+	LimitPids int           // "limitPids"
+	LimitCPU  time.Duration // "limitCpu", CPU time per process
 }
 
 // Tool is one servable tool. It is immutable once published.
@@ -527,6 +532,10 @@ func parseTool(data []byte, fileName string) (*Tool, error) {
 			Idle:        d.Run.IdleDuration(),
 			MaxCalls:    d.Run.MaxCalls,
 			MaxRSS:      d.Run.MaxRSS,
+
+			LimitMem:  d.Run.LimitMemBytes(),
+			LimitPids: d.Run.LimitPids,
+			LimitCPU:  d.Run.LimitCPUDuration(),
 		},
 	}, nil
 }

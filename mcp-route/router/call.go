@@ -189,7 +189,17 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 // call's env) and a worker (with the worker env) alike: one place, so that
 // both run the same way.
 func (s *server) spec(t *registry.Tool, env []string) runner.Spec {
-	return runner.Spec{Path: t.Path, Dir: s.opts.Root, Env: env, Grace: s.opts.Grace, Spawn: s.opts.Spawn}
+	lim := s.opts.Limits
+	if t.Run.LimitMem > 0 {
+		lim.Memory = t.Run.LimitMem
+	}
+	if t.Run.LimitPids > 0 {
+		lim.Pids = t.Run.LimitPids
+	}
+	if t.Run.LimitCPU > 0 {
+		lim.CPU = t.Run.LimitCPU
+	}
+	return runner.Spec{Path: t.Path, Dir: s.opts.Root, Env: env, Grace: s.opts.Grace, Spawn: s.opts.Spawn, Limits: lim}
 }
 
 // runWorker runs the call on a worker of the tool (mcp-route/worker) and

@@ -102,6 +102,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
+	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 	"github.com/mcpipe/mcpipe/mcp-route/worker"
@@ -137,6 +138,7 @@ type Options struct {
 	PageSize   int                         // optional: tools per tools/list page
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
 	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
+	Limits     proc.Limits                 // optional: limits of each tool process tree, a call's or a worker's (a tool's run.limit* wins per field)
 	// Upstreams, optional, are the upstream MCP servers whose tools are
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.

@@ -64,6 +64,10 @@ type Spec struct {
 	// Landlock domain, so the tool is confined from its first
 	// instruction. nil: cmd.Start, unconfined.
 	Spawn func(*exec.Cmd) error
+	// Limits bound the tool's process tree (proc.Limits: memory,
+	// processes, CPU); a limit reached ends the run with
+	// proc.LimitExceeded, whose wording names it. Zero: none.
+	Limits proc.Limits
 }
 
 // Result is what happened. Outcome is how the run ended (decide on its
@@ -136,6 +140,7 @@ func Command(s Spec) proc.Cmd {
 		MaxStderr: s.MaxStderr,
 		Progress:  progress,
 		Spawn:     s.Spawn,
+		Limits:    s.Limits,
 	}
 }
 

@@ -20,7 +20,10 @@
 //     run.workers, run.concurrency, run.maxCalls or run.maxRSS (0 means
 //     the default); run.idle that is not a positive Go duration;
 //   - a run.env or run.passEnv variable name that is empty or holds "=" or
-//     NUL.
+//     NUL;
+//   - run.limitMem that is not a size ("256MiB", "1G", "1000000"; at
+//     least 1MiB), a negative run.limitPids, run.limitCpu that is not a
+//     positive Go duration (each absent or 0: mcp-route's --limit-*).
 //
 // Unknown members of "run" are ignored, as unknown members of the Tool
 // object are, so a newer tool still loads under an older router.
@@ -63,6 +66,11 @@ type Run struct {
 	Idle        string            `json:"idle,omitempty"`        // worker mode: an idle worker exits after this long (default "60s")
 	MaxCalls    int               `json:"maxCalls,omitempty"`    // worker mode: a worker is replaced after this many calls (default 10000)
 	MaxRSS      int64             `json:"maxRSS,omitempty"`      // worker mode: a worker whose RSS passes this many bytes is replaced after its call (default 512 MiB)
+	// Limits of the tool's process tree (each call's, each worker's),
+	// instead of mcp-route's --limit-mem, --limit-pids, --limit-cpu.
+	LimitMem  string `json:"limitMem,omitempty"`  // a size, e.g. "256MiB"
+	LimitPids int    `json:"limitPids,omitempty"` // processes and threads at once
+	LimitCPU  string `json:"limitCpu,omitempty"`  // a Go duration of CPU time per process, e.g. "10s"
 }
 
 // Check applies the rules of the package doc to the run settings. A nil Run
@@ -102,6 +110,19 @@ func (r *Run) Check() error {
 			return fmt.Errorf("run.idle %q: want a positive duration such as \"60s\"", r.Idle)
 		}
 	}
+	if r.LimitMem != "" {
+		if _, err := ParseSize(r.LimitMem); err != nil {
+			return fmt.Errorf("run.limitMem: %v", err)
+		}
+	}
+	if r.LimitPids < 0 {
+		return fmt.Errorf("run.limitPids %d: want a positive number of processes (0 or absent: --limit-pids)", r.LimitPids)
+	}
+	if r.LimitCPU != "" {
+		if d, err := time.ParseDuration(r.LimitCPU); err != nil || d <= 0 {
+			return fmt.Errorf("run.limitCpu %q: want a positive duration such as \"10s\"", r.LimitCPU)
+		}
+	}
 	for k := range r.Env {
 		if !toolenv.ValidName(k) {
 			return fmt.Errorf("run.env: bad variable name %q (want non-empty, without '=' or NUL)", k)
@@ -120,6 +141,57 @@ func (r *Run) Check() error {
 func (r *Run) TimeoutDuration() time.Duration {
 	d, _ := time.ParseDuration(r.Timeout)
 	return d
+}
+
+// LimitMemBytes returns run.limitMem parsed, 0 when unset. Call it on a
+// checked Run.
+func (r *Run) LimitMemBytes() int64 {
+	n, _ := ParseSize(r.LimitMem)
+	return n
+}
+
+// LimitCPUDuration returns run.limitCpu parsed, 0 when unset. Call it on
+// a checked Run.
+func (r *Run) LimitCPUDuration() time.Duration {
+	d, _ := time.ParseDuration(r.LimitCPU)
+	return d
+}
+
+// MinLimitMem is the smallest memory limit taken: below it no runtime
+// starts, and a typo ("512" for 512 MiB) would make every call fail.
+const MinLimitMem = 1 << 20
+
+// ParseSize parses a byte size as --limit-mem and run.limitMem take it:
+// a whole number with an optional unit, K/M/G/T (powers of 1024, also
+// written KiB, MiB, ... or KB, MB, ...) or B; "" is an error. "0" is 0
+// (no limit); anything else must be at least MinLimitMem.
+func ParseSize(s string) (int64, error) {
+	bad := fmt.Errorf("%q: want a size such as \"512MiB\" or \"2G\" (at least 1MiB; 0: no limit)", s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 15 {
+		return 0, bad
+	}
+	var n int64
+	for _, c := range s[:i] {
+		n = n*10 + int64(c-'0')
+	}
+	unit := map[string]int64{"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+	u := s[i:]
+	if len(u) == 3 && (u[1:] == "iB") || len(u) == 2 && u[1] == 'B' {
+		u = u[:1]
+	}
+	m, ok := unit[u]
+	if !ok || (n != 0 && n > (1<<62)/m) {
+		return 0, bad
+	}
+	n *= m
+	if n != 0 && n < MinLimitMem {
+		return 0, bad
+	}
+	return n, nil
 }
 
 // IdleDuration returns run.idle parsed, 0 when unset. Call it on a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
@@ -123,6 +124,41 @@ func TestParseDefaultsAndRefusals(t *testing.T) {
 		_, err := tooldef.Parse([]byte(doc), "")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%s) = %v, want an error with %q", doc, err, want)
+		}
+	}
+}
+
+// TestRunLimits: run.limitMem, limitPids and limitCpu are read as the
+// flags take them, and a bad one is refused naming the member and what is
+// wanted: "512" is not taken for 512 MiB.
+func TestRunLimits(t *testing.T) {
+	d, err := tooldef.Parse([]byte(`{"description":"d","run":{"limitMem":"256MiB","limitPids":64,"limitCpu":"10s"}}`), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Run.LimitMemBytes() != 256<<20 || d.Run.LimitPids != 64 || d.Run.LimitCPUDuration() != 10*time.Second {
+		t.Errorf("limits: %+v", d.Run)
+	}
+	for doc, want := range map[string]string{
+		`{"description":"d","run":{"limitMem":"512"}}`:     `run.limitMem: "512": want a size such as "512MiB"`,
+		`{"description":"d","run":{"limitMem":"lots"}}`:    `run.limitMem: "lots"`,
+		`{"description":"d","run":{"limitMem":"1.5G"}}`:    `run.limitMem: "1.5G"`,
+		`{"description":"d","run":{"limitPids":-1}}`:       "run.limitPids -1: want a positive number",
+		`{"description":"d","run":{"limitCpu":"forever"}}`: `run.limitCpu "forever": want a positive duration`,
+		`{"description":"d","run":{"limitCpu":"-1s"}}`:     `run.limitCpu "-1s"`,
+	} {
+		if _, err := tooldef.Parse([]byte(doc), "x"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%s) = %v, want an error with %q", doc, err, want)
+		}
+	}
+	for s, want := range map[string]int64{"0": 0, "1MiB": 1 << 20, "2G": 2 << 30, "3GB": 3 << 30, "1048576": 1 << 20, "1T": 1 << 40, "4096K": 4 << 20} {
+		if got, err := tooldef.ParseSize(s); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "M", "1X", "-1G", "99999999999999999T", "1023K"} {
+		if _, err := tooldef.ParseSize(s); err == nil {
+			t.Errorf("ParseSize(%q) accepted", s)
 		}
 	}
 }

@@ -1,0 +1,445 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hierarchy is one cgroup v1 hierarchy whose controller we use: where our
+// trees' cgroups go (base, a "mcpipe" directory below our own cgroup) and
+// our own cgroup, which a forking thread returns to.
+type hierarchy struct {
+	controller string
+	base, own  string // directories; "" when the controller is not usable
+	path       string // base as /proc/PID/cgroup names it
+	err        error  // why it is not
+}
+
+var v1 struct {
+	once         sync.Once
+	pids, memory hierarchy
+}
+
+// setupV1 finds the pids and memory hierarchies of cgroup v1 and makes the
+// base directory in each, once.
+func setupV1() {
+	v1.once.Do(func() {
+		v1.pids = findHierarchy("pids")
+		v1.memory = findHierarchy("memory")
+	})
+}
+
+func findHierarchy(controller string) hierarchy {
+	h := hierarchy{controller: controller}
+	mount, root, ok := v1Mount(controller)
+	if !ok {
+		h.err = fmt.Errorf("no cgroup v1 %s hierarchy is mounted", controller)
+		return h
+	}
+	path, ok := ownCgroup(controller)
+	if !ok {
+		h.err = fmt.Errorf("this process is in no cgroup of the %s hierarchy", controller)
+		return h
+	}
+	rel := path
+	if root != "/" {
+		if !strings.HasPrefix(path+"/", root+"/") {
+			h.err = fmt.Errorf("our %s cgroup %s is outside the mounted %s", controller, path, root)
+			return h
+		}
+		rel = strings.TrimPrefix(path, root)
+	}
+	own := filepath.Join(mount, rel)
+	base := filepath.Join(own, "mcpipe")
+	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		h.err = fmt.Errorf("cannot make a cgroup under %s: %v", own, err)
+		return h
+	}
+	h.base, h.own, h.path = base, own, filepath.Join(path, "mcpipe")
+	return h
+}
+
+// v1Mount finds the mount point of the cgroup v1 hierarchy holding
+// controller, and the cgroup path mounted there.
+func v1Mount(controller string) (mount, root string, ok bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, found := strings.Cut(sc.Text(), " - ")
+		if !found {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) < 5 || len(qf) < 3 || qf[0] != "cgroup" {
+			continue
+		}
+		for _, o := range strings.Split(qf[2], ",") {
+			if o == controller {
+				return unescapeMount(pf[4]), unescapeMount(pf[3]), true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownCgroup is our cgroup path in the v1 hierarchy of controller.
+func ownCgroup(controller string) (string, bool) {
+	return cgroupOf("self", controller)
+}
+
+func cgroupOf(pid, controller string) (string, bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == controller {
+				return parts[2], true
+			}
+		}
+	}
+	return "", false
+}
+
+// LimitSupport says how each limit is enforced on this machine, one
+// line for a start-up log and --confine-check.
+func LimitSupport() string {
+	setupV1()
+	var parts []string
+	if v1.memory.base != "" {
+		parts = append(parts, "memory: cgroup v1 "+v1.memory.base+" (the whole tree)")
+	} else {
+		parts = append(parts, "memory: RLIMIT_DATA per process ("+v1.memory.err.Error()+")")
+	}
+	if v1.pids.base != "" {
+		parts = append(parts, "pids: cgroup v1 "+v1.pids.base+" (the whole tree)")
+	} else {
+		parts = append(parts, "pids: NOT LIMITED ("+v1.pids.err.Error()+"; RLIMIT_NPROC counts every process of the user and root is exempt)")
+	}
+	parts = append(parts, "cpu: RLIMIT_CPU per process")
+	return strings.Join(parts, "; ")
+}
+
+var treeSeq atomic.Uint64
+
+// treeLimit is the enforcement of Limits for one process tree.
+type treeLimit struct {
+	lim          Limits
+	pids, memory string      // the tree's cgroup directories, "" when none
+	name         string      // their name, below each hierarchy's base
+	enter, leave []*os.File  // their tasks files, and our own cgroups'
+	forked       atomic.Bool // aroundFork forked inside the cgroups
+}
+
+// alive reports whether pid is a process that is not exiting nor has
+// exited (PF_EXITING in its flags, or a zombie): an exiting process has
+// already left its cgroups.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // state, ppid, pgrp, session, tty, tpgid, flags
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	const pfExiting = 0x4
+	return err == nil && flags&pfExiting == 0
+}
+
+// newTreeLimit makes the tree's cgroups and sets their limits. An error
+// means the limits cannot be set up; nothing is left behind.
+func newTreeLimit(l Limits) (*treeLimit, error) {
+	setupV1()
+	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
+	t := &treeLimit{lim: l, name: name}
+	mk := func(h hierarchy, files map[string]string) (string, error) {
+		dir := filepath.Join(h.base, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return "", fmt.Errorf("limits: %w", err)
+		}
+		for _, kv := range [][2]string{{"memory.limit_in_bytes", files["memory.limit_in_bytes"]}, {"memory.memsw.limit_in_bytes", files["memory.memsw.limit_in_bytes"]}, {"pids.max", files["pids.max"]}} {
+			if kv[1] == "" {
+				continue
+			}
+			err := os.WriteFile(filepath.Join(dir, kv[0]), []byte(kv[1]), 0)
+			if err != nil && !(kv[0] == "memory.memsw.limit_in_bytes" && errors.Is(err, os.ErrNotExist)) {
+				os.Remove(dir)
+				return "", fmt.Errorf("limits: %s: %w", kv[0], err)
+			}
+		}
+		in, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			os.Remove(dir)
+			return "", fmt.Errorf("limits: %w", err)
+		}
+		out, err := os.OpenFile(filepath.Join(h.own, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			in.Close()
+			os.Remove(dir)
+			return "", fmt.Errorf("limits: %w", err)
+		}
+		t.enter, t.leave = append(t.enter, in), append(t.leave, out)
+		return dir, nil
+	}
+	var err error
+	if l.Pids > 0 && v1.pids.base != "" {
+		t.pids, err = mk(v1.pids, map[string]string{"pids.max": strconv.Itoa(l.Pids)})
+	}
+	if err == nil && l.Memory > 0 && v1.memory.base != "" {
+		m := strconv.FormatInt(l.Memory, 10)
+		// Swap counts too (memsw, where the kernel accounts it), so the
+		// limit is not the memory plus all of swap.
+		t.memory, err = mk(v1.memory, map[string]string{"memory.limit_in_bytes": m, "memory.memsw.limit_in_bytes": m})
+	}
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// aroundFork runs start (which forks on the calling thread) with the
+// calling thread in the tree's cgroups, so the child is born in them: a
+// cgroup v1 hierarchy places threads one by one, and fork copies the
+// forking thread's. The thread then returns to our own cgroups.
+func (t *treeLimit) aroundFork(start func() error) error {
+	if len(t.enter) == 0 {
+		return start()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := []byte(strconv.Itoa(unix.Gettid()))
+	var err error
+	entered := 0
+	for _, f := range t.enter {
+		if _, err = f.Write(tid); err != nil {
+			err = fmt.Errorf("limits: entering %s: %w", f.Name(), err)
+			break
+		}
+		entered++
+	}
+	if err == nil {
+		if err = start(); err == nil {
+			t.forked.Store(true)
+		}
+	}
+	for _, f := range t.leave[:entered] {
+		if _, lerr := f.Write(tid); lerr != nil {
+			// The thread would put every later child in this tree's
+			// cgroups: no thread of ours may go on like that.
+			panic(fmt.Sprintf("proc: limits: a forking thread cannot return to %s: %v", f.Name(), lerr))
+		}
+	}
+	return err
+}
+
+// started checks that pid was born in the tree's cgroups (a Spawn that
+// forks elsewhere without ForkHook would escape them) and sets the
+// rlimits that stand in for a missing controller, and RLIMIT_CPU.
+func (t *treeLimit) started(pid int) error {
+	if (t.pids != "" || t.memory != "") && !t.forked.Load() {
+		return errors.New("limits: the process was not forked inside its cgroups: a Spawn that forks on another thread must use proc.ForkHook")
+	}
+	for _, h := range []hierarchy{v1.pids, v1.memory} {
+		if (h.controller == "pids" && t.pids == "") || (h.controller == "memory" && t.memory == "") {
+			continue
+		}
+		// An exited process (a zombie) shows the root cgroup: only a live
+		// one elsewhere is wrong.
+		if got, _ := cgroupOf(strconv.Itoa(pid), h.controller); got != h.path+"/"+t.name && alive(pid) {
+			return fmt.Errorf("limits: the process was not started in its %s cgroup (it is in %q)", h.controller, got)
+		}
+	}
+	set := func(res int, cur, max uint64) error {
+		if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: cur, Max: max}, nil); err != nil {
+			return fmt.Errorf("limits: prlimit: %w", err)
+		}
+		return nil
+	}
+	if t.lim.CPU > 0 {
+		s := uint64((t.lim.CPU + time.Second - 1) / time.Second)
+		if err := set(unix.RLIMIT_CPU, s, s+1); err != nil {
+			return err
+		}
+	}
+	if t.lim.Memory > 0 && t.memory == "" {
+		m := uint64(t.lim.Memory)
+		if err := set(unix.RLIMIT_DATA, m, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hit says which limit the tree reached, if any: the pids controller
+// refused a fork, the memory controller killed for lack of memory, or the
+// leader ended by RLIMIT_CPU (ws is its status, rusage its usage).
+func (t *treeLimit) hit(ws syscall.WaitStatus, ru *syscall.Rusage) (string, int64) {
+	if t.memory != "" && eventCount(filepath.Join(t.memory, "memory.oom_control"), "oom_kill") > 0 {
+		return LimitMemory, t.lim.Memory
+	}
+	if t.pids != "" && eventCount(filepath.Join(t.pids, "pids.events"), "max") > 0 {
+		return LimitPids, int64(t.lim.Pids)
+	}
+	if t.lim.CPU > 0 && ws.Signaled() {
+		used := time.Duration(0)
+		if ru != nil {
+			used = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+		if ws.Signal() == syscall.SIGXCPU || (ws.Signal() == syscall.SIGKILL && used >= t.lim.CPU) {
+			return LimitCPU, int64(t.lim.CPU)
+		}
+	}
+	return "", 0
+}
+
+// eventCount reads "key N" from a cgroup events file; 0 when absent.
+func eventCount(file, key string) int64 {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// close kills every process still in the tree's cgroups (one that left
+// the process group, a daemon), so none outlives the tree, and removes
+// the cgroups once they are empty.
+func (t *treeLimit) close() {
+	for _, f := range append(t.enter, t.leave...) {
+		f.Close()
+	}
+	dirs := []string{}
+	for _, d := range []string{t.pids, t.memory} {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return
+	}
+	for _, d := range dirs {
+		killCgroup(d)
+	}
+	go func() {
+		// A killed process leaves its cgroup when it is gone; rmdir
+		// fails (EBUSY) until then.
+		for _, d := range dirs {
+			for i := 0; i < 200; i++ {
+				if err := unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) {
+					break
+				}
+				killCgroup(d)
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
+}
+
+// killCgroup sends SIGKILL to every process listed in dir's cgroup.procs,
+// until none is listed or a bound of rounds passes (a process that forks
+// as it is killed is listed again).
+func killCgroup(dir string) {
+	for round := 0; round < 100; round++ {
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			return
+		}
+		pids := strings.Fields(string(b))
+		if len(pids) == 0 {
+			return
+		}
+		for _, p := range pids {
+			if n, err := strconv.Atoi(p); err == nil && n > 0 {
+				unix.Kill(n, unix.SIGKILL)
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
+// withLimits wraps start for cmd under l: it returns the wrapped start,
+// the tree (nil without limits) and an error when the limits cannot be
+// set up.
+func withLimits(l Limits, cmd *exec.Cmd, spawn func(*exec.Cmd) error) (func(*exec.Cmd) error, *treeLimit, error) {
+	if l.IsZero() {
+		return spawn, nil, nil
+	}
+	t, err := newTreeLimit(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	hook := t.aroundFork
+	forkHooks.Store(cmd, hook)
+	return func(c *exec.Cmd) error {
+		defer forkHooks.Delete(c)
+		var err error
+		if spawn == nil {
+			err = hook(c.Start)
+		} else {
+			err = spawn(c)
+		}
+		if err != nil {
+			return err
+		}
+		if err := t.started(c.Process.Pid); err != nil {
+			c.Process.Kill()
+			c.Wait()
+			return err
+		}
+		return nil
+	}, t, nil
+}
