@@ -132,9 +132,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	nul := fl.Bool("0", false, "")
 	showVersion := fl.Bool("version", false, "")
 	execMode := fl.Bool("exec", false, "")
-	var allowRead, allowWrite multiFlag
+	var allowRead, allowWrite, allowExec multiFlag
 	fl.Var(&allowRead, "allow-read", "")
 	fl.Var(&allowWrite, "allow-write", "")
+	fl.Var(&allowExec, "allow-exec", "")
 	noNetwork := fl.Bool("no-network", false, "")
 	readonly := fl.Bool("readonly", false, "")
 	bestEffort := fl.Bool("best-effort", false, "")
@@ -168,12 +169,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		return runExec(execOptions{
-			root: *root, allowRead: allowRead, allowWrite: allowWrite,
+			root: *root, allowRead: allowRead, allowWrite: allowWrite, allowExec: allowExec,
 			noNetwork: *noNetwork, readonly: *readonly, bestEffort: *bestEffort,
 			argv: fl.Args(),
 		}, stderr)
 	}
-	for _, f := range []string{"allow-read", "allow-write", "no-network", "readonly", "best-effort"} {
+	for _, f := range []string{"allow-read", "allow-write", "allow-exec", "no-network", "readonly", "best-effort"} {
 		if given[f] {
 			fmt.Fprintf(stderr, "%s: --%s only goes with --exec (see --help)\n", prog, f)
 			return 2

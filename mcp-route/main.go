@@ -100,6 +100,7 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/internal/selfguard"
 	"github.com/mcpipe/mcpipe/internal/toolenv"
@@ -333,8 +334,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	confineMode := fs.String("confine", string(confinement.Auto), "kernel confinement (Landlock) of every tool process: `auto` (when the kernel can; otherwise one warning and unconfined), require (confined in full or exit 1), off; see the policy below")
 	allowRead := &listFlag{}
 	allowWrite := &listFlag{}
-	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable)")
+	allowExec := &listFlag{}
+	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable; not one that holds or contains a secret of /etc such as /etc/shadow or /etc/ssl/private: refused)")
 	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
+	fs.Var(allowExec, "allow-exec", "let confined tools read and execute `DIR` (or a file) too, e.g. a toolchain outside /usr (repeatable; refused inside --root or an --allow-write path, where a client could put a program)")
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7; UDP and Unix sockets are not covered)")
 	confineCheck := fs.Bool("confine-check", false, "print the Landlock ABI and every rule the other flags would enforce on this kernel, then exit: 0, or 1 when --confine require would refuse to start")
 	upstreams := &listFlag{}
@@ -488,6 +491,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
+	execPaths, err := absExisting("allow-exec", allowExec.vals)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
 	var pins *pin.File
 	if *pinPath != "" {
 		abs, err := filepath.Abs(*pinPath)
@@ -549,24 +557,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
-	// The files of secrets, out of the tools' reach: a client could read
-	// a token, the session key or the TLS private key with any reading
-	// tool.
-	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
-	for _, tf := range upstreamTokens.vals {
-		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
-		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
-	}
-	readable := readablePlaces(rootDir, readPaths, writePaths, dirs)
-	for _, s := range secrets {
-		if s[1] == "" {
-			continue
-		}
-		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return 1
-		}
-	}
 	var programs []string
 	for _, sp := range specs {
 		// Upstreams start on the tools' confined spawner: their programs
@@ -593,9 +583,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ToolDirs:   dirs,
 		AllowRead:  readPaths,
 		AllowWrite: writePaths,
+		AllowExec:  execPaths,
 		NoNetwork:  *noNetwork,
 		Debugf:     debugf,
 		Warnf:      logf,
+	}
+	// What no kernel makes acceptable (a secret of /etc opened, an
+	// --allow-exec where tools write), refused whatever --confine says.
+	toolPolicy := policy.Policy()
+	if err := policyError(toolPolicy.Check()); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	// The files of secrets, out of the tools' reach: a client could read
+	// a token, the session key or the TLS private key with any reading
+	// tool. What the tools can read is what the confinement grants, the
+	// system's places included (confine is the one list of them).
+	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
+	for _, tf := range upstreamTokens.vals {
+		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
+		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
+	}
+	readable := readablePlaces(toolPolicy.Plan())
+	for _, s := range secrets {
+		if s[1] == "" {
+			continue
+		}
+		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
 	}
 	if *confineCheck {
 		return confineCheckMain(policy, stdout, stderr)
@@ -768,6 +785,22 @@ func absExisting(flag string, paths []string) ([]string, error) {
 		out = append(out, abs)
 	}
 	return out, nil
+}
+
+// policyError says confine.Policy.Check's refusal with mcp-route's flag
+// names.
+func policyError(err error) error {
+	var ne *confine.NeverError
+	var we *confine.WritableExecError
+	switch {
+	case errors.As(err, &ne):
+		return fmt.Errorf("%s %s: would let tools read %s, which holds secrets and is never granted to them; name the files the tools need instead", sourceFlag(ne.Source), ne.Path, ne.Secret)
+	case errors.As(err, &we):
+		return fmt.Errorf("%s %s is inside %s %s, where tools can write: a client could put a program there and run it; name a directory outside it", sourceFlag(we.Source), we.Path, sourceFlag(we.PlaceSource), we.Place)
+	case err != nil:
+		return err
+	}
+	return nil
 }
 
 // cacheKeyEnv is env with the private TMPDIR (new at every start) written

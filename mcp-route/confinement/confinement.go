@@ -87,6 +87,7 @@ type Config struct {
 	ToolDirs   []string // read and execute, and the targets of their symlinks
 	AllowRead  []string // --allow-read
 	AllowWrite []string // --allow-write
+	AllowExec  []string // --allow-exec
 	NoNetwork  bool     // --no-network
 	// ProbeExe is the shell confine.Probe runs as the probe child; ""
 	// is /bin/sh. One outside the system directories is added to the read
@@ -121,6 +122,7 @@ func (c Config) Policy() confine.Policy {
 		ReadExec:     dedupe(readExec),
 		AllowRead:    c.AllowRead,
 		AllowWrite:   c.AllowWrite,
+		AllowExec:    c.AllowExec,
 		NoNetwork:    c.NoNetwork,
 	}
 }
