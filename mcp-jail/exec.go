@@ -68,8 +68,6 @@ func runExec(o execOptions, stderr io.Writer) int {
 			place = "--" + we.PlaceSource
 		}
 		return fail(2, "--%s %s is inside %s %s, which CMD can write: it could put a program there and run it; name a directory outside it", we.Source, we.Path, place, we.Place)
-	case err != nil:
-		return fail(2, "%s", strings.TrimPrefix(err.Error(), "confine: "))
 	}
 	env := withTempDir(os.Environ(), p)
 	if _, err := confine.LookPath(root, o.argv[0], env); err != nil {

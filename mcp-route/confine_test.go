@@ -486,7 +486,7 @@ func TestConfineCheck(t *testing.T) {
 	p.want(map[string]any{"op": "read", "path": filepath.Join(f.outside, "secret.txt")}, "refused")
 
 	code, out, _ = run("--help")
-	for _, want := range []string{"--confine", "--allow-read", "--allow-write", "--no-network", "--confine-check", "not /proc", "private\nTMPDIR", "require exits 1"} {
+	for _, want := range []string{"--confine", "--allow-read", "--allow-write", "--allow-exec", "--no-network", "--confine-check", "not /proc/<pid>", "never /etc whole", "private TMPDIR", "require exits 1"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("--help (exit %d) does not explain %q", code, want)
 		}

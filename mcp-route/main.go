@@ -209,11 +209,16 @@ text (key=value) or json records, one line per event.
 
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
-/sbin /lib* /etc /opt), the --tools directories and the targets of their
-symlinks; read and write --root (read only with --readonly) and a private
-TMPDIR made for this server; read --allow-read and read and write
---allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
-else: not the home directory, not /proc (ps does not work confined). With
+/sbin /lib* /opt), the --tools directories and the targets of their
+symlinks, and --allow-exec paths; read the files of /etc programs need
+(passwd, group, hosts, resolv.conf, localtime, ld.so.cache, the public
+certificates...; never /etc whole, never shadow, sudoers, ssl/private or
+SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
+stat, uptime, version...); read and write --root (read only with
+--readonly) and a private TMPDIR made for this server; read --allow-read
+and read and write --allow-write paths; use /dev/null, zero, random and
+urandom. Nothing else: not the home directory, not /run, not /proc/<pid>
+nor /proc/self (ps does not work confined). With
 --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect or
 bind, MPTCP and TCP Fast Open included, and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
@@ -253,7 +258,10 @@ Exit status:
      --version
   1  cannot run: bad --root, a --tools directory missing, or inside --root
      (or a tool in it linked there) without --readonly, or inside an
-     --allow-write path, an --allow-read or --allow-write path missing, --log not writable, --confine require and
+     --allow-write path, an --allow-read, --allow-write or --allow-exec
+     path missing, an --allow-exec inside --root or an --allow-write path,
+     an --allow-read (or other path) that would open a secret of /etc
+     (/etc, /etc/ssl, /etc/shadow...), --log not writable, --confine require and
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start; --http: the address cannot
@@ -261,8 +269,9 @@ Exit status:
      --upstream-token-file unreadable or without a token; a secret file
      (--http-token-file, --session-key-file, --upstream-token-file,
      --tls-key) that
-     tools can read: under --root (--readonly or not), an --allow-read or
-     --allow-write path or a --tools directory; --pin: the
+     tools can read: under --root (--readonly or not), an --allow-read,
+     --allow-write or --allow-exec path, a --tools directory, the system
+     directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
      upstream could not be listed (nothing pinned) or FILE not written
