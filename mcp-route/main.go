@@ -613,7 +613,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
-	readable := readablePlaces(toolPolicy.Plan())
+	readable := readablePlaces(toolPolicy, dirs)
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue

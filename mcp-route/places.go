@@ -33,11 +33,21 @@ func placeOf(path string, places []place) (p place, at string, ok bool, err erro
 // starts on the same spawner) can read: every rule of the confinement's
 // plan, the system directories and the files of /etc it grants included,
 // each labelled by the flag that asked for it. confine is the one list of
-// what is granted, so this check and the policy cannot drift apart.
-// Unconfined, a tool reads more; these it reads either way.
-func readablePlaces(r confine.Report) []place {
-	var places []place
-	for _, rl := range r.Rules {
+// what is granted, so this check and the policy cannot drift apart. The
+// operator's own paths come first, as given (the plan has them resolved),
+// so that a refusal names them as typed. Unconfined, a tool reads more;
+// these it reads either way.
+func readablePlaces(p confine.Policy, toolDirs []string) []place {
+	places := []place{{"--root", p.Root}}
+	for _, flag := range []struct {
+		name  string
+		paths []string
+	}{{"--allow-read", p.AllowRead}, {"--allow-write", p.AllowWrite}, {"--allow-exec", p.AllowExec}, {"--tools", toolDirs}} {
+		for _, path := range flag.paths {
+			places = append(places, place{flag.name, path})
+		}
+	}
+	for _, rl := range p.Plan().Rules {
 		places = append(places, place{sourceFlag(rl.Source), rl.Path})
 	}
 	return places
