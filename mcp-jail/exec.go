@@ -22,6 +22,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type execOptions struct {
 	root                  string
 	allowRead, allowWrite []string
+	allowExec             []string
 	noNetwork, readonly   bool
 	bestEffort            bool
 	argv                  []string
@@ -46,14 +47,28 @@ func runExec(o execOptions, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, "--root %s: %v", o.root, unwrapPathError(err))
 	}
-	for flag, dirs := range map[string][]string{"--allow-read": o.allowRead, "--allow-write": o.allowWrite} {
+	for flag, dirs := range map[string][]string{"--allow-read": o.allowRead, "--allow-write": o.allowWrite, "--allow-exec": o.allowExec} {
 		for _, d := range dirs {
 			if _, err := os.Stat(d); err != nil {
 				return fail(2, "%s %s: %v", flag, d, unwrapPathError(err))
 			}
 		}
 	}
-	p := confine.Policy{Root: root, ReadOnlyRoot: o.readonly, AllowRead: o.allowRead, AllowWrite: o.allowWrite, NoNetwork: o.noNetwork}
+	p := confine.Policy{Root: root, ReadOnlyRoot: o.readonly, AllowRead: o.allowRead, AllowWrite: o.allowWrite, AllowExec: o.allowExec, NoNetwork: o.noNetwork}
+	// Refused whatever the kernel, --best-effort or not: a secret of /etc
+	// opened, an --allow-exec where CMD can write.
+	var ne *confine.NeverError
+	var we *confine.WritableExecError
+	switch err := p.Check(); {
+	case errors.As(err, &ne):
+		return fail(2, "--%s %s: would let CMD read %s, which holds secrets and is never granted; name the files it needs instead", ne.Source, ne.Path, ne.Secret)
+	case errors.As(err, &we):
+		place := "--root"
+		if we.PlaceSource != "root" {
+			place = "--" + we.PlaceSource
+		}
+		return fail(2, "--%s %s is inside %s %s, which CMD can write: it could put a program there and run it; name a directory outside it", we.Source, we.Path, place, we.Place)
+	}
 	env := withTempDir(os.Environ(), p)
 	if _, err := confine.LookPath(root, o.argv[0], env); err != nil {
 		return fail(127, "%s", strings.TrimPrefix(err.Error(), "confine: "))

@@ -301,3 +301,55 @@ func TestExecSignalsAndEnviron(t *testing.T) {
 		t.Errorf("kill -0 of the parent: %q", got)
 	}
 }
+
+// TestExecSystemSecretsAndAllowExec: through the real binary, CMD reads
+// the files of /etc and /proc programs need and not /etc's secrets nor
+// pid 1's environ; a program in an --allow-exec directory runs, one in an
+// --allow-read directory does not; --allow-exec inside the root and
+// --allow-read /etc are refused with one line, exit 2.
+func TestExecSystemSecretsAndAllowExec(t *testing.T) {
+	b := newJailBox(t)
+	code, out := b.sh("cat /etc/passwd /etc/hosts /proc/cpuinfo >/dev/null && echo allowed")
+	if code != 0 || out != "allowed\n" {
+		t.Errorf("reading passwd, hosts, cpuinfo: exit %d, %q", code, out)
+	}
+	attacks := 0
+	for _, p := range []string{"/etc/shadow", "/etc/sudoers", "/proc/1/environ"} {
+		if _, err := os.ReadFile(p); err != nil {
+			continue // not readable here even unconfined
+		}
+		attacks++
+		if code, out := b.sh("cat " + p); code == 0 || !strings.Contains(out, "Permission denied") {
+			t.Errorf("cat %s: exit %d, %.200q", p, code, out)
+		}
+	}
+	if attacks == 0 {
+		t.Log("no /etc/shadow, /etc/sudoers or /proc/1/environ readable here: only the exec part is tested")
+	}
+
+	bin := filepath.Join(b.outside, "bin")
+	b.write(filepath.Join(bin, "hello"), "#!/bin/sh\necho hello\n")
+	if err := os.Chmod(filepath.Join(bin, "hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := b.sh(filepath.Join(bin, "hello"), "--allow-exec", bin); code != 0 || out != "hello\n" {
+		t.Errorf("--allow-exec: exit %d, %q", code, out)
+	}
+	if code, out := b.sh(filepath.Join(bin, "hello"), "--allow-read", bin); code != 126 || !strings.Contains(out, "Permission denied") {
+		t.Errorf("--allow-read only: exit %d, %q; want 126 Permission denied", code, out)
+	}
+	inRoot := filepath.Join(b.root, "bin")
+	if err := os.Mkdir(inRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refusals := [][2]string{{"--allow-exec", inRoot}}
+	if _, err := os.Stat("/etc/shadow"); err == nil {
+		refusals = append(refusals, [2]string{"--allow-read", "/etc"})
+	}
+	for _, r := range refusals {
+		code, out := b.sh("echo CMD-RAN", r[0], r[1])
+		if code != 2 || strings.Contains(out, "CMD-RAN") || !strings.HasPrefix(out, "mcp-jail: "+r[0]+" "+r[1]) || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s %s: exit %d, %q; want 2 and one line naming it", r[0], r[1], code, out)
+		}
+	}
+}

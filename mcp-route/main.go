@@ -100,6 +100,7 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/internal/selfguard"
 	"github.com/mcpipe/mcpipe/internal/toolenv"
@@ -209,16 +210,21 @@ text (key=value) or json records, one line per event.
 
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
-/sbin /lib* /etc /opt), the --tools directories and the targets of their
-symlinks; read and write --root (read only with --readonly) and a private
-TMPDIR made for this server; read --allow-read and read and write
---allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
-else: not the home directory, not /proc (ps does not work confined). Tools
-hold no capability (of a root mcp-route too) and are refused mount,
-unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
-flag and the like (seccomp). With --no-network (Landlock ABI 4, Linux 6.7,
-and seccomp) no TCP connect or bind, MPTCP and TCP Fast Open included, no
-UDP, raw or packet socket, and no io_uring; on ABI 6
+/sbin /lib* /opt), the --tools directories and the targets of their
+symlinks, and --allow-exec paths; read the files of /etc programs need
+(passwd, group, hosts, resolv.conf, localtime, ld.so.cache, the public
+certificates...; never /etc whole, never shadow, sudoers, ssl/private or
+SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
+stat, uptime, version...); read and write --root (read only with
+--readonly) and a private TMPDIR made for this server; read --allow-read
+and read and write --allow-write paths; use /dev/null, zero, random and
+urandom. Nothing else: not the home directory, not /run, not /proc/<pid>
+nor /proc/self (ps does not work confined). Tools hold no capability (of a
+root mcp-route too) and are refused mount, unshare, setns, chroot, bpf,
+kexec, module loading, clone with a namespace flag and the like (seccomp).
+With --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect
+or bind, MPTCP and TCP Fast Open included, no UDP, raw or packet socket,
+and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
 outside. A tool's definition cannot widen this. auto runs tools unconfined,
 with one warning, where the kernel cannot (Landlock needs Linux 5.13);
@@ -267,7 +273,10 @@ Exit status:
      --version
   1  cannot run: bad --root, a --tools directory missing, or inside --root
      (or a tool in it linked there) without --readonly, or inside an
-     --allow-write path, an --allow-read or --allow-write path missing, --log not writable, --confine require and
+     --allow-write path, an --allow-read, --allow-write or --allow-exec
+     path missing, an --allow-exec inside --root or an --allow-write path,
+     an --allow-read (or other path) that would open a secret of /etc
+     (/etc, /etc/ssl, /etc/shadow...), --log not writable, --confine require and
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start; --http: the address cannot
@@ -275,8 +284,9 @@ Exit status:
      --upstream-token-file unreadable or without a token; a secret file
      (--http-token-file, --session-key-file, --upstream-token-file,
      --tls-key) that
-     tools can read: under --root (--readonly or not), an --allow-read or
-     --allow-write path or a --tools directory; --pin: the
+     tools can read: under --root (--readonly or not), an --allow-read,
+     --allow-write or --allow-exec path, a --tools directory, the system
+     directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
      upstream could not be listed (nothing pinned) or FILE not written
@@ -349,8 +359,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	confineMode := fs.String("confine", string(confinement.Auto), "kernel confinement (Landlock) of every tool process: `auto` (when the kernel can; otherwise one warning and unconfined), require (confined in full or exit 1), off; see the policy below")
 	allowRead := &listFlag{}
 	allowWrite := &listFlag{}
-	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable)")
+	allowExec := &listFlag{}
+	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable; not one that holds or contains a secret of /etc such as /etc/shadow or /etc/ssl/private: refused)")
 	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
+	fs.Var(allowExec, "allow-exec", "let confined tools read and execute `DIR` (or a file) too, e.g. a toolchain outside /usr (repeatable; refused inside --root or an --allow-write path, where a client could put a program)")
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7) nor open UDP, raw, packet or other non-Unix sockets (seccomp); Unix sockets are not covered")
 	limitMem := fs.String("limit-mem", proc.FormatSize(DefaultLimitMem), "memory of each tool process tree (a call's, a worker's) together, as `SIZE` (512MiB, 2G; 0: none); a tool's run.limitMem wins; cgroup memory controller, else RLIMIT_DATA per process (see README, Limits)")
 	limitPids := fs.Int("limit-pids", DefaultLimitPids, "processes and threads of each tool process tree at once (0: none); a tool's run.limitPids wins; needs the cgroup pids controller: with none there is no process limit (see README, Limits)")
@@ -515,6 +527,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
+	execPaths, err := absExisting("allow-exec", allowExec.vals)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
 	var pins *pin.File
 	if *pinPath != "" {
 		abs, err := filepath.Abs(*pinPath)
@@ -576,24 +593,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
-	// The files of secrets, out of the tools' reach: a client could read
-	// a token, the session key or the TLS private key with any reading
-	// tool.
-	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
-	for _, tf := range upstreamTokens.vals {
-		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
-		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
-	}
-	readable := readablePlaces(rootDir, readPaths, writePaths, dirs)
-	for _, s := range secrets {
-		if s[1] == "" {
-			continue
-		}
-		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return 1
-		}
-	}
 	var programs []string
 	for _, sp := range specs {
 		// Upstreams start on the tools' confined spawner: their programs
@@ -620,9 +619,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ToolDirs:   dirs,
 		AllowRead:  readPaths,
 		AllowWrite: writePaths,
+		AllowExec:  execPaths,
 		NoNetwork:  *noNetwork,
 		Debugf:     debugf,
 		Warnf:      logf,
+	}
+	// What no kernel makes acceptable (a secret of /etc opened, an
+	// --allow-exec where tools write), refused whatever --confine says.
+	toolPolicy := policy.Policy()
+	if err := policyError(toolPolicy.Check()); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	// The files of secrets, out of the tools' reach: a client could read
+	// a token, the session key or the TLS private key with any reading
+	// tool. What the tools can read is what the confinement grants, the
+	// system's places included (confine is the one list of them).
+	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
+	for _, tf := range upstreamTokens.vals {
+		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
+		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
+	}
+	readable := readablePlaces(toolPolicy, dirs)
+	for _, s := range secrets {
+		if s[1] == "" {
+			continue
+		}
+		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
 	}
 	if *confineCheck {
 		return confineCheckMain(policy, limits, stdout, stderr)
@@ -799,6 +825,22 @@ func absExisting(flag string, paths []string) ([]string, error) {
 		out = append(out, abs)
 	}
 	return out, nil
+}
+
+// policyError says confine.Policy.Check's refusal with mcp-route's flag
+// names.
+func policyError(err error) error {
+	var ne *confine.NeverError
+	var we *confine.WritableExecError
+	switch {
+	case errors.As(err, &ne):
+		return fmt.Errorf("%s %s: would let tools read %s, which holds secrets and is never granted to them; name the files the tools need instead", sourceFlag(ne.Source), ne.Path, ne.Secret)
+	case errors.As(err, &we):
+		return fmt.Errorf("%s %s is inside %s %s, where tools can write: a client could put a program there and run it; name a directory outside it", sourceFlag(we.Source), we.Path, sourceFlag(we.PlaceSource), we.Place)
+	case err != nil:
+		return err
+	}
+	return nil
 }
 
 // cacheKeyEnv is env with the private TMPDIR (new at every start) written

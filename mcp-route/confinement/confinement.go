@@ -9,15 +9,19 @@
 // # The policy
 //
 // Read and execute: the system directories confine adds (/usr, /bin, /sbin,
-// /lib*, /etc, /opt where present), every tool directory, the resolved
+// /lib*, /opt where present), every tool directory, the resolved
 // target of every symlinked tool in them (mcp-stock install links to the
-// mcp-stock binary elsewhere), and Config.ProbeExe when set (the probe
-// child is /bin/sh by default).
+// mcp-stock binary elsewhere), AllowExec (--allow-exec), and
+// Config.ProbeExe when set (the probe child is /bin/sh by default).
+// Read only: the files of /etc and /proc confine lists (never /etc's
+// secrets, never /proc/<pid>) and AllowRead.
 // Read and write: the root (read only with ReadOnly) and the private
-// TempDir. Read only: AllowRead; read and write: AllowWrite. Devices: the
-// usual ones (confine). Nothing else: /proc and the home directory
-// included. NoNetwork denies TCP bind and connect. A tool's definition has
-// no say: the policy is built from Config alone.
+// TempDir; AllowWrite. Devices: the usual ones (confine). Nothing else:
+// the rest of /etc and /proc, /run and the home directory included.
+// NoNetwork denies TCP bind and connect. A tool's definition has no say:
+// the policy is built from Config alone. Config.Policy().Check() is what
+// no kernel makes acceptable (an AllowRead that opens /etc/shadow, an
+// AllowExec inside the root): mcp-route runs it at start, in every mode.
 //
 // # Start
 //
@@ -88,6 +92,7 @@ type Config struct {
 	ToolDirs   []string // read and execute, and the targets of their symlinks
 	AllowRead  []string // --allow-read
 	AllowWrite []string // --allow-write
+	AllowExec  []string // --allow-exec
 	NoNetwork  bool     // --no-network
 	// ProbeExe is the shell confine.Probe runs as the probe child; ""
 	// is /bin/sh. One outside the system directories is added to the read
@@ -122,6 +127,7 @@ func (c Config) Policy() confine.Policy {
 		ReadExec:     dedupe(readExec),
 		AllowRead:    c.AllowRead,
 		AllowWrite:   c.AllowWrite,
+		AllowExec:    c.AllowExec,
 		NoNetwork:    c.NoNetwork,
 	}
 }
