@@ -596,8 +596,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		NoNetwork:  *noNetwork,
 		Debugf:     debugf,
 		Warnf:      logf,
+		Logger:     logger,
 	}
 	if *confineCheck {
+		// The interpreter chains shown are those the tools' PATH finds.
+		if policy.Env, err = toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
+		}
 		return confineCheckMain(policy, stdout, stderr)
 	}
 	// lookup is mcp-route's environment as the tools see it: under
@@ -619,6 +625,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return os.LookupEnv(k)
 		}
 	}
+	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	policy.Env = env
 	conf, err := confinement.Start(policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -644,11 +656,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 
-	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return 2
-	}
 	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
 	uopts := upstream.Options{
 		Env:         describeEnv,
@@ -683,6 +690,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Writable:        writePaths,
 		Logf:            logf,
 		Debugf:          debugf,
+		Explain:         conf.ExplainFailure,
 	})
 	defer reg.Close()
 	pollEvery := *poll
@@ -710,6 +718,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
+		Explain:    conf.ExplainFailure,
 	}
 	if len(specs) > 0 {
 		var gate *pinGate

@@ -48,6 +48,7 @@ package confinement
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,10 +97,17 @@ type Config struct {
 	// programs of the --upstream servers, which start on the same
 	// confined spawner as the tools.
 	Programs []string
+	// Env is the tools' environment (their describe environment): its
+	// PATH is how a "#!/usr/bin/env NAME" tool finds NAME, so the
+	// interpreter chains granted up front are those the tools will run.
+	Env []string
 	// Debugf receives routine events (a spawner rebuilt for a new tool);
 	// Warnf what an operator must see (a tool the policy cannot take). nil
 	// discards them.
 	Debugf, Warnf func(format string, args ...any)
+	// Logger receives the interpreter grants (debug) and refusals (warn),
+	// with the tool and path as attributes; nil discards them.
+	Logger *slog.Logger
 }
 
 // Policy returns the policy Config stands for on this machine now: the
@@ -109,6 +117,11 @@ func (c Config) Policy() confine.Policy {
 	readExec := append([]string(nil), c.ToolDirs...)
 	for _, d := range c.ToolDirs {
 		readExec = append(readExec, linkTargets(d)...)
+	}
+	for _, tc := range c.Chains() {
+		for _, g := range tc.Grants {
+			readExec = append(readExec, g.Path)
+		}
 	}
 	if c.ProbeExe != "" {
 		readExec = append(readExec, c.ProbeExe)
@@ -123,6 +136,50 @@ func (c Config) Policy() confine.Policy {
 		AllowWrite:   c.AllowWrite,
 		NoNetwork:    c.NoNetwork,
 	}
+}
+
+// Chains returns the interpreter chain of every tool in the tool
+// directories (see Chain), as it runs with Env in the root.
+func (c Config) Chains() []ToolChain {
+	unsafe := c.unsafe()
+	var out []ToolChain
+	for _, d := range c.ToolDirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			out = append(out, Chain(p, c.Env, c.Root, unsafe))
+		}
+	}
+	return out
+}
+
+// unsafe are the places the tools can write, resolved: nothing there is
+// granted to an interpreter chain, nor read to decide a grant. The root
+// counts even when read-only: what a client wrote there before is not
+// trusted either.
+func (c Config) unsafe() []string {
+	var out []string
+	for _, p := range append([]string{c.Root, c.TempDir}, c.AllowWrite...) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // linkTargets returns the resolved targets of the symlinked executables
@@ -172,6 +229,11 @@ type Confinement struct {
 	// cmd.Start.
 	unconfined bool
 
+	// chains: the interpreter chain last resolved for each executable
+	// started, with what it was resolved for (chainKey).
+	chainMu sync.Mutex
+	chains  map[string]chainEntry
+
 	mu     sync.RWMutex
 	policy confine.Policy
 	sp     *confine.Spawner // nil: not in force
@@ -194,7 +256,10 @@ func Start(cfg Config) (*Confinement, error) {
 	if cfg.Warnf == nil {
 		cfg.Warnf = func(string, ...any) {}
 	}
-	c := &Confinement{cfg: cfg, ready: make(chan struct{})}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Confinement{cfg: cfg, ready: make(chan struct{}), chains: map[string]chainEntry{}}
 	if cfg.Mode == Off {
 		close(c.ready)
 		return c, nil
@@ -216,6 +281,9 @@ func Start(cfg Config) (*Confinement, error) {
 // planAndProve builds the policy and its plan, and proves it (prove);
 // what cannot be enforced goes through fail.
 func (c *Confinement) planAndProve() error {
+	for _, tc := range c.cfg.Chains() {
+		c.logChain(tc)
+	}
 	c.policy = c.cfg.Policy()
 	plan := c.policy.Plan()
 	if plan.ABI == 0 {
@@ -316,8 +384,13 @@ func (c *Confinement) start(cmd *exec.Cmd) error {
 	if c.unconfined {
 		return cmd.Start()
 	}
+	var need []string
 	if target, ok := c.outside(cmd.Path); ok {
-		c.widen(target)
+		need = append(need, target)
+	}
+	need = append(need, c.chainNeeds(cmd)...)
+	if len(need) > 0 {
+		c.widen(need)
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -352,16 +425,23 @@ func (c *Confinement) outsideLocked(real string) bool {
 	return true
 }
 
-// widen rebuilds the spawner with target added to the read and execute
-// rules, unless the tools could write target.
-func (c *Confinement) widen(target string) {
+// widen rebuilds the spawner with targets added to the read and execute
+// rules, those the tools could write left out.
+func (c *Confinement) widen(targets []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.outsideLocked(target) {
+	var add []string
+	for _, t := range targets {
+		if c.outsideLocked(t) {
+			add = append(add, t)
+		}
+	}
+	if len(add) == 0 {
 		return // another call widened it meanwhile
 	}
+	target := strings.Join(add, " ")
 	p := c.policy
-	p.ReadExec = append(append([]string(nil), p.ReadExec...), target)
+	p.ReadExec = append(append([]string(nil), p.ReadExec...), add...)
 	sp, err := confine.NewSpawner(p)
 	if err == nil {
 		if err = confine.Probe(sp, c.cfg.ProbeExe); err != nil {
@@ -394,28 +474,30 @@ func (c *Confinement) Close() {
 }
 
 // Check is mcp-route --confine-check: what cfg would enforce on this
-// kernel, one item per line (confine.Report.Detail), proved with a real
+// kernel, one item per line (confine.Report.Detail), then each tool's
+// interpreter chain and what it is granted or refused (ChainDetail), proved with a real
 // spawner and probe, and whether --confine require would start (nil) or
 // not (the reason).
 func Check(cfg Config) (detail string, err error) {
 	p := cfg.Policy()
+	chains := ChainDetail(cfg.Chains())
 	plan := p.Plan()
 	if plan.ABI == 0 {
-		return plan.Detail(), errors.New("this kernel has no Landlock")
+		return plan.Detail() + chains, errors.New("this kernel has no Landlock")
 	}
 	sp, err := confine.NewSpawner(p)
 	if err != nil {
-		return plan.Detail(), err
+		return plan.Detail() + chains, err
 	}
 	defer sp.Close()
 	if err := confine.Probe(sp, cfg.ProbeExe); err != nil {
-		return plan.Detail(), fmt.Errorf("the probe failed: %v", err)
+		return plan.Detail() + chains, fmt.Errorf("the probe failed: %v", err)
 	}
 	rep := sp.Report()
 	if !rep.Complete() {
-		return rep.Detail(), fmt.Errorf("cannot be enforced in full: %s", strings.Join(rep.Missing, "; "))
+		return rep.Detail() + chains, fmt.Errorf("cannot be enforced in full: %s", strings.Join(rep.Missing, "; "))
 	}
-	return rep.Detail(), nil
+	return rep.Detail() + chains, nil
 }
 
 // within reports whether p is dir or lies below it.
