@@ -50,7 +50,9 @@
 // Every tool process (calls and --mcp-describe runs) starts confined by the
 // kernel (Landlock; package mcp-route/confinement, --confine auto by
 // default): it reads and executes the system directories, the tool
-// directories and their symlinks' targets, reads and writes --root (read
+// directories and their symlinks' targets, each tool's interpreter chain
+// (shebang, env NAME by the tools' PATH, pyenv shims, venvs, PREFIX/lib;
+// never inside --root or an --allow-write path), reads and writes --root (read
 // only with --readonly) and a private TMPDIR, the --allow-read and
 // --allow-write paths, and nothing else (no /proc, no home directory); with
 // --no-network no TCP. The rules are proved at start by a probe child;
@@ -209,17 +211,22 @@ text (key=value) or json records, one line per event.
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
 /sbin /lib* /etc /opt), the --tools directories and the targets of their
-symlinks; read and write --root (read only with --readonly) and a private
+symlinks, and each tool's interpreter chain, granted automatically (its
+shebang, #!/usr/bin/env NAME found in the tools' PATH, pyenv shims, a venv
+and its python's lib, PREFIX/lib; never inside --root or an --allow-write
+path); read and write --root (read only with --readonly) and a private
 TMPDIR made for this server; read --allow-read and read and write
 --allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
 else: not the home directory, not /proc (ps does not work confined). With
 --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect or
 bind, MPTCP and TCP Fast Open included, and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
-outside. A tool's definition cannot widen this. auto runs tools unconfined,
-with one warning, where the kernel cannot (Landlock needs Linux 5.13);
-require exits 1 then. The rules are proved at start by a probe child.
---confine-check prints them.
+outside. A tool's definition cannot widen this. A call that fails on a
+path the policy refused says so in its error, with the flag that grants
+it. auto runs tools unconfined, with one warning, where the kernel cannot
+(Landlock needs Linux 5.13); require exits 1 then. The rules are proved at
+start by a probe child. --confine-check prints them, and each tool's
+interpreter chain.
 
 Upstreams (--upstream NAME=CMD, repeatable): another MCP server, started
 like a tool (own process group, the tools' environment and confinement,

@@ -11,13 +11,48 @@
 // Read and execute: the system directories confine adds (/usr, /bin, /sbin,
 // /lib*, /etc, /opt where present), every tool directory, the resolved
 // target of every symlinked tool in them (mcp-stock install links to the
-// mcp-stock binary elsewhere), and Config.ProbeExe when set (the probe
-// child is /bin/sh by default).
+// mcp-stock binary elsewhere), each tool's interpreter chain (see
+// below), and Config.ProbeExe when set (the probe child is /bin/sh by
+// default).
 // Read and write: the root (read only with ReadOnly) and the private
 // TempDir. Read only: AllowRead; read and write: AllowWrite. Devices: the
 // usual ones (confine). Nothing else: /proc and the home directory
 // included. NoNetwork denies TCP bind and connect. A tool's definition has
 // no say: the policy is built from Config alone.
+//
+// # Interpreter chains
+//
+// Chain (interp.go) finds, without running anything, what a tool needs
+// besides its own file: its shebang interpreter, recursively (a pyenv
+// shim is a bash script running pyenv, which execs the version's python),
+// "#!/usr/bin/env NAME" (and env -S) looked up in the PATH the tool gets,
+// symlinks followed; the installation an interpreter reads (PREFIX/lib
+// of an interpreter in PREFIX/bin; a venv whole and the lib of its
+// pyvenv.cfg home; pyenv's scripts and the prefix of the selected version
+// only; the ELF loader and RUNPATH directories of a binary outside the
+// system directories). Its grants go into Policy.ReadExec: those of every
+// tool in the tool directories (with Config.Env's PATH) at start, and at
+// each start of a tool whose chain was not resolved for its file, PATH,
+// PYENV_VERSION and working directory (Spawn resolves it and widens the
+// domain as for a new symlinked tool). The grants are the union across
+// tools: all tools share one domain.
+//
+// Refused: any grant inside Root (read-only or not), AllowWrite or
+// TempDir, where a client could write; and nothing there is read to decide
+// a grant (a venv's pyvenv.cfg, a .python-version), so a client cannot
+// steer one. Each refusal is logged (Warn, with the tool and path). What
+// the chain cannot see statically (a program that execs another chosen at
+// run time) stays denied, and explained:
+//
+// # Denials explained
+//
+// Explain (explain.go) reads a failed call's isError text for a path named
+// on a "Permission denied" / "Operation not permitted" line (any path when
+// the tool exited 126 or 127), and blames the confinement only when the
+// policy in force does not grant the access there and the file's mode,
+// checked by mcp-route itself, would: a plain permission error is left
+// alone. The Denial names the flag that grants it (--allow-read,
+// --allow-write or --allow-exec with the directory).
 //
 // # Start
 //
