@@ -75,10 +75,28 @@ func (c *Confinement) logChain(tc ToolChain) {
 	if l == nil {
 		return
 	}
+	// Each once: the chains resolved at start are resolved again at the
+	// tools' first start, with their own environment.
+	first := func(g Grant) bool {
+		k := tc.Tool + "\x00" + g.Path
+		c.chainMu.Lock()
+		defer c.chainMu.Unlock()
+		if c.logged[k] {
+			return false
+		}
+		c.logged[k] = true
+		return true
+	}
 	for _, g := range tc.Grants {
+		if !first(g) {
+			continue
+		}
 		l.Debug("interpreter granted to tools (read+exec)", slog.String("tool", tc.Tool), slog.String("path", g.Path), slog.String("why", g.Why))
 	}
 	for _, g := range tc.Refused {
+		if !first(g) {
+			continue
+		}
 		l.Warn("interpreter not granted: it is in a place the tools can write (--root, --allow-write or their TMPDIR), where a client could replace it",
 			slog.String("tool", tc.Tool), slog.String("path", g.Path), slog.String("why", g.Why))
 	}

@@ -268,6 +268,7 @@ type Confinement struct {
 	// started, with what it was resolved for (chainKey).
 	chainMu sync.Mutex
 	chains  map[string]chainEntry
+	logged  map[string]bool // "tool\x00path" of each refusal and grant logged
 
 	mu     sync.RWMutex
 	policy confine.Policy
@@ -294,7 +295,7 @@ func Start(cfg Config) (*Confinement, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Confinement{cfg: cfg, ready: make(chan struct{}), chains: map[string]chainEntry{}}
+	c := &Confinement{cfg: cfg, ready: make(chan struct{}), chains: map[string]chainEntry{}, logged: map[string]bool{}}
 	if cfg.Mode == Off {
 		close(c.ready)
 		return c, nil
@@ -423,7 +424,9 @@ func (c *Confinement) start(cmd *exec.Cmd) error {
 	if target, ok := c.outside(cmd.Path); ok {
 		need = append(need, target)
 	}
-	need = append(need, c.chainNeeds(cmd)...)
+	if chain := c.chainNeeds(cmd); len(chain) > 0 && c.anyOutside(chain) {
+		need = append(need, chain...)
+	}
 	if len(need) > 0 {
 		c.widen(need)
 	}
@@ -447,6 +450,20 @@ func (c *Confinement) outside(path string) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return real, c.outsideLocked(real)
+}
+
+// anyOutside reports whether any of paths (resolved) lies outside every
+// rule that allows execution: the usual answer, no, under the read lock,
+// so that starts do not queue behind one another.
+func (c *Confinement) anyOutside(paths []string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, p := range paths {
+		if c.outsideLocked(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // outsideLocked reports whether real lies outside every rule that allows
