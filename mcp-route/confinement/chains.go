@@ -103,13 +103,14 @@ func (c *Confinement) logChain(tc ToolChain) {
 }
 
 // ChainDetail is the chains for --confine-check, one line per step,
-// grant and refusal. All tools share one domain, so every tool may use
+// grant and refusal, of the tools whose chain needs more than the system
+// directories. All tools share one domain, so every tool may use
 // what any chain is granted.
 func ChainDetail(chains []ToolChain) string {
 	var b strings.Builder
 	for _, tc := range chains {
-		if len(tc.Steps) == 0 && len(tc.Grants) == 0 && len(tc.Refused) == 0 {
-			continue
+		if len(tc.Grants) == 0 && len(tc.Refused) == 0 {
+			continue // the system directories hold its chain
 		}
 		fmt.Fprintf(&b, "tool %s\n", tc.Tool)
 		if len(tc.Steps) > 0 {
