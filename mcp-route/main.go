@@ -565,6 +565,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
 	readable := readablePlaces(rootDir, readPaths, writePaths, dirs)
+	if mode != confinement.Off {
+		// What the tools' interpreter chains are granted, they can read.
+		chains := confinement.Config{Root: rootDir, ToolDirs: dirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
+		for _, tc := range chains {
+			for _, g := range tc.Grants {
+				readable = append(readable, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
+			}
+		}
+	}
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 )
@@ -68,6 +69,10 @@ func checkSecretPlace(flag, file string, places []place) error {
 		remedy = "move it out of the root"
 	case "--tools":
 		remedy = "move it out of the tools directory"
+	default:
+		if strings.HasPrefix(p.flag, "the interpreter grant") {
+			remedy = "move it out of the interpreter's installation"
+		}
 	}
 	return fmt.Errorf("%s: %s is inside %s %s%s, where tools and upstreams can read it: a client could read the secret with a reading tool; %s", flag, file, p.flag, p.path, as, remedy)
 }

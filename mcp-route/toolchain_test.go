@@ -396,3 +396,43 @@ func TestPythonSkeletonConfined(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretInInterpreterGrant: what an interpreter chain is granted,
+// every tool can read; a secret file there (a session key kept in a venv)
+// is refused at start with one line naming the grant, while the same key
+// beside it, outside the grant, serves.
+func TestSecretInInterpreterGrant(t *testing.T) {
+	confinetest.Need(t, 1)
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	tools := filepath.Join(dir, "tools")
+	root := filepath.Join(dir, "root")
+	for _, d := range []string{filepath.Join(venv, "bin"), tools, root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644)
+	writeInterp := filepath.Join(venv, "bin", "python3")
+	if err := os.WriteFile(writeInterp, []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	addTool(t, tools, "venv_tool", "#!"+writeInterp+"\n")
+	key := strings.Repeat("k", 48) + "\n"
+	inVenv, beside := filepath.Join(venv, "session.key"), filepath.Join(dir, "session.key")
+	for _, f := range []string{inVenv, beside} {
+		if err := os.WriteFile(f, []byte(key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errs := runWith(t, "", "--tools", tools, "--root", root, "--http", "127.0.0.1:0", "--session-key-file", inVenv)
+	realVenv, _ := filepath.EvalSymlinks(venv)
+	want := "--session-key-file: " + inVenv + " is inside the interpreter grant of tool " + filepath.Join(tools, "venv_tool") + ", " + realVenv
+	if code != 1 || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("key in the venv: code %d, stderr %q; want 1 and %q", code, errs, want)
+	}
+	srv := startHTTP(t, "--confine", "auto", "--tools", tools, "--root", root, "--session-key-file", beside)
+	if code, _, body := post(t, srv.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); code != 200 {
+		t.Errorf("key outside the grant: initialize %d %s", code, body)
+	}
+}

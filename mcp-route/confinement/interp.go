@@ -172,6 +172,11 @@ func (r *chainer) script(exe, parent string, depth int) {
 		return
 	}
 	if depth > 0 {
+		// Only what the kernel would run: an executable regular file. A
+		// shebang naming a secret must not make it readable.
+		if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return
+		}
 		r.tc.Steps = append(r.tc.Steps, exe)
 		if !r.grant(exe, "interpreter of "+parent) {
 			return
@@ -414,6 +419,10 @@ func pyenvShim(head []byte) string {
 	}
 	m := pyenvShimRoot.FindSubmatch(head)
 	if m == nil || !filepath.IsAbs(string(m[1])) {
+		return ""
+	}
+	// A pyenv installation: its pyenv program is there.
+	if fi, err := os.Stat(filepath.Join(string(m[1]), "libexec", "pyenv")); err != nil || fi.Mode()&0o111 == 0 {
 		return ""
 	}
 	return string(m[1])
