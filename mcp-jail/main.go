@@ -50,9 +50,11 @@
 // /proc/<pid>, /proc/self and /sys included, is refused. With --no-network it cannot bind or connect TCP sockets (MPTCP
 // and TCP Fast Open included; io_uring is refused). From
 // Landlock ABI 6 it cannot signal processes outside, nor reach abstract
-// Unix sockets made outside. CMD runs in DIR, TMPDIR set to DIR (unless
-// the inherited one is writable under the policy); mcp-jail execs it, so
-// the exit status is CMD's. When the kernel cannot confine, mcp-jail
+// Unix sockets made outside. CMD runs in DIR with TMPDIR set to a fresh
+// private directory outside DIR, read-write, removed when CMD ends (unless
+// the inherited TMPDIR is writable under the policy and is not DIR): for
+// that, mcp-jail runs itself once more as a child, waits for it and ends
+// as it did; the child execs CMD, so the exit status is CMD's. When the kernel cannot confine, mcp-jail
 // exits 1 with one line on standard error; with --best-effort it warns
 // and runs CMD anyway. CMD not found: 127; not executable: 126.
 //
@@ -103,8 +105,12 @@ the files of /etc programs need (passwd, hosts, resolv.conf, localtime,
 ssl/certs...; never shadow, sudoers, ssl/private, SSH host keys) and the
 machine's files of /proc (cpuinfo, meminfo, loadavg...), and /dev/null,
 zero, urandom, random. Home, /tmp, the rest of /etc, /proc/<pid>,
-/proc/self and /sys are refused. CMD runs in DIR with TMPDIR=DIR (unless the inherited TMPDIR is
-writable), and mcp-jail execs it: the exit status is CMD's.
+/proc/self and /sys are refused. CMD runs in DIR with TMPDIR a fresh
+private directory outside DIR, read-write and removed when CMD ends (the
+inherited TMPDIR is kept when it is writable and not DIR). The exit
+status is CMD's (a CMD killed by a signal: mcp-jail ends by the same
+signal). SIGTERM and SIGHUP are passed on to CMD; SIGINT and SIGQUIT
+reach it from the terminal.
   --allow-read DIR   also readable (repeatable)
   --allow-write DIR  also readable and writable (repeatable)
   --allow-exec DIR   also readable and executable (repeatable; refused

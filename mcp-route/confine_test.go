@@ -160,10 +160,17 @@ type confinedRoute struct {
 // confineSecret, and does the handshake.
 func (f *confineFixture) start(t *testing.T, args ...string) *confinedRoute {
 	t.Helper()
+	return f.startEnv(t, []string{"PATH=/usr/bin:/bin"}, args...)
+}
+
+// startEnv is start with env (PATH and the like) in mcp-route's
+// environment besides TMPDIR and confineSecret.
+func (f *confineFixture) startEnv(t *testing.T, env []string, args ...string) *confinedRoute {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, f.bin, append([]string{"--tools", f.tools, "--root", f.root, "--describe-cache", ""}, args...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + f.tmpBase, "CONFINE_TEST_SECRET=" + confineSecret}
+	cmd.Env = append([]string{"TMPDIR=" + f.tmpBase, "CONFINE_TEST_SECRET=" + confineSecret}, env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

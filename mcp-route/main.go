@@ -50,7 +50,9 @@
 // Every tool process (calls and --mcp-describe runs) starts confined by the
 // kernel (Landlock; package mcp-route/confinement, --confine auto by
 // default): it reads and executes the system directories, the tool
-// directories and their symlinks' targets, reads and writes --root (read
+// directories and their symlinks' targets, each tool's interpreter chain
+// (shebang, env NAME by the tools' PATH, pyenv shims, venvs, PREFIX/lib;
+// never inside --root or an --allow-write path), reads and writes --root (read
 // only with --readonly) and a private TMPDIR, the --allow-read and
 // --allow-write paths, and nothing else (no /proc, no home directory); with
 // --no-network no TCP. The rules are proved at start by a probe child;
@@ -211,8 +213,11 @@ text (key=value) or json records, one line per event.
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
 /sbin /lib* /opt), the --tools directories and the targets of their
-symlinks, and --allow-exec paths; read the files of /etc programs need
-(passwd, group, hosts, resolv.conf, localtime, ld.so.cache, the public
+symlinks, --allow-exec paths, and each tool's interpreter chain, granted
+automatically (its shebang, #!/usr/bin/env NAME found in the tools' PATH,
+pyenv shims, a venv and its python's lib, PREFIX/lib; never inside --root
+or an --allow-write path); read the files of /etc programs need (passwd,
+group, hosts, resolv.conf, localtime, ld.so.cache, the public
 certificates...; never /etc whole, never shadow, sudoers, ssl/private or
 SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
 stat, uptime, version...); read and write --root (read only with
@@ -226,10 +231,12 @@ With --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect
 or bind, MPTCP and TCP Fast Open included, no UDP, raw or packet socket,
 and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
-outside. A tool's definition cannot widen this. auto runs tools unconfined,
-with one warning, where the kernel cannot (Landlock needs Linux 5.13);
-require exits 1 then. The rules are proved at start by a probe child.
---confine-check prints them.
+outside. A tool's definition cannot widen this. A call that fails on a
+path the policy refused says so in its error, with the flag that grants
+it. auto runs tools unconfined, with one warning, where the kernel cannot
+(Landlock needs Linux 5.13); require exits 1 then. The rules are proved at
+start by a probe child. --confine-check prints them, and each tool's
+interpreter chain.
 
 Limits: each tool process tree (a call's, a worker's) may use --limit-mem
 (1GiB) of memory and --limit-pids (512) processes at once, through the
@@ -623,6 +630,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		NoNetwork:  *noNetwork,
 		Debugf:     debugf,
 		Warnf:      logf,
+		Logger:     logger,
 	}
 	// What no kernel makes acceptable (a secret of /etc opened, an
 	// --allow-exec where tools write), refused whatever --confine says.
@@ -641,6 +649,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
 	readable := readablePlaces(toolPolicy, dirs)
+	if mode != confinement.Off {
+		// What the tools' interpreter chains are granted, they can read.
+		chains := confinement.Config{Root: rootDir, ToolDirs: dirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
+		for _, tc := range chains {
+			for _, g := range tc.Grants {
+				readable = append(readable, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
+			}
+		}
+	}
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue
@@ -651,6 +668,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if *confineCheck {
+		// The interpreter chains shown are those the tools' PATH finds.
+		if policy.Env, err = toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
+		}
 		return confineCheckMain(policy, limits, stdout, stderr)
 	}
 	// lookup is mcp-route's environment as the tools see it: under
@@ -672,6 +694,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return os.LookupEnv(k)
 		}
 	}
+	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	policy.Env = env
 	conf, err := confinement.Start(policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -700,11 +728,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 
-	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return 2
-	}
 	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
 	uopts := upstream.Options{
 		Env:         describeEnv,
@@ -739,6 +762,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Writable:        writePaths,
 		Logf:            logf,
 		Debugf:          debugf,
+		Explain:         conf.ExplainFailure,
 	})
 	defer reg.Close()
 	pollEvery := *poll
@@ -767,6 +791,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
+		Explain:    conf.ExplainFailure,
 	}
 	if len(specs) > 0 {
 		var gate *pinGate

@@ -102,6 +102,8 @@ func checkSecretPlace(flag, file string, places []place) error {
 		remedy = "move it out of the root"
 	case p.flag == "--tools":
 		remedy = "move it out of the tools directory"
+	case strings.HasPrefix(p.flag, "the interpreter grant"):
+		remedy = "move it out of the interpreter's installation"
 	case !strings.HasPrefix(p.flag, "--"):
 		remedy = "keep it where no tool reads, such as a systemd credential (LoadCredential=, read from $CREDENTIALS_DIRECTORY) or a directory under /run (/run/secrets/mcp-route; see examples/deploy)"
 	}

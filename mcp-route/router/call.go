@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -172,6 +173,13 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 			outcome = "tool_error"
 		}
 		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, failure)
+		if s.opts.Explain != nil && !killed {
+			if note, attrs, ok := s.opts.Explain(failure); ok {
+				failure += "\n" + note
+				s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "confinement refused a path the tool needed",
+					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", fmt.Sprintf("%s", id))}, attrs...)...)
+			}
+		}
 		return codec.ErrorResult(failure)
 	}
 	result, err := shape(rev, t, stdout)

@@ -155,6 +155,12 @@ type Options struct {
 	// are served (mcp-route's stdio server drops to one processor there:
 	// the load compiles schemas in parallel, serving does not need to).
 	Loaded func()
+	// Explain, optional, reads a failed call's isError text (its outcome
+	// and the end of its stderr) for a path the confinement refused
+	// (confinement.Confinement.ExplainFailure): the sentence is added to
+	// the text, and a Warn record with the attributes says it to the
+	// operator, even for a failure that is otherwise routine.
+	Explain func(failure string) (note string, attrs []slog.Attr, ok bool)
 }
 
 func (o *Options) defaults() {
