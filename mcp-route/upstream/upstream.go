@@ -51,18 +51,18 @@ type Upstream struct {
 	conn     *link
 	retryAt  time.Time
 	lastErr  string
-	failures int          // failed starts in a row
+	failures int // failed starts in a row
 	// connected: a start has listed its tools once; Spec.FirstConnect
 	// no longer applies.
 	connected bool
-	tools    []codec.Tool // the last good list, as the upstream gave it
-	left     []leftOut    // what listTools left out of it
-	listed   chan struct{}
-	listOnce sync.Once
-	progress map[string]chan codec.ProgressParams // our token → the call's progress queue
-	noise    noiseLimit                           // the protocol errors logged
-	errNoise noiseLimit                           // the stderr lines logged (max MaxStderrLines)
-	acked    chan struct{}                        // closed by the acknowledgement of the listen being opened
+	tools     []codec.Tool // the last good list, as the upstream gave it
+	left      []leftOut    // what listTools left out of it
+	listed    chan struct{}
+	listOnce  sync.Once
+	progress  map[string]chan codec.ProgressParams // our token → the call's progress queue
+	noise     noiseLimit                           // the protocol errors logged
+	errNoise  noiseLimit                           // the stderr lines logged (max MaxStderrLines)
+	acked     chan struct{}                        // closed by the acknowledgement of the listen being opened
 }
 
 // listenAckWait bounds the wait for a modern upstream's acknowledgement of
