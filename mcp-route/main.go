@@ -90,7 +90,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -100,6 +99,7 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/internal/selfguard"
 	"github.com/mcpipe/mcpipe/internal/toolenv"
@@ -345,7 +345,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(upstreamTokens, "upstream-token-file", "send Authorization: Bearer with the token on the first non-blank line of FILE (read at start) to the HTTP upstream NAME: `NAME=FILE` (repeatable, one per upstream)")
 	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
 	upstreamBackoff := fs.String("upstream-backoff", upstream.DefaultMinBackoff.String()+","+upstream.DefaultMaxBackoff.String(), "restart delay of an upstream that died or failed to start: `MIN,MAX`, two positive durations; MIN doubles per restart up to MAX (jittered ±20%), MAX is also the retry interval of an upstream that is down")
-	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
+	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has (default 3s; "+upstream.LauncherFirstList.String()+" for an upstream started through npx or uvx, whose first start may fetch its package)")
+	upstreamProfiles := &listFlag{}
+	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
@@ -408,6 +410,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	chosenProfiles, err := parseProfiles(upstreamProfiles.vals, specs)
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
 	}
@@ -558,6 +565,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
 	readable := readablePlaces(rootDir, readPaths, writePaths, dirs)
+	var profiles []profiled
+	if mode != confinement.Off || *confineCheck {
+		// The profile reads the upstream's environment as it will be
+		// (TMPDIR aside, which no launcher's places depend on).
+		penv, err := toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
+		}
+		penv = slices.Concat(penv, []string{"MCP_ROOT=" + rootDir})
+		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		for _, p := range profiles {
+			readable = append(readable, p.places()...)
+		}
+	}
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue
@@ -569,20 +595,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var programs []string
 	for _, sp := range specs {
-		// Upstreams start on the tools' confined spawner: their programs
-		// must be executable there.
-		if len(sp.Argv) > 0 {
-			if p, err := exec.LookPath(sp.Argv[0]); err == nil {
-				if abs, err := filepath.Abs(p); err == nil {
-					programs = append(programs, abs)
-				}
-				// The kernel checks the file a symlink leads to.
-				if real, err := filepath.EvalSymlinks(p); err == nil {
-					if abs, err := filepath.Abs(real); err == nil {
-						programs = append(programs, abs)
-					}
-				}
-			}
+		// Upstreams without a launcher profile start on the tools'
+		// confined spawner: their programs must be executable there.
+		if !slices.ContainsFunc(profiles, func(p profiled) bool { return p.spec.Name == sp.Name }) {
+			programs = append(programs, programPaths(sp.Argv)...)
 		}
 	}
 	policy := confinement.Config{
@@ -598,7 +614,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Warnf:      logf,
 	}
 	if *confineCheck {
-		return confineCheckMain(policy, stdout, stderr)
+		return confineCheckMain(policy, profiles, stdout, stderr)
 	}
 	// lookup is mcp-route's environment as the tools see it: under
 	// confinement TMPDIR is the server's private directory, the one
@@ -625,6 +641,32 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer conf.Close()
+	upstreamTimeoutSet := false
+	fs.Visit(func(f *flag.Flag) { upstreamTimeoutSet = upstreamTimeoutSet || f.Name == "upstream-timeout" })
+	for i := range specs {
+		if specs[i].URL == "" && mode != confinement.Off {
+			specs[i].Rules = rulesOf(conf)
+		}
+	}
+	for _, p := range profiles {
+		// A launcher upstream runs in a domain of its own: the tools do
+		// not get its launcher's cache.
+		pc, err := confinement.Start(p.config(policy))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --upstream %s (%s profile): %v\n", prog, p.spec.Name, p.prof.Name, err)
+			return 1
+		}
+		defer pc.Close()
+		p.spec.Spawn, p.spec.Rules, p.spec.Launcher = pc.Spawn(), rulesOf(pc), p.prof.Name
+		p.spec.FirstConnect, p.spec.FirstList = upstream.LauncherFirstConnect, upstream.LauncherFirstList
+		if upstreamTimeoutSet {
+			p.spec.FirstList = *upstreamTimeout
+		}
+		debugf("upstream %s: %s", p.spec.Name, p.prof)
+		for _, d := range p.prof.Dropped {
+			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))
+		}
+	}
 	// Under --confine auto the probe runs while mcp-route starts serving
 	// (tool starts wait for it); its verdict is logged when it comes, and
 	// before mcp-route exits.
@@ -786,7 +828,7 @@ func cacheKeyEnv(env []string, tmp string) []string {
 // confineCheckMain is --confine-check: the rules on stdout, the verdict
 // for --confine require as the exit status and, when it would refuse, one
 // line on stderr.
-func confineCheckMain(c confinement.Config, stdout, stderr io.Writer) int {
+func confineCheckMain(c confinement.Config, profiles []profiled, stdout, stderr io.Writer) int {
 	// The tools' private TMPDIR is part of the policy: a stand-in for the
 	// one a server would make.
 	tmp, err := os.MkdirTemp("", "mcp-route-tmp-")
@@ -807,7 +849,27 @@ func confineCheckMain(c confinement.Config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --confine require would refuse to start: %v\n", prog, err)
 		return 1
 	}
+	// Each launcher upstream has a domain of its own: the tools' rules
+	// and its profile's, proved the same way.
+	for _, p := range profiles {
+		fmt.Fprintf(stdout, "upstream %s: %s\n", p.spec.Name, p.prof)
+		if _, err := confinement.Check(p.config(c)); err != nil {
+			fmt.Fprintf(stderr, "%s: --confine require would refuse to start upstream %s: %v\n", prog, p.spec.Name, err)
+			return 1
+		}
+	}
 	return 0
+}
+
+// rulesOf is what conf opens once in force (nil when not), for the
+// explanation of a denial in an upstream's stderr.
+func rulesOf(conf *confinement.Confinement) func() []confine.Rule {
+	return func() []confine.Rule {
+		if !conf.Enforced() {
+			return nil
+		}
+		return conf.Report().Rules
+	}
 }
 
 // newLogger returns the logger of --log-format: text lines prefixed with
