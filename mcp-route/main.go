@@ -83,6 +83,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -644,8 +645,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	upstreamTimeoutSet := false
 	fs.Visit(func(f *flag.Flag) { upstreamTimeoutSet = upstreamTimeoutSet || f.Name == "upstream-timeout" })
 	for i := range specs {
-		if specs[i].URL == "" && mode != confinement.Off {
-			specs[i].Rules = rulesOf(conf)
+		sp := &specs[i]
+		if sp.URL == "" && mode != confinement.Off {
+			sp.Rules = rulesOf(conf)
+		}
+		// A launcher's first start may fetch its package, confined or
+		// not: the first-start allowance.
+		if l, ok := chosenProfiles[sp.Name]; (ok && l != upstream.ProfileNone) || (!ok && upstream.Launcher(sp.Argv) != "") {
+			sp.Launcher = cmp.Or(l, upstream.Launcher(sp.Argv))
+			sp.FirstConnect, sp.FirstList = upstream.LauncherFirstConnect, upstream.LauncherFirstList
+			if upstreamTimeoutSet {
+				sp.FirstList = *upstreamTimeout
+			}
 		}
 	}
 	for _, p := range profiles {
@@ -657,11 +668,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 		defer pc.Close()
-		p.spec.Spawn, p.spec.Rules, p.spec.Launcher = pc.Spawn(), rulesOf(pc), p.prof.Name
-		p.spec.FirstConnect, p.spec.FirstList = upstream.LauncherFirstConnect, upstream.LauncherFirstList
-		if upstreamTimeoutSet {
-			p.spec.FirstList = *upstreamTimeout
-		}
+		p.spec.Spawn, p.spec.Rules = pc.Spawn(), rulesOf(pc)
 		debugf("upstream %s: %s", p.spec.Name, p.prof)
 		for _, d := range p.prof.Dropped {
 			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))
