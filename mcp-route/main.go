@@ -70,7 +70,9 @@
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
 // connects with the best era it offers, and serves its tools as NAME__TOOL,
-// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies
+// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies;
+// one started through npx or uvx gets that launcher's profile in a
+// confinement of its own (--upstream-profile NAME=none turns it off)
 // (package mcp-route/upstream and
 // README's Upstreams say the whole contract: names left out, clashes with
 // local tools, errors, what is refused).
@@ -237,6 +239,17 @@ backoff (--upstream-backoff: 0.5s doubling to 30s, jittered; down after 5
 failed starts, then retried every 30s) and its calls meanwhile fail fast
 ("upstream NAME is restarting; retry in 2s"). Its sampling, elicitation and roots requests get
 a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
+An upstream started through a package launcher gets its launcher profile
+(--upstream-profile NAME=none turns it off), in a confinement of its own
+that the tools do not share: npx and npm exec read and write the npm cache
+and read and execute node and the global node_modules, and read the user
+and global npmrc; uvx and uv tool run read and write the uv cache and read
+and execute uv and its tools and Pythons. Never a place inside --root or an
+--allow-write path, nor a writable one holding the home directory, a tool
+directory or the root. Its first start may fetch the package: until it has
+listed its tools once, a start may take 2m and tools/list waits for it 15s
+(or --upstream-timeout when given). A start that fails because the
+confinement refused a file says which, and the flag that grants it.
 
 --pin FILE: upstream tools are served only as pinned. An upstream FILE does
 not know is pinned when first listed (trust on first use); then a tool whose
@@ -265,12 +278,15 @@ Exit status:
      --allow-write path or a --tools directory; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
-     upstream could not be listed (nothing pinned) or FILE not written
+     upstream could not be listed (nothing pinned) or FILE not written;
+     a launcher profile that cannot be made (npx without node in PATH,
+     no home directory for the cache)
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
      twice, or plain http beyond loopback; an --upstream-header or
      --upstream-token-file whose NAME is no HTTP upstream, a header the
      transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
+     --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      pin without --pin or --upstream)
 `
