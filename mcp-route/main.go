@@ -684,6 +684,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 		defer pc.Close()
+		// Under auto its verdict comes in the background, as the tools'
+		// does: an upstream that runs unconfined must be said.
+		verdict := make(chan struct{})
+		go func() {
+			defer close(verdict)
+			if w := pc.Warning(); w != "" {
+				logger.Warn("upstream launcher profile: "+w, slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name))
+			}
+		}()
+		defer func() { <-verdict }()
 		p.spec.Spawn, p.spec.Rules = pc.Spawn(), rulesOf(pc)
 		debugf("upstream %s: %s", p.spec.Name, p.prof)
 		for _, d := range p.prof.Dropped {
