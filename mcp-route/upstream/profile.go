@@ -135,18 +135,35 @@ type Bounds struct {
 func LoadProfile(name string, argv, env []string, b Bounds) (*Profile, error) {
 	e := envMap(env)
 	var p *Profile
+	var cache string
 	var err error
 	switch name {
 	case ProfileNpx:
-		p, err = npxProfile(argv, e)
+		p, cache, err = npxProfile(argv, e)
 	case ProfileUvx:
-		p, err = uvxProfile(argv, e)
+		p, cache, err = uvxProfile(argv, e)
 	default:
 		return nil, fmt.Errorf("no launcher profile %q: want npx, uvx or none", name)
 	}
 	if err != nil {
 		return nil, err
 	}
+	why := "npm cache"
+	if p.Name == ProfileUvx {
+		why = "uv cache"
+	}
+	// The cache is made only where it would be granted: not inside the
+	// root, nor as a place holding the home directory.
+	if _, err := os.Lstat(cache); os.IsNotExist(err) {
+		probe := &Profile{Grants: []Grant{{Path: cache, Access: confine.AccessReadWrite, Why: why}}}
+		probe.bound(b, home(e))
+		if len(probe.Grants) == 0 {
+			p.Dropped = append(p.Dropped, probe.Dropped...)
+		} else if err := os.MkdirAll(cache, 0o700); err != nil {
+			return nil, fmt.Errorf("%s profile: %s %s: %v", p.Name, why, cache, err)
+		}
+	}
+	p.add(cache, confine.AccessReadWrite, why)
 	p.bound(b, home(e))
 	return p, nil
 }
@@ -268,12 +285,12 @@ func npmPath(v, home string) string {
 // PREFIX/etc/npmrc) and npm's builtin npmrc, in that order. The project
 // .npmrc in the working directory is not read: that is --root, which
 // clients may write.
-func npxProfile(argv []string, e map[string]string) (*Profile, error) {
-	p := &Profile{Name: ProfileNpx}
+func npxProfile(argv []string, e map[string]string) (p *Profile, cache string, err error) {
+	p = &Profile{Name: ProfileNpx}
 	h := home(e)
 	node := lookPath("node", e)
 	if node == "" {
-		return nil, fmt.Errorf("npx profile: no node in the upstream's PATH (%s)", e["PATH"])
+		return nil, "", fmt.Errorf("npx profile: no node in the upstream's PATH (%s)", e["PATH"])
 	}
 	p.add(node, confine.AccessReadExec, "node")
 	prefix := npmPath(e["PREFIX"], h)
@@ -314,7 +331,6 @@ func npxProfile(argv []string, e map[string]string) (*Profile, error) {
 	if npmDir != "" {
 		builtin = readNpmrc(filepath.Join(npmDir, "npmrc"), e)
 	}
-	cache := ""
 	if v, ok := npmEnv(e, "cache"); ok {
 		cache = npmPath(v, h)
 	} else {
@@ -329,12 +345,8 @@ func npxProfile(argv []string, e map[string]string) (*Profile, error) {
 		}
 	}
 	if cache == "" {
-		return nil, fmt.Errorf("npx profile: no npm cache: no home directory and no npm_config_cache")
+		return nil, "", fmt.Errorf("npx profile: no npm cache: no home directory and no npm_config_cache")
 	}
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		return nil, fmt.Errorf("npx profile: npm cache %s: %v", cache, err)
-	}
-	p.add(cache, confine.AccessReadWrite, "npm cache")
 	p.add(filepath.Join(prefix, "lib", "node_modules"), confine.AccessReadExec, "node global modules")
 	if npmDir != "" {
 		p.add(npmDir, confine.AccessReadExec, "npm")
@@ -343,7 +355,7 @@ func npxProfile(argv []string, e map[string]string) (*Profile, error) {
 		p.add(userrc, confine.AccessRead, "user npmrc")
 	}
 	p.add(globalrc, confine.AccessRead, "global npmrc")
-	return p, nil
+	return p, cache, nil
 }
 
 // uvxProfile follows uv's documented places: the cache is $UV_CACHE_DIR,
@@ -352,8 +364,8 @@ func npxProfile(argv []string, e map[string]string) (*Profile, error) {
 // $UV_PYTHON_INSTALL_DIR, else $XDG_DATA_HOME/uv/python, else
 // ~/.local/share/uv/python; the user's uv.toml in $XDG_CONFIG_HOME/uv,
 // else ~/.config/uv. uvx runs the uv binary beside it.
-func uvxProfile(argv []string, e map[string]string) (*Profile, error) {
-	p := &Profile{Name: ProfileUvx}
+func uvxProfile(argv []string, e map[string]string) (p *Profile, cache string, err error) {
+	p = &Profile{Name: ProfileUvx}
 	h := home(e)
 	xdg := func(v, def string) string {
 		if d := e[v]; filepath.IsAbs(d) {
@@ -364,14 +376,13 @@ func uvxProfile(argv []string, e map[string]string) (*Profile, error) {
 		}
 		return filepath.Join(h, def)
 	}
-	cache := ""
 	if d := e["UV_CACHE_DIR"]; d != "" {
 		cache = npmPath(d, h)
 	} else if c := xdg("XDG_CACHE_HOME", ".cache"); c != "" {
 		cache = filepath.Join(c, "uv")
 	}
 	if cache == "" {
-		return nil, fmt.Errorf("uvx profile: no uv cache: no home directory and no UV_CACHE_DIR")
+		return nil, "", fmt.Errorf("uvx profile: no uv cache: no home directory and no UV_CACHE_DIR")
 	}
 	data := xdg("XDG_DATA_HOME", ".local/share")
 	tools, pythons := npmPath(e["UV_TOOL_DIR"], h), npmPath(e["UV_PYTHON_INSTALL_DIR"], h)
@@ -388,10 +399,6 @@ func uvxProfile(argv []string, e map[string]string) (*Profile, error) {
 	if exe := lookPath("uv", e); exe != "" {
 		p.add(exe, confine.AccessReadExec, "uv")
 	}
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		return nil, fmt.Errorf("uvx profile: uv cache %s: %v", cache, err)
-	}
-	p.add(cache, confine.AccessReadWrite, "uv cache")
 	if tools != "" {
 		p.add(tools, confine.AccessReadExec, "uv tools")
 	}
@@ -401,7 +408,7 @@ func uvxProfile(argv []string, e map[string]string) (*Profile, error) {
 	if c := xdg("XDG_CONFIG_HOME", ".config"); c != "" {
 		p.add(filepath.Join(c, "uv", "uv.toml"), confine.AccessRead, "uv config")
 	}
-	return p, nil
+	return p, cache, nil
 }
 
 // add grants path (resolved; left out when it does not exist) once.

@@ -201,6 +201,11 @@ func TestProfileBounds(t *testing.T) {
 			if _, ok := grantOf(p, "node"); !ok {
 				t.Errorf("node not granted: %s", p)
 			}
+			if tc.name == "cache-inside-root" {
+				if _, err := os.Lstat(cache); err == nil {
+					t.Errorf("the cache %s was made inside the root, where it is not granted", cache)
+				}
+			}
 		})
 	}
 }
@@ -230,9 +235,9 @@ func TestUvxProfile(t *testing.T) {
 	want := []Grant{
 		{filepath.Join(bin, "uvx"), confine.AccessReadExec, "uv"},
 		{filepath.Join(bin, "uv"), confine.AccessReadExec, "uv"},
-		{filepath.Join(home, ".cache", "uv"), confine.AccessReadWrite, "uv cache"},
 		{filepath.Join(home, ".local", "share", "uv", "tools"), confine.AccessReadExec, "uv tools"},
 		{filepath.Join(home, ".local", "share", "uv", "python"), confine.AccessReadExec, "uv pythons"},
+		{filepath.Join(home, ".cache", "uv"), confine.AccessReadWrite, "uv cache"},
 	}
 	if !slices.Equal(p.Grants, want) {
 		t.Errorf("uvx defaults:\ngot  %s\nwant %v", p, want)
