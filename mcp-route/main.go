@@ -244,10 +244,11 @@ An upstream started through a package launcher gets its launcher profile
 that the tools do not share: npx and npm exec read and write the npm cache
 and read and execute node and the global node_modules, and read the user
 and global npmrc; uvx and uv tool run read and write the uv cache and read
-and execute uv and its tools and Pythons. Never a place inside --root or an
+and execute uv and its tools and Pythons; with --no-network they run
+offline (npm_config_offline, UV_OFFLINE). Never a place inside --root or an
 --allow-write path, nor a writable one holding the home directory, a tool
 directory or the root. Its first start may fetch the package: until it has
-listed its tools once, a start may take 2m and tools/list waits for it 15s
+listed its tools once, a start may take 3m and tools/list waits for it 15s
 (or --upstream-timeout when given). A start that fails because the
 confinement refused a file says which, and the flag that grants it.
 
@@ -592,7 +593,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		penv = slices.Concat(penv, []string{"MCP_ROOT=" + rootDir})
-		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs})
+		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs, NoNetwork: *noNetwork})
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
@@ -694,7 +695,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 		}()
 		defer func() { <-verdict }()
-		p.spec.Spawn, p.spec.Rules = pc.Spawn(), rulesOf(pc)
+		p.spec.Spawn, p.spec.Rules, p.spec.Env = pc.Spawn(), rulesOf(pc), p.prof.Env
 		debugf("upstream %s: %s", p.spec.Name, p.prof)
 		for _, d := range p.prof.Dropped {
 			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))

@@ -89,13 +89,16 @@
 // dropped (the operator's flag decides it), and so is a writable place
 // that holds the home directory, a tool directory, the root, an
 // --allow-write path or a system directory, or "/". Profile.Dropped says
-// why for each. mcp-route runs such an upstream on a confinement of its
-// own (Spec.Spawn): the tools do not get the launcher's places.
+// why for each. With Bounds.NoNetwork, Profile.Env turns the launcher's
+// offline mode on (npm_config_offline=true, UV_OFFLINE=1) unless the
+// environment sets it; mcp-route adds it as Spec.Env. mcp-route runs such
+// an upstream on a confinement of its own (Spec.Spawn): the tools do not
+// get the launcher's places.
 //
 // A launcher's first start may fetch its package: Spec.FirstConnect and
 // Spec.FirstList replace ConnectTimeout and ListTimeout until a start has
 // listed the upstream's tools once. mcp-route sets them for a launcher
-// upstream to LauncherFirstConnect (2m) and LauncherFirstList (15s, or
+// upstream to LauncherFirstConnect (3m) and LauncherFirstList (15s, or
 // --upstream-timeout when given); see the constants for the figures
 // behind them. List's waits for several upstreams overlap: each counts
 // from the start of the List.

@@ -147,6 +147,25 @@ func TestNpxProfile(t *testing.T) {
 			t.Errorf("the cache's link is not resolved (the kernel's rule holds its target): %s", p)
 		}
 	})
+	t.Run("no-network", func(t *testing.T) {
+		_, _, env := nodeTree(t)
+		p, err := LoadProfile(ProfileNpx, argv, env, Bounds{NoNetwork: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.Env, []string{"npm_config_offline=true"}) {
+			t.Errorf("--no-network: want npm offline, got %q", p.Env)
+		}
+		// The operator's own setting stands.
+		p, err = LoadProfile(ProfileNpx, argv, append(env, "NPM_CONFIG_OFFLINE=false"), Bounds{NoNetwork: true})
+		if err != nil || p.Env != nil {
+			t.Errorf("--no-network with the operator's npm offline setting: want nothing added, got %q (%v)", p.Env, err)
+		}
+		p, err = LoadProfile(ProfileNpx, argv, env, Bounds{})
+		if err != nil || p.Env != nil {
+			t.Errorf("with the network: want nothing added, got %q (%v)", p.Env, err)
+		}
+	})
 	t.Run("no-node", func(t *testing.T) {
 		_, home, _ := nodeTree(t)
 		_, err := LoadProfile(ProfileNpx, argv, []string{"PATH=" + home, "HOME=" + home}, Bounds{})

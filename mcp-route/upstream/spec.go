@@ -35,6 +35,9 @@ type Spec struct {
 	// profile's name, "" for none. FirstConnect and FirstList replace
 	// ConnectTimeout and ListTimeout until a start has listed its tools
 	// (a launcher's first-start allowance).
+	// Env is added to Options.Env for this upstream (a launcher
+	// profile's settings, such as npm_config_offline under --no-network).
+	Env                     []string
 	Spawn                   func(*exec.Cmd) error
 	Rules                   func() []confine.Rule
 	Launcher                string

@@ -274,7 +274,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	if u.spec.URL != "" {
 		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true, Header: u.spec.Header}, copts)
 	} else {
-		env := u.opts.Env
+		env := slices.Concat(u.opts.Env, u.spec.Env)
 		if env == nil {
 			env = []string{} // client.Command: nil would be ours
 		}
