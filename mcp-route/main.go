@@ -72,7 +72,9 @@
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
 // connects with the best era it offers, and serves its tools as NAME__TOOL,
-// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies
+// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies;
+// one started through npx or uvx gets that launcher's profile in a
+// confinement of its own (--upstream-profile NAME=none turns it off)
 // (package mcp-route/upstream and
 // README's Upstreams say the whole contract: names left out, clashes with
 // local tools, errors, what is refused).
@@ -85,6 +87,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -92,7 +95,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -264,6 +266,18 @@ backoff (--upstream-backoff: 0.5s doubling to 30s, jittered; down after 5
 failed starts, then retried every 30s) and its calls meanwhile fail fast
 ("upstream NAME is restarting; retry in 2s"). Its sampling, elicitation and roots requests get
 a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
+An upstream started through a package launcher gets its launcher profile
+(--upstream-profile NAME=none turns it off), in a confinement of its own
+that the tools do not share: npx and npm exec read and write the npm cache
+and read and execute node and the global node_modules, and read the user
+and global npmrc; uvx and uv tool run read and write the uv cache and read
+and execute uv and its tools and Pythons; with --no-network they run
+offline (npm_config_offline, UV_OFFLINE). Never a place inside --root or an
+--allow-write path, nor a writable one holding the home directory, a tool
+directory or the root. Its first start may fetch the package: until it has
+listed its tools once, a start may take 3m and tools/list waits for it 15s
+(or --upstream-timeout when given). A start that fails because the
+confinement refused a file says which, and the flag that grants it.
 
 --pin FILE: upstream tools are served only as pinned. An upstream FILE does
 not know is pinned when first listed (trust on first use); then a tool whose
@@ -296,12 +310,15 @@ Exit status:
      directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
-     upstream could not be listed (nothing pinned) or FILE not written
+     upstream could not be listed (nothing pinned) or FILE not written;
+     a launcher profile that cannot be made (npx without node in PATH,
+     no home directory for the cache)
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
      twice, or plain http beyond loopback; an --upstream-header or
      --upstream-token-file whose NAME is no HTTP upstream, a header the
      transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
+     --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      an --allow-host with /, comma or white space;
      pin without --pin or --upstream)
@@ -383,7 +400,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(upstreamTokens, "upstream-token-file", "send Authorization: Bearer with the token on the first non-blank line of FILE (read at start) to the HTTP upstream NAME: `NAME=FILE` (repeatable, one per upstream)")
 	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
 	upstreamBackoff := fs.String("upstream-backoff", upstream.DefaultMinBackoff.String()+","+upstream.DefaultMaxBackoff.String(), "restart delay of an upstream that died or failed to start: `MIN,MAX`, two positive durations; MIN doubles per restart up to MAX (jittered ±20%), MAX is also the retry interval of an upstream that is down")
-	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
+	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has (default 3s; "+upstream.LauncherFirstList.String()+" for an upstream started through npx or uvx, whose first start may fetch its package)")
+	upstreamProfiles := &listFlag{}
+	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
@@ -454,6 +473,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	chosenProfiles, err := parseProfiles(upstreamProfiles.vals, specs)
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
 	}
@@ -600,22 +624,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
+	// Upstreams started by a launcher (npx, uvx) get a confinement of
+	// their own, with the places their launcher's profile grants.
+	var profiles []profiled
+	if mode != confinement.Off || *confineCheck {
+		// The profile reads the upstream's environment as it will be
+		// (TMPDIR aside, which no launcher's places depend on).
+		penv, err := toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
+		}
+		penv = slices.Concat(penv, []string{"MCP_ROOT=" + rootDir})
+		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs, NoNetwork: *noNetwork})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+	}
 	var programs []string
 	for _, sp := range specs {
-		// Upstreams start on the tools' confined spawner: their programs
-		// must be executable there.
-		if len(sp.Argv) > 0 {
-			if p, err := exec.LookPath(sp.Argv[0]); err == nil {
-				if abs, err := filepath.Abs(p); err == nil {
-					programs = append(programs, abs)
-				}
-				// The kernel checks the file a symlink leads to.
-				if real, err := filepath.EvalSymlinks(p); err == nil {
-					if abs, err := filepath.Abs(real); err == nil {
-						programs = append(programs, abs)
-					}
-				}
-			}
+		// Upstreams without a launcher profile start on the tools'
+		// confined spawner: their programs must be executable there.
+		if !slices.ContainsFunc(profiles, func(p profiled) bool { return p.spec.Name == sp.Name }) {
+			programs = append(programs, programPaths(sp.Argv)...)
 		}
 	}
 	policy := confinement.Config{
@@ -658,6 +690,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 		}
 	}
+	for _, p := range profiles {
+		readable = append(readable, p.places()...)
+	}
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue
@@ -673,7 +708,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 2
 		}
-		return confineCheckMain(policy, limits, stdout, stderr)
+		return confineCheckMain(policy, limits, profiles, stdout, stderr)
 	}
 	// lookup is mcp-route's environment as the tools see it: under
 	// confinement TMPDIR is the server's private directory, the one
@@ -706,6 +741,48 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer conf.Close()
+	upstreamTimeoutSet := false
+	fs.Visit(func(f *flag.Flag) { upstreamTimeoutSet = upstreamTimeoutSet || f.Name == "upstream-timeout" })
+	for i := range specs {
+		sp := &specs[i]
+		if sp.URL == "" && mode != confinement.Off {
+			sp.Rules = rulesOf(conf)
+		}
+		// A launcher's first start may fetch its package, confined or
+		// not: the first-start allowance.
+		if l, ok := chosenProfiles[sp.Name]; (ok && l != upstream.ProfileNone) || (!ok && upstream.Launcher(sp.Argv) != "") {
+			sp.Launcher = cmp.Or(l, upstream.Launcher(sp.Argv))
+			sp.FirstConnect, sp.FirstList = upstream.LauncherFirstConnect, upstream.LauncherFirstList
+			if upstreamTimeoutSet {
+				sp.FirstList = *upstreamTimeout
+			}
+		}
+	}
+	for _, p := range profiles {
+		// A launcher upstream runs in a domain of its own: the tools do
+		// not get its launcher's cache.
+		pc, err := confinement.Start(p.config(policy))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --upstream %s (%s profile): %v\n", prog, p.spec.Name, p.prof.Name, err)
+			return 1
+		}
+		defer pc.Close()
+		// Under auto its verdict comes in the background, as the tools'
+		// does: an upstream that runs unconfined must be said.
+		verdict := make(chan struct{})
+		go func() {
+			defer close(verdict)
+			if w := pc.Warning(); w != "" {
+				logger.Warn("upstream launcher profile: "+w, slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name))
+			}
+		}()
+		defer func() { <-verdict }()
+		p.spec.Spawn, p.spec.Rules, p.spec.Env = pc.Spawn(), rulesOf(pc), p.prof.Env
+		debugf("upstream %s: %s", p.spec.Name, p.prof)
+		for _, d := range p.prof.Dropped {
+			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))
+		}
+	}
 	// Under --confine auto the probe runs while mcp-route starts serving
 	// (tool starts wait for it); its verdict is logged when it comes, and
 	// before mcp-route exits.
@@ -905,7 +982,7 @@ func limitsText(l proc.Limits) string {
 // confineCheckMain is --confine-check: the rules on stdout, the verdict
 // for --confine require as the exit status and, when it would refuse, one
 // line on stderr.
-func confineCheckMain(c confinement.Config, limits proc.Limits, stdout, stderr io.Writer) int {
+func confineCheckMain(c confinement.Config, limits proc.Limits, profiles []profiled, stdout, stderr io.Writer) int {
 	// The tools' private TMPDIR is part of the policy: a stand-in for the
 	// one a server would make.
 	tmp, err := os.MkdirTemp("", "mcp-route-tmp-")
@@ -928,7 +1005,27 @@ func confineCheckMain(c confinement.Config, limits proc.Limits, stdout, stderr i
 		fmt.Fprintf(stderr, "%s: --confine require would refuse to start: %v\n", prog, err)
 		return 1
 	}
+	// Each launcher upstream has a domain of its own: the tools' rules
+	// and its profile's, proved the same way.
+	for _, p := range profiles {
+		fmt.Fprintf(stdout, "upstream %s: %s\n", p.spec.Name, p.prof)
+		if _, err := confinement.Check(p.config(c)); err != nil {
+			fmt.Fprintf(stderr, "%s: --confine require would refuse to start upstream %s: %v\n", prog, p.spec.Name, err)
+			return 1
+		}
+	}
 	return 0
+}
+
+// rulesOf is what conf opens once in force (nil when not), for the
+// explanation of a denial in an upstream's stderr.
+func rulesOf(conf *confinement.Confinement) func() []confine.Rule {
+	return func() []confine.Rule {
+		if !conf.Enforced() {
+			return nil
+		}
+		return conf.Report().Rules
+	}
 }
 
 // newLogger returns the logger of --log-format: text lines prefixed with
