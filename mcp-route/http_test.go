@@ -367,7 +367,7 @@ func TestHTTPBodyTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	// Generous: the server answers after 1 s; a server without the
 	// deadline never does.
 	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
@@ -670,11 +670,11 @@ func TestHTTPDrain(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	if resp, body := roundTrip(early[0], "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 503 {
+	if resp, body := roundTrip(early[0], "GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n"); resp.StatusCode != 503 {
 		t.Errorf("/readyz while draining: %d %s, want 503", resp.StatusCode, body)
 	}
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},` + metaRev + `}}`
-	resp, body := roundTrip(early[1], fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+	resp, body := roundTrip(early[1], fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"Mcp-Protocol-Version: %s\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s", modernRev, len(call), call))
 	if resp.StatusCode != 200 || !strings.Contains(body, `\"x\":1`) || !resp.Close {
 		t.Errorf("call arriving while draining on a connection taken before: %d %v %s, want its result and Connection: close", resp.StatusCode, resp.Header, body)
