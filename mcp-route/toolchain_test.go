@@ -54,7 +54,9 @@ func addTool(t *testing.T, dir, name, script string) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(`{"description":"toolchain matrix: `+name+`"}`), 0o644); err != nil {
+	// A generous bound: pyenv's shim runs a dozen bash processes, slow
+	// on a loaded CI machine.
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(`{"description":"toolchain matrix: `+name+`","run":{"timeout":"5m"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -388,7 +390,8 @@ func TestPythonSkeletonConfined(t *testing.T) {
 			if !ok {
 				t.Skipf("no %s python on this host", name)
 			}
-			p := f.startEnv(t, []string{"PATH=" + path})
+			// Bounds for a loaded machine: pyenv's shim is slow to start.
+			p := f.startEnv(t, []string{"PATH=" + path}, "--describe-timeout", "2m", "--timeout", "5m")
 			if got, isErr := p.callRaw("hello_py", map[string]any{"name": "confined"}); isErr || !strings.Contains(got, "confined") {
 				t.Errorf("skeleton under %s: isError %v %q\nstderr:\n%s", name, isErr, got, p.stderr)
 			}
