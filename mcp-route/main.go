@@ -929,8 +929,8 @@ func absExisting(flag string, paths []string) ([]string, error) {
 	return out, nil
 }
 
-// policyError says confine.Policy.Check's refusal with mcp-route's flag
-// names.
+// policyError says confine.Policy.Check's refusals that hold in every
+// --confine mode, with mcp-route's flag names; nil for the rest.
 func policyError(err error) error {
 	var ne *confine.NeverError
 	var we *confine.WritableExecError
@@ -939,9 +939,9 @@ func policyError(err error) error {
 		return fmt.Errorf("%s %s: would let tools read %s, which holds secrets and is never granted to them; name the files the tools need instead", sourceFlag(ne.Source), ne.Path, ne.Secret)
 	case errors.As(err, &we):
 		return fmt.Errorf("%s %s is inside %s %s, where tools can write: a client could put a program there and run it; name a directory outside it", sourceFlag(we.Source), we.Path, sourceFlag(we.PlaceSource), we.Place)
-	case err != nil:
-		return err
 	}
+	// Anything else (a policy that opens "/") is the confinement's to
+	// judge by --confine: require refuses, auto warns and runs unconfined.
 	return nil
 }
 
