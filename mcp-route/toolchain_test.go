@@ -309,6 +309,21 @@ func TestDenialExplained(t *testing.T) {
 			t.Errorf("plain permission error in the root: isError %v %q; it must not blame the confinement", isErr, got)
 		}
 	}
+	// A file of /etc left out of the curated list: the note names the
+	// file, since --allow-read /etc would open /etc/shadow and is refused.
+	if _, err := os.ReadFile("/etc/machine-id"); err == nil {
+		got, isErr = p.callRaw("reader", map[string]any{"path": "/etc/machine-id"})
+		if want := "--allow-read /etc/machine-id grants it"; !isErr || !strings.Contains(got, want) {
+			t.Errorf("read /etc/machine-id: isError %v %q; want %q", isErr, got, want)
+		}
+	}
+	// A secret no flag grants: refused, and no flag is offered.
+	if _, err := os.ReadFile("/etc/shadow"); err == nil {
+		got, isErr = p.callRaw("reader", map[string]any{"path": "/etc/shadow"})
+		if !isErr || strings.Contains(got, "grants it") {
+			t.Errorf("read /etc/shadow: isError %v %q; want refused with no flag offered", isErr, got)
+		}
+	}
 	// The control: a path the policy allows is read.
 	if got, isErr := p.callRaw("reader", map[string]any{"path": filepath.Join(f.root, "inside.txt")}); isErr || got != "inside-content" {
 		t.Errorf("read inside: isError %v %q", isErr, got)

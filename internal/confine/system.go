@@ -120,3 +120,14 @@ func neverPlaces() []string {
 	}
 	return out
 }
+
+// OpensSecret returns the place of Never that a rule on path would open
+// (path at, below or above it, resolved), "" when none: the advice a
+// caller gives for a denial must not name a grant Check refuses.
+func OpensSecret(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	return overlap(real, neverPlaces())
+}

@@ -130,29 +130,41 @@ func denial(p string, rules []confine.Rule) (Denial, bool) {
 		dir = filepath.Dir(real)
 	}
 	can := func(mode uint32) bool { return unix.Access(real, mode) == nil }
+	if confine.OpensSecret(real) != "" {
+		// /etc/shadow and the like: no flag grants them (confine.Never).
+		return Denial{}, false
+	}
+	// grant names the flag for dir, or for the file itself where a rule
+	// on dir would open a secret (a file of /etc beside /etc/shadow).
+	grant := func(flag, dir string) string {
+		if confine.OpensSecret(dir) != "" {
+			return flag + " " + real
+		}
+		return flag + " " + dir
+	}
 	switch allowed {
 	case confine.AccessReadWrite, confine.AccessDevice:
 		return Denial{}, false // the policy allows it: a plain permission error
 	case "":
 		switch {
 		case creating && can(unix.W_OK):
-			return Denial{p, "", "--allow-write " + dir}, true
+			return Denial{p, "", grant("--allow-write", dir)}, true
 		case fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && can(unix.X_OK):
-			return Denial{p, "", "--allow-exec " + dir}, true
+			return Denial{p, "", grant("--allow-exec", dir)}, true
 		case can(unix.R_OK):
 			if fi.IsDir() {
 				return Denial{p, "", "--allow-read " + real}, true
 			}
-			return Denial{p, "", "--allow-read " + dir}, true
+			return Denial{p, "", grant("--allow-read", dir)}, true
 		}
 	case confine.AccessRead:
 		if fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && can(unix.X_OK) {
-			return Denial{p, allowed, "--allow-exec " + dir}, true
+			return Denial{p, allowed, grant("--allow-exec", dir)}, true
 		}
 		fallthrough
 	case confine.AccessReadExec:
 		if can(unix.W_OK) {
-			return Denial{p, allowed, "--allow-write " + dir}, true
+			return Denial{p, allowed, grant("--allow-write", dir)}, true
 		}
 	}
 	return Denial{}, false
