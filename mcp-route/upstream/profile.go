@@ -141,7 +141,8 @@ type Bounds struct {
 // which is made (0700) as the launcher would make it, so that a rule can
 // hold it. A place inside b's root or an --allow-write path is left to
 // the operator's grant; a writable place that holds the home directory,
-// a tool directory or a system directory, or "/", is never granted.
+// a tool directory or a system directory, one inside a system directory
+// (/usr, /etc, /opt, /proc, /run ...), or "/", is never granted.
 func LoadProfile(name string, argv, env []string, b Bounds) (*Profile, error) {
 	e := envMap(env)
 	var p *Profile
@@ -460,7 +461,10 @@ func (p *Profile) bound(b Bounds, home string) {
 	}
 	operator := resolve(append([]string{b.Root, b.TempDir}, b.AllowWrite...)...)
 	guarded := resolve(b.ToolDirs...)
-	guarded = append(guarded, resolve(confine.SystemReadExec...)...)
+	// The system's places: confine's read+exec directories and /etc
+	// (granted file by file since it holds secrets) and the kernel's.
+	system := resolve(append(slices.Clone(confine.SystemReadExec), "/etc", "/proc", "/sys", "/dev", "/boot", "/run")...)
+	guarded = append(guarded, system...)
 	guarded = append(guarded, resolve(home)...)
 	if h, err := os.UserHomeDir(); err == nil {
 		guarded = append(guarded, resolve(h)...)
@@ -482,6 +486,12 @@ func (p *Profile) bound(b Bounds, home string) {
 		for _, q := range append(guarded, operator...) {
 			if within(q, g.Path) {
 				p.Dropped = append(p.Dropped, fmt.Sprintf("%s %s (%s): it holds %s", g.Access, g.Path, g.Why, q))
+				return true
+			}
+		}
+		for _, q := range system {
+			if within(g.Path, q) {
+				p.Dropped = append(p.Dropped, fmt.Sprintf("%s %s (%s): inside %s, a system directory", g.Access, g.Path, g.Why, q))
 				return true
 			}
 		}

@@ -195,6 +195,8 @@ func TestProfileBounds(t *testing.T) {
 		{"cache-holds-root", func(h string) string { return filepath.Join(h, "c") },
 			func(h string) Bounds { return Bounds{Root: filepath.Join(h, "c", "proj")} }},
 		{"cache-is-etc", func(string) string { return "/etc" }, func(string) Bounds { return Bounds{} }},
+		{"cache-inside-etc", func(string) string { return "/etc/ssl/certs" }, func(string) Bounds { return Bounds{} }},
+		{"cache-inside-usr", func(string) string { return "/usr/share" }, func(string) Bounds { return Bounds{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, home, env := nodeTree(t)
