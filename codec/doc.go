@@ -69,7 +69,10 @@
 // `duplicate member "params.name"`): RFC 8259 leaves its meaning to the
 // receiver and receivers differ (encoding/json keeps the last value, others
 // the first), so a checker could pass one message and the receiver act on
-// another. Errors call a bad request an "invalid request", a bad response an
+// another. A message nested deeper than 10,000 levels (encoding/json's
+// limit) is -32600 too, and keeps its id when the id came before the deep
+// member, so that the client is answered rather than left to its timeout.
+// Errors call a bad request an "invalid request", a bad response an
 // "invalid response". Decoded messages never alias the frame. JSON is
 // checked in one pass, UTF-8 included (encoding/json would accept invalid
 // UTF-8 and replace it). A lone surrogate escape ("\ud800") is valid JSON

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // DefaultMaxFrame is the frame size cap a Reader uses when given 0: 16 MiB.
@@ -350,7 +352,7 @@ func DecodeFrame(data []byte, allowBatch bool) (msgs []*Message, batch bool, err
 	var env envelope
 	elems, isObj, isArr, dup, serr := jsTop(data, &env)
 	if serr != nil {
-		return nil, isArr, &DecodeError{Index: -1, Err: parseError(serr)}
+		return nil, isArr, scanError(&env, isObj, serr)
 	}
 	switch {
 	case isObj:
@@ -397,6 +399,26 @@ func DecodeMessage(data []byte) (*Message, error) {
 	return m, nil
 }
 
+// scanError is the error for a frame the scanner refused. A message nested
+// deeper than the limit is valid JSON: it is an invalid request (-32600),
+// and it keeps its id when the id came before the deep member and reads
+// without doubt, so that the client is answered, not left to its timeout.
+// Anything else is a parse error, without id.
+func scanError(env *envelope, isObj bool, err error) *DecodeError {
+	var se *jsSyntaxError
+	if !errors.As(err, &se) || !se.depth {
+		return &DecodeError{Index: -1, Err: parseError(err)}
+	}
+	var id *ID
+	if isObj && env.id != nil && string(env.id) != "null" {
+		if v, err := parseID(env.id, true); err == nil {
+			id = &v
+		}
+	}
+	return &DecodeError{ID: id, Index: -1, Err: Errorf(CodeInvalidRequest,
+		"%s: nested deeper than %d levels (at offset %d)", env.kind(), jsMaxDepth, se.off)}
+}
+
 func parseError(err error) *Error {
 	return Errorf(CodeParseError, "parse error: %s", err.Error())
 }
@@ -414,7 +436,7 @@ func decodeMessage(data []byte) (*Message, *DecodeError) {
 	var env envelope
 	_, isObj, _, dup, err := jsTop(data, &env)
 	if err != nil {
-		return nil, &DecodeError{Index: -1, Err: parseError(err)}
+		return nil, scanError(&env, isObj, err)
 	}
 	if !isObj {
 		return nil, invalid(nil, "a message must be a JSON object, not %s", jsonKind(bytes.TrimSpace(data)))
@@ -568,6 +590,22 @@ func decodeErrorObject(raw json.RawMessage) (*Error, string) {
 		e.Data = bytes.Clone(d)
 	}
 	return e, ""
+}
+
+// QuoteClip is s as a quoted Go string, for a log record or an error
+// message that echoes a name a peer sent (an unknown tool's, say): at most
+// n bytes of s, cut on a UTF-8 boundary, and when it was cut the quote is
+// followed by "... (N bytes)", N the whole length. Without the bound a
+// 1 MB name made a 1 MB log line and a 1 MB error.
+func QuoteClip(s string, n int) string {
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strconv.Quote(s[:i]) + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 func truncate(b []byte, n int) string {

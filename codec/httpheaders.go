@@ -18,9 +18,36 @@ import (
 // the one copy both sides use: mcp-call's client builds the headers,
 // mcp-route's HTTP transport checks them against the body.
 
-// HeaderParamPrefix starts the header that mirrors an x-mcp-header
-// argument.
-const HeaderParamPrefix = "Mcp-Param-"
+// The Streamable HTTP headers, in canonical form (http.CanonicalHeaderKey).
+// Each may appear once in a request: a server that checked only the first
+// of two Mcp-Name headers would let a proxy route on one and the body name
+// another, so mcp-route refuses a repeated one (400).
+const (
+	HeaderSession         = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	// HeaderParamPrefix starts the header that mirrors an x-mcp-header
+	// argument.
+	HeaderParamPrefix = "Mcp-Param-"
+)
+
+// SingleHeaders are the headers that may appear at most once, besides
+// every HeaderParamPrefix one.
+var SingleHeaders = []string{HeaderSession, HeaderProtocolVersion, HeaderMethod, HeaderName}
+
+// NameParam says which member of params Mcp-Name mirrors for method:
+// "name" for tools/call and prompts/get, "uri" for resources/read, ""
+// for a method that has no Mcp-Name.
+func NameParam(method string) string {
+	switch method {
+	case MethodToolsCall, "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	}
+	return ""
+}
 
 const headerBase64Open, headerBase64Close = "=?base64?", "?="
 

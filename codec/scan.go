@@ -115,17 +115,18 @@ func (s *scanner) findDup(base int, name []byte, seen *map[string]struct{}) {
 }
 
 type jsSyntaxError struct {
-	msg string
-	off int
+	msg   string
+	off   int
+	depth bool // the nesting limit, not bad JSON
 }
 
 func (e *jsSyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.off) }
 
 func jsErrAt(b []byte, i int, what string) *jsSyntaxError {
 	if i >= len(b) {
-		return &jsSyntaxError{"unexpected end of JSON input", i}
+		return &jsSyntaxError{msg: "unexpected end of JSON input", off: i}
 	}
-	return &jsSyntaxError{fmt.Sprintf("invalid character %q %s", b[i], what), i}
+	return &jsSyntaxError{msg: fmt.Sprintf("invalid character %q %s", b[i], what), off: i}
 }
 
 // ws returns the index of the first byte at or after i that is not white
@@ -190,7 +191,7 @@ func (s *scanner) value(i, depth int) (int, error) {
 func (s *scanner) object(i, depth int, member func(key []byte, start, end int)) (int, error) {
 	b := s.b
 	if depth > jsMaxDepth {
-		return i, &jsSyntaxError{"exceeded max depth", i}
+		return i, &jsSyntaxError{msg: "exceeded max depth", off: i, depth: true}
 	}
 	i = s.ws(i + 1)
 	if i < len(b) && b[i] == '}' {
@@ -264,7 +265,7 @@ func (s *scanner) next(i int, closer byte, what string) (next int, done bool, er
 func (s *scanner) array(i, depth int, elem func(val []byte)) (int, error) {
 	b := s.b
 	if depth > jsMaxDepth {
-		return i, &jsSyntaxError{"exceeded max depth", i}
+		return i, &jsSyntaxError{msg: "exceeded max depth", off: i, depth: true}
 	}
 	i = s.ws(i + 1)
 	if i < len(b) && b[i] == ']' {
@@ -364,7 +365,7 @@ func (s *scanner) str(i int) (int, error) {
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				return i, &jsSyntaxError{"invalid UTF-8", i}
+				return i, &jsSyntaxError{msg: "invalid UTF-8", off: i}
 			}
 			i += size
 		}

@@ -85,10 +85,16 @@ type gateway struct {
 // default, the modern era).
 func startGateway(t *testing.T, ctx context.Context, dir, rev string, copts *mcp.ClientOptions, args ...string) *gateway {
 	t.Helper()
+	return startGatewayEnv(t, ctx, dir, baseEnv(), rev, copts, args...)
+}
+
+// startGatewayEnv is startGateway with mcp-route's environment env.
+func startGatewayEnv(t *testing.T, ctx context.Context, dir string, env []string, rev string, copts *mcp.ClientOptions, args ...string) *gateway {
+	t.Helper()
 	base := []string{"--root", dir, "--timeout", gatewayTimeout.String(), "--grace", "500ms"}
 	cmd := exec.Command(routeBin(t), append(base, args...)...)
 	cmd.Dir = dir
-	cmd.Env = baseEnv()
+	cmd.Env = env
 	g := &gateway{t: t, cmd: cmd, stderr: &proctest.Buffer{}, wire: &proctest.Buffer{}}
 	cmd.Stderr = g.stderr
 	transport := &mcp.LoggingTransport{

@@ -230,7 +230,10 @@ func (s *session) rawHTTP(ctx context.Context, hopts client.HTTPOptions) int {
 					}
 				}
 			}
-			if ans.Body != "" || (ans.Status >= 400 && len(ans.Messages) == 0) {
+			if ans.Status/100 == 3 {
+				s.errorf("stdin line %d: HTTP %d %s: redirect to %.200q not followed (give the endpoint's own URL)", in.Line(), ans.Status, http.StatusText(ans.Status), ans.Location)
+				worst = max(worst, exitProtocol)
+			} else if ans.Body != "" || (ans.Status >= 400 && len(ans.Messages) == 0) {
 				s.errorf("stdin line %d: HTTP %d %s: %s", in.Line(), ans.Status, http.StatusText(ans.Status), strings.Join(strings.Fields(ans.Body), " "))
 				worst = max(worst, exitProtocol)
 			}
@@ -242,7 +245,7 @@ func (s *session) rawHTTP(ctx context.Context, hopts client.HTTPOptions) int {
 			if errors.Is(err, client.ErrUnreachable) || ctx.Err() != nil {
 				return worst
 			}
-		case want != nil && !answered && ans.Status < 400:
+		case want != nil && !answered && ans.Status < 400 && ans.Status/100 != 3:
 			s.errorf("stdin line %d: the HTTP answer (status %d) holds no response to request %s", in.Line(), ans.Status, want)
 			worst = max(worst, exitServer)
 		}

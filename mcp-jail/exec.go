@@ -22,6 +22,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type execOptions struct {
 	root                  string
 	allowRead, allowWrite []string
+	allowExec             []string
 	noNetwork, readonly   bool
 	bestEffort            bool
 	argv                  []string
@@ -46,15 +47,39 @@ func runExec(o execOptions, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, "--root %s: %v", o.root, unwrapPathError(err))
 	}
-	for flag, dirs := range map[string][]string{"--allow-read": o.allowRead, "--allow-write": o.allowWrite} {
+	for flag, dirs := range map[string][]string{"--allow-read": o.allowRead, "--allow-write": o.allowWrite, "--allow-exec": o.allowExec} {
 		for _, d := range dirs {
 			if _, err := os.Stat(d); err != nil {
 				return fail(2, "%s %s: %v", flag, d, unwrapPathError(err))
 			}
 		}
 	}
-	p := confine.Policy{Root: root, ReadOnlyRoot: o.readonly, AllowRead: o.allowRead, AllowWrite: o.allowWrite, NoNetwork: o.noNetwork}
-	env := withTempDir(os.Environ(), p)
+	p := confine.Policy{Root: root, ReadOnlyRoot: o.readonly, AllowRead: o.allowRead, AllowWrite: o.allowWrite, AllowExec: o.allowExec, NoNetwork: o.noNetwork}
+	// Refused whatever the kernel, --best-effort or not: a secret of /etc
+	// opened, an --allow-exec where CMD can write.
+	var ne *confine.NeverError
+	var we *confine.WritableExecError
+	switch err := p.Check(); {
+	case errors.As(err, &ne):
+		return fail(2, "--%s %s: would let CMD read %s, which holds secrets and is never granted; name the files it needs instead", ne.Source, ne.Path, ne.Secret)
+	case errors.As(err, &we):
+		place := "--root"
+		if we.PlaceSource != "root" {
+			place = "--" + we.PlaceSource
+		}
+		return fail(2, "--%s %s is inside %s %s, which CMD can write: it could put a program there and run it; name a directory outside it", we.Source, we.Path, place, we.Place)
+	}
+	priv, env, err := ownPrivateTmp(os.Environ())
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	switch {
+	case priv != "":
+		p.TempDir = priv
+		env = setEnv(env, "TMPDIR", priv)
+	case !keepTmpDir(env, p):
+		return withPrivateTmp(env, stderr)
+	}
 	if _, err := confine.LookPath(root, o.argv[0], env); err != nil {
 		return fail(127, "%s", strings.TrimPrefix(err.Error(), "confine: "))
 	}
@@ -105,45 +130,41 @@ func execUnconfined(root string, argv, env []string, fail func(int, string, ...a
 	return fail(126, "%s: %v", argv[0], syscall.Exec(path, argv, env))
 }
 
-// withTempDir sets TMPDIR where the command may write: the inherited
-// TMPDIR (default /tmp) when the policy lets it write there, else the
-// root, else the first --allow-write directory; with nothing writable it
-// is left alone (and writes there are refused). A fresh private
-// directory is not made: nobody would remove it after the exec.
-func withTempDir(env []string, p confine.Policy) []string {
+// keepTmpDir reports whether CMD may keep the inherited TMPDIR (default
+// /tmp): when the policy lets it write there and it is not DIR itself (the
+// Go command ignores a go.mod in the temporary directory). Otherwise CMD
+// gets a private one (tmpdir.go).
+func keepTmpDir(env []string, p confine.Policy) bool {
 	writable := p.AllowWrite
 	if !p.ReadOnlyRoot {
 		writable = append([]string{p.Root}, writable...)
 	}
 	cur := "/tmp"
-	i := -1
-	for j, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			i = j
-			if v != "" {
-				cur = v
-			}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
+			cur = v
 		}
+	}
+	if within(cur, p.Root) && within(p.Root, cur) {
+		return false
 	}
 	for _, w := range writable {
 		if within(cur, w) {
-			return env
+			return true
 		}
 	}
-	if len(writable) == 0 {
-		return env
+	return false
+}
+
+// setEnv returns env with k set to v.
+func setEnv(env []string, k, v string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, k+"=") {
+			out = append(out, kv)
+		}
 	}
-	dir, err := filepath.Abs(writable[0])
-	if err != nil {
-		return env
-	}
-	env = append([]string(nil), env...)
-	if i >= 0 {
-		env[i] = "TMPDIR=" + dir
-	} else {
-		env = append(env, "TMPDIR="+dir)
-	}
-	return env
+	return append(out, k+"="+v)
 }
 
 // within reports whether path is dir or beneath it, both resolved.

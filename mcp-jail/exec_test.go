@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -150,10 +151,47 @@ func TestExecStatusAndTmpdir(t *testing.T) {
 	if err := killed.Run(); killed.ProcessState == nil || killed.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
 		t.Errorf("kill -TERM $$: %v, want killed by SIGTERM", err)
 	}
-	// TMPDIR is the root: the only place written.
-	if code, out := b.sh(`echo "$TMPDIR"; f=$(mktemp) && echo ok > "$f" && cat "$f"`); code != 0 || out != b.root+"\nok\n" {
-		t.Errorf("TMPDIR: %d %q", code, out)
+	// TMPDIR is a fresh directory outside the root (the Go command
+	// ignores a go.mod in TMPDIR), writable, removed at the end.
+	code, out := b.sh(`echo "$TMPDIR"; f=$(mktemp) && echo ok > "$f" && cat "$f"`)
+	tmp, rest, _ := strings.Cut(out, "\n")
+	if code != 0 || rest != "ok\n" || !strings.HasPrefix(filepath.Base(tmp), "mcp-jail-tmp-") || strings.HasPrefix(tmp, b.root) {
+		t.Errorf("TMPDIR: %d %q, want a private directory outside %s", code, out, b.root)
 	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("private TMPDIR %s left behind (%v)", tmp, err)
+	}
+	// Killed by a signal, the command still leaves nothing behind.
+	killed = exec.Command(testbin.Path(t, "MCP_JAIL_BIN", "mcp-jail"), "--root", b.root, "--exec", "--", "/bin/sh", "-c", `echo "$TMPDIR"; kill -TERM $$`)
+	var kout bytes.Buffer
+	killed.Stdout = &kout
+	killed.Run()
+	if ws := killed.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGTERM {
+		t.Errorf("killed with a private TMPDIR: %v, want killed by SIGTERM", killed.ProcessState)
+	}
+	if dir := strings.TrimSpace(kout.String()); dir == "" {
+		t.Errorf("killed: no TMPDIR printed")
+	} else if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("killed: private TMPDIR %s left behind (%v)", dir, err)
+	}
+	// An inherited TMPDIR the policy lets it write is kept.
+	keep := filepath.Join(b.base, "keep")
+	if err := os.Mkdir(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kc := exec.Command(testbin.Path(t, "MCP_JAIL_BIN", "mcp-jail"), "--root", b.root, "--exec", "--allow-write", keep, "--", "/bin/sh", "-c", `echo "$TMPDIR"`)
+	kc.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + keep}
+	if got, err := kc.Output(); err != nil || string(got) != keep+"\n" {
+		t.Errorf("writable inherited TMPDIR: %q %v, want %s kept", got, err, keep)
+	}
+	// The variable that names the private TMPDIR to the re-run mcp-jail
+	// cannot make a directory of the caller's choosing writable.
+	fake := exec.Command(testbin.Path(t, "MCP_JAIL_BIN", "mcp-jail"), "--root", b.root, "--exec", "--", "/bin/sh", "-c", `echo x > "$TMPDIR/f"`)
+	fake.Env = []string{"PATH=/usr/bin:/bin", "MCP_JAIL_PRIVATE_TMPDIR=" + b.outside}
+	if out, err := fake.CombinedOutput(); err == nil || !strings.Contains(string(out), "not a private TMPDIR made by mcp-jail") {
+		t.Errorf("MCP_JAIL_PRIVATE_TMPDIR=%s: %v %q, want refused", b.outside, err, out)
+	}
+	b.untouched("MCP_JAIL_PRIVATE_TMPDIR")
 	// A command with a slash is relative to the root, its working
 	// directory; one outside the system directories is allowed to run.
 	b.write(filepath.Join(b.root, "bin", "tool"), "#!/bin/sh\necho tool ran in $(pwd)\n")
@@ -299,5 +337,80 @@ func TestExecSignalsAndEnviron(t *testing.T) {
 	got, _ := sh.CombinedOutput()
 	if !strings.Contains(string(got), "refused") {
 		t.Errorf("kill -0 of the parent: %q", got)
+	}
+}
+
+// TestExecSystemSecretsAndAllowExec: through the real binary, CMD reads
+// the files of /etc and /proc programs need and not /etc's secrets nor
+// pid 1's environ; a program in an --allow-exec directory runs, one in an
+// --allow-read directory does not; --allow-exec inside the root and
+// --allow-read /etc are refused with one line, exit 2.
+func TestExecSystemSecretsAndAllowExec(t *testing.T) {
+	b := newJailBox(t)
+	code, out := b.sh("cat /etc/passwd /etc/hosts /proc/cpuinfo >/dev/null && echo allowed")
+	if code != 0 || out != "allowed\n" {
+		t.Errorf("reading passwd, hosts, cpuinfo: exit %d, %q", code, out)
+	}
+	attacks := 0
+	for _, p := range []string{"/etc/shadow", "/etc/sudoers", "/proc/1/environ"} {
+		if _, err := os.ReadFile(p); err != nil {
+			continue // not readable here even unconfined
+		}
+		attacks++
+		if code, out := b.sh("cat " + p); code == 0 || !strings.Contains(out, "Permission denied") {
+			t.Errorf("cat %s: exit %d, %.200q", p, code, out)
+		}
+	}
+	if attacks == 0 {
+		t.Log("no /etc/shadow, /etc/sudoers or /proc/1/environ readable here: only the exec part is tested")
+	}
+
+	bin := filepath.Join(b.outside, "bin")
+	b.write(filepath.Join(bin, "hello"), "#!/bin/sh\necho hello\n")
+	if err := os.Chmod(filepath.Join(bin, "hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := b.sh(filepath.Join(bin, "hello"), "--allow-exec", bin); code != 0 || out != "hello\n" {
+		t.Errorf("--allow-exec: exit %d, %q", code, out)
+	}
+	if code, out := b.sh(filepath.Join(bin, "hello"), "--allow-read", bin); code != 126 || !strings.Contains(out, "Permission denied") {
+		t.Errorf("--allow-read only: exit %d, %q; want 126 Permission denied", code, out)
+	}
+	inRoot := filepath.Join(b.root, "bin")
+	if err := os.Mkdir(inRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refusals := [][2]string{{"--allow-exec", inRoot}}
+	if _, err := os.Stat("/etc/shadow"); err == nil {
+		refusals = append(refusals, [2]string{"--allow-read", "/etc"})
+	}
+	for _, r := range refusals {
+		code, out := b.sh("echo CMD-RAN", r[0], r[1])
+		if code != 2 || strings.Contains(out, "CMD-RAN") || !strings.HasPrefix(out, "mcp-jail: "+r[0]+" "+r[1]) || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s %s: exit %d, %q; want 2 and one line naming it", r[0], r[1], code, out)
+		}
+	}
+}
+
+// TestExecGoModule: the Go command run confined in a module's directory
+// works in that module. With TMPDIR set to the directory (as before the
+// private TMPDIR) it ignored the go.mod ("go.mod in system temp root").
+func TestExecGoModule(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	b := newJailBox(t)
+	b.write(filepath.Join(b.root, "go.mod"), "module example.com/jailed\n\ngo 1.21\n")
+	goroot, err := exec.Command(goBin, "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	args := []string{"--root", b.root, "--exec", "--allow-read", strings.TrimSpace(string(goroot)), "--", goBin, "env", "GOMOD"}
+	cmd := exec.Command(testbin.Path(t, "MCP_JAIL_BIN", "mcp-jail"), args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + b.root, "GOCACHE=off", "GOTOOLCHAIN=local"}
+	out, err := cmd.CombinedOutput()
+	if want := filepath.Join(b.root, "go.mod") + "\n"; err != nil || string(out) != want {
+		t.Errorf("go env GOMOD under mcp-jail --exec: %v %q, want %q", err, out, want)
 	}
 }

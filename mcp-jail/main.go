@@ -4,7 +4,7 @@
 // Usage:
 //
 //	mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
-//	mcp-jail --root DIR --exec [--allow-read DIR]... [--allow-write DIR]...
+//	mcp-jail --root DIR --exec [--allow-read DIR]... [--allow-write DIR]... [--allow-exec DIR]...
 //	         [--no-network] [--readonly] [--best-effort] -- CMD [ARGS...]
 //
 // Each PATH, from the arguments or else one per line on standard input, is
@@ -39,17 +39,22 @@
 //
 // With --exec, mcp-jail instead runs CMD confined by the kernel (Landlock)
 // to DIR: it may read and write DIR (read only with --readonly) and the
-// --allow-write directories, read the --allow-read ones, read and execute
-// the system directories (/usr /bin /sbin /lib* /etc /opt) and its own
-// executable (found by PATH; with a slash, relative to DIR), and use
-// /dev/null, /dev/zero, /dev/urandom and /dev/random (not /dev/tty);
-// everything else, the home directory, /tmp, /proc and /sys included, is
-// refused. With --no-network it cannot bind or connect TCP sockets (MPTCP
+// --allow-write directories, read the --allow-read ones, the files of /etc
+// programs need (never /etc's secrets: shadow, sudoers, ssl/private ...)
+// and the machine's files of /proc (cpuinfo, meminfo ...), read and
+// execute the system directories (/usr /bin /sbin /lib* /opt), the
+// --allow-exec directories (refused inside DIR or an --allow-write one)
+// and its own executable (found by PATH; with a slash, relative to DIR),
+// and use /dev/null, /dev/zero, /dev/urandom and /dev/random (not
+// /dev/tty); everything else, the home directory, /tmp, the rest of /etc,
+// /proc/<pid>, /proc/self and /sys included, is refused. With --no-network it cannot bind or connect TCP sockets (MPTCP
 // and TCP Fast Open included; io_uring is refused). From
 // Landlock ABI 6 it cannot signal processes outside, nor reach abstract
-// Unix sockets made outside. CMD runs in DIR, TMPDIR set to DIR (unless
-// the inherited one is writable under the policy); mcp-jail execs it, so
-// the exit status is CMD's. When the kernel cannot confine, mcp-jail
+// Unix sockets made outside. CMD runs in DIR with TMPDIR set to a fresh
+// private directory outside DIR, read-write, removed when CMD ends (unless
+// the inherited TMPDIR is writable under the policy and is not DIR): for
+// that, mcp-jail runs itself once more as a child, waits for it and ends
+// as it did; the child execs CMD, so the exit status is CMD's. When the kernel cannot confine, mcp-jail
 // exits 1 with one line on standard error; with --best-effort it warns
 // and runs CMD anyway. CMD not found: 127; not executable: 126.
 //
@@ -73,7 +78,8 @@ const prog = "mcp-jail"
 
 const usage = `Usage: mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...]
        mcp-jail --root DIR --exec [--allow-read DIR]... [--allow-write DIR]...
-                [--no-network] [--readonly] [--best-effort] -- CMD [ARGS...]
+                [--allow-exec DIR]... [--no-network] [--readonly]
+                [--best-effort] -- CMD [ARGS...]
 
 Resolve each PATH (from the arguments, else one per line on standard input)
 under DIR and print it as an absolute path. A path that leads outside DIR -
@@ -94,12 +100,23 @@ Options:
 
 With --exec, run CMD confined by the kernel (Landlock) to DIR instead: it
 may read and write DIR and nothing else, bar reading and executing the
-system directories (/usr /bin /sbin /lib* /etc /opt) and CMD itself, and
-/dev/null, zero, urandom, random, tty. Home, /tmp, /proc and /sys are
-refused. CMD runs in DIR with TMPDIR=DIR (unless the inherited TMPDIR is
-writable), and mcp-jail execs it: the exit status is CMD's.
+system directories (/usr /bin /sbin /lib* /opt) and CMD itself, reading
+the files of /etc programs need (passwd, hosts, resolv.conf, localtime,
+ssl/certs...; never shadow, sudoers, ssl/private, SSH host keys) and the
+machine's files of /proc (cpuinfo, meminfo, loadavg...), and /dev/null,
+zero, urandom, random. Home, /tmp, the rest of /etc, /proc/<pid>,
+/proc/self and /sys are refused. CMD runs in DIR with TMPDIR a fresh
+private directory outside DIR, read-write and removed when CMD ends (the
+inherited TMPDIR is kept when it is writable and not DIR). The exit
+status is CMD's (a CMD killed by a signal: mcp-jail ends by the same
+signal). SIGTERM and SIGHUP are passed on to CMD; SIGINT and SIGQUIT
+reach it from the terminal.
   --allow-read DIR   also readable (repeatable)
   --allow-write DIR  also readable and writable (repeatable)
+  --allow-exec DIR   also readable and executable (repeatable; refused
+                     inside DIR or an --allow-write directory, where CMD
+                     could put a program); a path that would open a
+                     secret of /etc (--allow-read /etc) is refused too
   --no-network       no TCP bind or connect, MPTCP and TCP Fast Open
                      included, and no io_uring (Landlock ABI 4, Linux 6.7,
                      and seccomp; UDP is not covered)
@@ -132,9 +149,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	nul := fl.Bool("0", false, "")
 	showVersion := fl.Bool("version", false, "")
 	execMode := fl.Bool("exec", false, "")
-	var allowRead, allowWrite multiFlag
+	var allowRead, allowWrite, allowExec multiFlag
 	fl.Var(&allowRead, "allow-read", "")
 	fl.Var(&allowWrite, "allow-write", "")
+	fl.Var(&allowExec, "allow-exec", "")
 	noNetwork := fl.Bool("no-network", false, "")
 	readonly := fl.Bool("readonly", false, "")
 	bestEffort := fl.Bool("best-effort", false, "")
@@ -168,12 +186,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		return runExec(execOptions{
-			root: *root, allowRead: allowRead, allowWrite: allowWrite,
+			root: *root, allowRead: allowRead, allowWrite: allowWrite, allowExec: allowExec,
 			noNetwork: *noNetwork, readonly: *readonly, bestEffort: *bestEffort,
 			argv: fl.Args(),
 		}, stderr)
 	}
-	for _, f := range []string{"allow-read", "allow-write", "no-network", "readonly", "best-effort"} {
+	for _, f := range []string{"allow-read", "allow-write", "allow-exec", "no-network", "readonly", "best-effort"} {
 		if given[f] {
 			fmt.Fprintf(stderr, "%s: --%s only goes with --exec (see --help)\n", prog, f)
 			return 2

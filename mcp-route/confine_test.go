@@ -160,10 +160,17 @@ type confinedRoute struct {
 // confineSecret, and does the handshake.
 func (f *confineFixture) start(t *testing.T, args ...string) *confinedRoute {
 	t.Helper()
+	return f.startEnv(t, []string{"PATH=/usr/bin:/bin"}, args...)
+}
+
+// startEnv is start with env (PATH and the like) in mcp-route's
+// environment besides TMPDIR and confineSecret.
+func (f *confineFixture) startEnv(t *testing.T, env []string, args ...string) *confinedRoute {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, f.bin, append([]string{"--tools", f.tools, "--root", f.root, "--describe-cache", ""}, args...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + f.tmpBase, "CONFINE_TEST_SECRET=" + confineSecret}
+	cmd.Env = append([]string{"TMPDIR=" + f.tmpBase, "CONFINE_TEST_SECRET=" + confineSecret}, env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -464,8 +471,22 @@ func TestConfineCheck(t *testing.T) {
 			t.Errorf("--confine-check output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "/proc") {
-		t.Errorf("--confine-check lists /proc:\n%s", out)
+	// /proc: its global files, each a file rule, never /proc/self nor a
+	// process's directory; /etc: its files, never the directory whole.
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "allow" {
+			continue
+		}
+		path := f[2]
+		if strings.HasPrefix(path, "/proc") && (!strings.HasSuffix(l, "(file)  [proc]") || strings.HasPrefix(path, "/proc/self") || strings.Trim(strings.TrimPrefix(path, "/proc/"), "0123456789") == "") || path == "/etc" {
+			t.Errorf("--confine-check: %q", l)
+		}
+	}
+	for _, want := range []string{"allow read       /proc/cpuinfo (file)  [proc]", "/proc/self and every /proc/<pid> denied", "allow read       /etc/passwd (file)  [etc]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--confine-check output lacks %q:\n%s", want, out)
+		}
 	}
 	code, out, _ = run("--confine-check", "--tools", f.tools, "--root", f.root, "--readonly")
 	if code != 0 || !strings.Contains(out, "read       "+root+" ") {
@@ -480,7 +501,7 @@ func TestConfineCheck(t *testing.T) {
 	p.want(map[string]any{"op": "read", "path": filepath.Join(f.outside, "secret.txt")}, "refused")
 
 	code, out, _ = run("--help")
-	for _, want := range []string{"--confine", "--allow-read", "--allow-write", "--no-network", "--confine-check", "not /proc", "private\nTMPDIR", "require exits 1"} {
+	for _, want := range []string{"--confine", "--allow-read", "--allow-write", "--allow-exec", "--no-network", "--confine-check", "not /proc/<pid>", "never /etc whole", "private TMPDIR", "require exits 1"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("--help (exit %d) does not explain %q", code, want)
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/codec/client"
 	"github.com/mcpipe/mcpipe/internal/proctest"
+	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
 // hostileUpstream is this test binary re-executed as a misbehaving MCP
@@ -50,7 +53,9 @@ import (
 // of "fill-P-I" tools of 700 KB each (more than 8 MiB in all); MODE
 // badnames lists tools whose names are 100 KB long, one with an escape
 // sequence, one twice; MODE babble answers an unknown method (the
-// server/discover probe) with a message of 100 KB.
+// server/discover probe) with a message of 100 KB; MODE meta=URI lists
+// echo with _meta {"io.example/ui":{"resourceUri":URI}} (none when URI is
+// empty).
 func hostileUpstream(mode string) {
 	in := codec.NewReader(os.Stdin, 64<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
@@ -120,7 +125,11 @@ func hostileUpstream(mode string) {
 			lists++
 			var tools []any
 			tool := func(name, desc string) {
-				tools = append(tools, map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}})
+				t := map[string]any{"name": name, "description": desc, "inputSchema": map[string]any{"type": "object"}}
+				if v, ok := strings.CutPrefix(mode, "meta="); ok && v != "" && name == "echo" {
+					t["_meta"] = map[string]any{"io.example/ui": map[string]any{"resourceUri": v}}
+				}
+				tools = append(tools, t)
 			}
 			next := ""
 			switch {
@@ -586,5 +595,89 @@ func TestHostileUpstreamBabble(t *testing.T) {
 		if len(line) > 2000 {
 			t.Errorf("a log line of %d bytes: %.300s...", len(line), line)
 		}
+	}
+}
+
+// TestHostileUpstreamMetaPinned: --pin covers a tool's _meta. A pinned
+// tool whose _meta changes (a UI resource pointed elsewhere) is withheld
+// like one whose description changed, the reason naming _meta; with the
+// pinned _meta it is served. A pin written before _meta was covered (no
+// "coversMeta") still serves the tool after the upgrade, and `mcp-route
+// pin` then records its _meta.
+func TestHostileUpstreamMetaPinned(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pins := filepath.Join(dir, "pins.json")
+	args := func(mode string) []string {
+		return []string{"--confine", "off", "--root", root, "--pin", pins, "--upstream-timeout", "1m", "--upstream", hostileSpec(t, "h", mode)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // catches a hang only
+	defer cancel()
+	served := func(mode string) (bool, string) {
+		t.Helper()
+		s := startPinSession(t, ctx, bin, args(mode)...)
+		listed := slices.Contains(s.list(), "h__echo")
+		text, isErr := s.call("h__echo")
+		s.stop()
+		if listed != !isErr {
+			t.Errorf("%s: listed %v but the call isError %v: %q", mode, listed, isErr, text)
+		}
+		return listed, text
+	}
+	pin := func(mode string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, bin, append([]string{"pin"}, args(mode)...)...).Output()
+		if err != nil {
+			t.Fatalf("mcp-route pin: %v", err)
+		}
+		return string(out)
+	}
+
+	// Pinned with a _meta (trust on first use).
+	if ok, text := served("meta=ui://h/benign"); !ok {
+		t.Fatalf("first use: withheld: %s", text)
+	}
+	if data, _ := os.ReadFile(pins); !strings.Contains(string(data), "ui://h/benign") || !strings.Contains(string(data), `"coversMeta": true`) {
+		t.Fatalf("the pin file lacks the _meta:\n%s", data)
+	}
+	if ok, text := served("meta=ui://h/benign"); !ok {
+		t.Errorf("same _meta: withheld: %s", text)
+	}
+	ok, text := served("meta=ui://h/evil")
+	if ok || !strings.Contains(text, "its definition changed since it was pinned (_meta)") || strings.Contains(text, "evil") {
+		t.Errorf("changed _meta: served %v, %q; want withheld naming _meta, not its new value", ok, text)
+	}
+	if ok, _ := served("meta="); ok {
+		t.Errorf("_meta removed: served, want withheld")
+	}
+
+	// A pin file of before: pinned without _meta, no "coversMeta".
+	os.Remove(pins)
+	if out := pin("meta="); !strings.Contains(out, "added h echo") {
+		t.Fatalf("mcp-route pin: %s", out)
+	}
+	data, err := os.ReadFile(pins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.ReplaceAll(string(data), "\"coversMeta\": true,", "")
+	if old == string(data) {
+		t.Fatalf("no coversMeta to remove:\n%s", data)
+	}
+	if err := os.WriteFile(pins, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ok, text := served("meta=ui://h/benign"); !ok {
+		t.Errorf("a pin of before the upgrade, the tool now with a _meta: withheld: %s", text)
+	}
+	if out := pin("meta=ui://h/benign"); !strings.Contains(out, "changed h echo") || !strings.Contains(out, "fields _meta") {
+		t.Errorf("pinning again: %s", out)
+	}
+	if ok, _ := served("meta=ui://h/evil"); ok {
+		t.Errorf("after pinning again, a changed _meta is served")
 	}
 }

@@ -23,16 +23,17 @@ type httpOpts struct {
 	minRate                             int64
 	maxStreams                          int
 	insecure                            bool
-	origins                             *listFlag
+	origins, hosts                      *listFlag
 }
 
 func httpFlags(fs *flag.FlagSet) *httpOpts {
-	o := &httpOpts{origins: &listFlag{}}
+	o := &httpOpts{origins: &listFlag{}, hosts: &listFlag{}}
 	fs.StringVar(&o.addr, "http", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio: PORT or HOST:PORT (PORT alone binds 127.0.0.1; :PORT binds every interface and needs --http-token-file or --http-insecure)")
 	fs.StringVar(&o.keyFile, "session-key-file", "", "HMAC key of session ids, shared by every replica (at least 32 bytes; default: a random key of this process)")
 	fs.DurationVar(&o.ttl, "session-ttl", httpserve.DefaultSessionTTL, "a session's lifetime from its initialize; then 404 and the client initializes again")
 	fs.StringVar(&o.tokenFile, "http-token-file", "", "bearer tokens accepted on --http, one per `FILE` line; others get 401")
 	fs.BoolVar(&o.insecure, "http-insecure", false, "let --http bind beyond loopback without --http-token-file (behind a proxy that authenticates)")
+	fs.Var(o.hosts, "allow-host", "accept requests whose Host header is `NAME` (any port) or NAME:PORT besides loopback names, on /mcp and /metrics (repeatable; * accepts any). Without it, a loopback --http accepts loopback names only (against DNS rebinding), and one beyond loopback any Host")
 	fs.Var(o.origins, "allow-origin", "accept browser requests with Origin `URL` besides loopback ones (repeatable; * accepts any)")
 	fs.StringVar(&o.cert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (with --tls-key)")
 	fs.StringVar(&o.key, "tls-key", "", "private key `FILE` for --tls-cert")
@@ -74,8 +75,22 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 			return fail(1, "--http-token-file %s: no token in it (one per line)", o.tokenFile)
 		}
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && len(tokens) == 0 && !o.insecure {
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || ip != nil && ip.IsLoopback()
+	for _, a := range o.hosts.vals {
+		if a == "" || strings.ContainsAny(a, "/ \t\r\n,") {
+			return fail(2, "--allow-host %q: want a host name, NAME:PORT or *", a)
+		}
+	}
+	// Beyond loopback the server is reached by names it cannot know (a
+	// load balancer's, a Service's, a pod's IP) and needs tokens (or an
+	// explicit --http-insecure): it checks the Host only when told which.
+	anyHost := !loopback && len(o.hosts.vals) == 0
+	if !loopback && len(tokens) == 0 && !o.insecure {
 		return fail(2, "--http %s listens beyond loopback: anyone who reaches it could run the tools; give --http-token-file FILE, or --http-insecure when a proxy in front authenticates", o.addr)
+	}
+	if anyHost {
+		logger.Warn("--http beyond loopback without --allow-host: the Host header is not checked; give --allow-host NAME for each name clients use, to guard against DNS rebinding", slog.String("addr", o.addr))
 	}
 	if (o.cert == "") != (o.key == "") {
 		return fail(2, "--tls-cert and --tls-key go together")
@@ -108,6 +123,8 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 		SessionTTL:   o.ttl,
 		Tokens:       tokens,
 		AllowOrigins: o.origins.vals,
+		AllowHosts:   o.hosts.vals,
+		AnyHost:      anyHost,
 		MaxBody:      int64(ropts.MaxFrame), // one body is one frame: --max-frame caps both
 		Keepalive:    o.keepalive,
 		BodyTimeout:  o.bodyTimeout,

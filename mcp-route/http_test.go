@@ -367,7 +367,7 @@ func TestHTTPBodyTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	// Generous: the server answers after 1 s; a server without the
 	// deadline never does.
 	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
@@ -437,6 +437,12 @@ func TestHTTPBindNeedsTokens(t *testing.T) {
 	code, _, errs := runWith(t, "", "--http", ":0", "--confine", "off")
 	if code != 2 || !strings.Contains(errs, "--http-token-file") {
 		t.Errorf("--http :0 without tokens: exit %d, %q", code, errs)
+	}
+	for _, bad := range []string{"a b", "evil.example/mcp", "a,b", ""} {
+		code, _, errs = runWith(t, "", "--http", "127.0.0.1:0", "--confine", "off", "--allow-host", bad)
+		if code != 2 || !strings.Contains(errs, "--allow-host") {
+			t.Errorf("--allow-host %q: exit %d, %q", bad, code, errs)
+		}
 	}
 	code, _, errs = runWith(t, "", "--http", "127.0.0.1:0", "--tls-cert", "x")
 	if code != 2 || !strings.Contains(errs, "--tls-key") {
@@ -664,11 +670,11 @@ func TestHTTPDrain(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	if resp, body := roundTrip(early[0], "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 503 {
+	if resp, body := roundTrip(early[0], "GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n"); resp.StatusCode != 503 {
 		t.Errorf("/readyz while draining: %d %s, want 503", resp.StatusCode, body)
 	}
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},` + metaRev + `}}`
-	resp, body := roundTrip(early[1], fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+	resp, body := roundTrip(early[1], fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"Mcp-Protocol-Version: %s\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s", modernRev, len(call), call))
 	if resp.StatusCode != 200 || !strings.Contains(body, `\"x\":1`) || !resp.Close {
 		t.Errorf("call arriving while draining on a connection taken before: %d %v %s, want its result and Connection: close", resp.StatusCode, resp.Header, body)
@@ -1168,4 +1174,147 @@ func waitReady(t *testing.T, r *httpRoute) {
 		}
 		return ""
 	})
+}
+
+// TestHTTPRepeatedHeaders: a request carrying an MCP header twice is
+// refused with 400 naming it, and nothing runs. The attack: a call of
+// fs_write with a second Mcp-Name saying fs_read (a proxy routing or
+// allowing on the last header sees a read). The same call with one
+// header runs.
+func TestHTTPRepeatedHeaders(t *testing.T) {
+	dir := t.TempDir()
+	root := t.TempDir()
+	proctest.WriteExecutable(t, filepath.Join(dir, "fs_write"), []byte("#!/bin/sh\necho written > \"$MCP_ROOT/written\"\necho ok\n"))
+	os.WriteFile(filepath.Join(dir, "fs_write.json"), []byte(`{"description":"writes a file","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}`), 0o644)
+	proctest.WriteExecutable(t, filepath.Join(dir, "fs_read"), []byte("#!/bin/sh\necho read\n"))
+	os.WriteFile(filepath.Join(dir, "fs_read.json"), []byte(`{"description":"reads"}`), 0o644)
+	r := startHTTP(t, "--tools", dir, "--root", root)
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_write","arguments":{"region":"eu"},` + metaRev + `}}`
+	send := func(extra ...string) (int, string) {
+		req, err := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(call))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for _, kv := range [][2]string{{"Mcp-Protocol-Version", modernRev}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "fs_write"}, {"Mcp-Param-Region", "eu"}} {
+			req.Header.Add(kv[0], kv[1])
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			req.Header.Add(extra[i], extra[i+1])
+		}
+		code, _, body := do(t, req)
+		return code, body
+	}
+	written := filepath.Join(root, "written")
+	for _, c := range [][]string{
+		{"Mcp-Name", "fs_read"},
+		{"mcp-name", "fs_write"},
+		{"Mcp-Method", "tools/list"},
+		{"MCP-Protocol-Version", "2025-11-25"},
+		{"Mcp-Param-Region", "us"},
+		{"Mcp-Session-Id", "x", "Mcp-Session-Id", "y"},
+	} {
+		code, body := send(c...)
+		want := "header " + http.CanonicalHeaderKey(c[0]) + " appears 2 times"
+		if code != 400 || !strings.Contains(body, want) || !strings.Contains(body, `"id":5`) {
+			t.Errorf("second %s: %d %s, want 400 saying %q", c[0], code, body, want)
+		}
+		if _, err := os.Stat(written); err == nil {
+			t.Fatalf("second %s: fs_write ran", c[0])
+		}
+	}
+	if code, body := send(); code != 200 || !strings.Contains(body, "ok") {
+		t.Fatalf("one header each: %d %s", code, body)
+	}
+	if _, err := os.Stat(written); err != nil {
+		t.Errorf("one header each: fs_write did not run: %v", err)
+	}
+}
+
+// TestHTTPHostChecked: DNS rebinding. A page of evil.example whose name
+// now resolves to 127.0.0.1 sends Host: evil.example; a loopback --http
+// answers it 421 on /mcp (nothing runs) and /metrics, and still answers
+// /healthz (probes use any name). Loopback names with any port are
+// served; --allow-host adds a name (any port) or NAME:PORT. Bound beyond
+// loopback without --allow-host, any Host is served (tokens guard it);
+// with --allow-host, the check is back.
+func TestHTTPHostChecked(t *testing.T) {
+	dir := t.TempDir()
+	root := t.TempDir()
+	proctest.WriteExecutable(t, filepath.Join(dir, "touch"), []byte("#!/bin/sh\necho ran >> \"$MCP_ROOT/ran\"\necho ok\n"))
+	os.WriteFile(filepath.Join(dir, "touch.json"), []byte(`{"description":"leaves a mark"}`), 0o644)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"touch",` + metaRev + `}}`
+	send := func(url, path, host string) (int, string) {
+		t.Helper()
+		method, body := "GET", ""
+		if path == "/mcp" {
+			method, body = "POST", call
+		}
+		req, err := http.NewRequest(method, url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": modernRev, "Mcp-Method": "tools/call", "Mcp-Name": "touch"} {
+			req.Header.Set(k, v)
+		}
+		code, _, b := do(t, req)
+		return code, b
+	}
+	ran := func() int {
+		b, _ := os.ReadFile(filepath.Join(root, "ran"))
+		return strings.Count(string(b), "ran")
+	}
+
+	r := startHTTP(t, "--tools", dir, "--root", root, "--allow-host", "mcp.example.com", "--allow-host", "other.example:8443")
+	for _, host := range []string{"evil.example", "evil.example:80", "mcp.example.com.evil.example", "other.example:9999", "127.0.0.1.evil.example", "[::2]:80", "localhost.evil.example"} {
+		for _, path := range []string{"/mcp", "/metrics"} {
+			if code, body := send(r.url, path, host); code != 421 || !strings.Contains(body, "not a loopback name") || !strings.Contains(body, "--allow-host") {
+				t.Errorf("Host %s %s: %d %s, want 421 naming --allow-host", host, path, code, body)
+			}
+		}
+		if code, _ := send(r.url, "/healthz", host); code != 200 {
+			t.Errorf("Host %s /healthz: %d, want 200", host, code)
+		}
+	}
+	if n := ran(); n != 0 {
+		t.Fatalf("the tool ran %d times for a foreign Host", n)
+	}
+	served := 0
+	for _, host := range []string{"localhost", "LOCALHOST:3000", "127.0.0.1", "127.0.0.1:1", "[::1]:8080", "mcp.example.com", "MCP.example.com:443", "other.example:8443"} {
+		code, body := send(r.url, "/mcp", host)
+		if code != 200 || !strings.Contains(body, `"ok\n"`) {
+			t.Errorf("Host %s: %d %s, want the call served", host, code, body)
+			continue
+		}
+		served++
+		if code, _ := send(r.url, "/metrics", host); code != 200 {
+			t.Errorf("Host %s /metrics: %d", host, code)
+		}
+	}
+	if n := ran(); n != served {
+		t.Errorf("the tool ran %d times for %d served calls", n, served)
+	}
+
+	// Beyond loopback (bound to every interface, asked on loopback).
+	wide := startHTTP(t, "--tools", dir, "--root", root, "--http", "0.0.0.0:0", "--http-insecure")
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(wide.url, "http://"))
+	wideURL := "http://127.0.0.1:" + port
+	if code, body := send(wideURL, "/mcp", "mcp-route.svc.cluster.local"); code != 200 {
+		t.Errorf("beyond loopback, no --allow-host: %d %s, want any Host served", code, body)
+	}
+	if !strings.Contains(wide.stderr.String(), "the Host header is not checked") {
+		t.Errorf("no warning that the Host is not checked:\n%s", wide.stderr.String())
+	}
+	checked := startHTTP(t, "--tools", dir, "--root", root, "--http", "0.0.0.0:0", "--http-insecure", "--allow-host", "mcp.example.com")
+	_, port, _ = net.SplitHostPort(strings.TrimPrefix(checked.url, "http://"))
+	checkedURL := "http://127.0.0.1:" + port
+	if code, _ := send(checkedURL, "/mcp", "evil.example"); code != 421 {
+		t.Errorf("beyond loopback with --allow-host, a foreign Host: %d, want 421", code)
+	}
+	if code, body := send(checkedURL, "/mcp", "mcp.example.com"); code != 200 {
+		t.Errorf("beyond loopback with --allow-host, its Host: %d %s", code, body)
+	}
 }

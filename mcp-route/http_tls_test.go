@@ -122,7 +122,7 @@ func TestHTTPBodyCutShort(t *testing.T) {
 	}
 	defer conn.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	if _, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json\r\n"+
+	if _, err := io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json\r\n"+
 		"Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:10]); err != nil {
 		t.Fatal(err)
 	}

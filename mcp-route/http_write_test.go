@@ -83,7 +83,7 @@ func sendBigCall(t *testing.T, conn net.Conn, n int, sse bool) {
 	t.Helper()
 	body, headers := bigCall(n, sse)
 	var req strings.Builder
-	req.WriteString("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
+	req.WriteString("POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n")
 	for i := 0; i+1 < len(headers); i += 2 {
 		fmt.Fprintf(&req, "%s: %s\r\n", headers[i], headers[i+1])
 	}

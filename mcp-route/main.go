@@ -50,7 +50,9 @@
 // Every tool process (calls and --mcp-describe runs) starts confined by the
 // kernel (Landlock; package mcp-route/confinement, --confine auto by
 // default): it reads and executes the system directories, the tool
-// directories and their symlinks' targets, reads and writes --root (read
+// directories and their symlinks' targets, each tool's interpreter chain
+// (shebang, env NAME by the tools' PATH, pyenv shims, venvs, PREFIX/lib;
+// never inside --root or an --allow-write path), reads and writes --root (read
 // only with --readonly) and a private TMPDIR, the --allow-read and
 // --allow-write paths, and nothing else (no /proc, no home directory); with
 // --no-network no TCP. The rules are proved at start by a probe child;
@@ -70,7 +72,9 @@
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
 // connects with the best era it offers, and serves its tools as NAME__TOOL,
-// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies
+// restarting it with backoff (--upstream-backoff MIN,MAX) when it dies;
+// one started through npx or uvx gets that launcher's profile in a
+// confinement of its own (--upstream-profile NAME=none turns it off)
 // (package mcp-route/upstream and
 // README's Upstreams say the whole contract: names left out, clashes with
 // local tools, errors, what is refused).
@@ -83,6 +87,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -90,7 +95,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -100,6 +104,7 @@ import (
 	"syscall"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/internal/selfguard"
 	"github.com/mcpipe/mcpipe/internal/toolenv"
@@ -209,21 +214,31 @@ text (key=value) or json records, one line per event.
 
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
-/sbin /lib* /etc /opt), the --tools directories and the targets of their
-symlinks; read and write --root (read only with --readonly) and a private
-TMPDIR made for this server; read --allow-read and read and write
---allow-write paths; use /dev/null, zero, random, urandom and tty. Nothing
-else: not the home directory, not /proc (ps does not work confined). Tools
-hold no capability (of a root mcp-route too) and are refused mount,
-unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
-flag and the like (seccomp). With --no-network (Landlock ABI 4, Linux 6.7,
-and seccomp) no TCP connect or bind, MPTCP and TCP Fast Open included, no
-UDP, raw or packet socket, and no io_uring; on ABI 6
+/sbin /lib* /opt), the --tools directories and the targets of their
+symlinks, --allow-exec paths, and each tool's interpreter chain, granted
+automatically (its shebang, #!/usr/bin/env NAME found in the tools' PATH,
+pyenv shims, a venv and its python's lib, PREFIX/lib; never inside --root
+or an --allow-write path); read the files of /etc programs need (passwd,
+group, hosts, resolv.conf, localtime, ld.so.cache, the public
+certificates...; never /etc whole, never shadow, sudoers, ssl/private or
+SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
+stat, uptime, version...); read and write --root (read only with
+--readonly) and a private TMPDIR made for this server; read --allow-read
+and read and write --allow-write paths; use /dev/null, zero, random and
+urandom. Nothing else: not the home directory, not /run, not /proc/<pid>
+nor /proc/self (ps does not work confined). Tools hold no capability (of a
+root mcp-route too) and are refused mount, unshare, setns, chroot, bpf,
+kexec, module loading, clone with a namespace flag and the like (seccomp).
+With --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect
+or bind, MPTCP and TCP Fast Open included, no UDP, raw or packet socket,
+and no io_uring; on ABI 6
 (Linux 6.12) tools cannot signal mcp-route or reach abstract Unix sockets
-outside. A tool's definition cannot widen this. auto runs tools unconfined,
-with one warning, where the kernel cannot (Landlock needs Linux 5.13);
-require exits 1 then. The rules are proved at start by a probe child.
---confine-check prints them.
+outside. A tool's definition cannot widen this. A call that fails on a
+path the policy refused says so in its error, with the flag that grants
+it. auto runs tools unconfined, with one warning, where the kernel cannot
+(Landlock needs Linux 5.13); require exits 1 then. The rules are proved at
+start by a probe child. --confine-check prints them, and each tool's
+interpreter chain.
 
 Limits: each tool process tree (a call's, a worker's) may use --limit-mem
 (1GiB) of memory and --limit-pids (512) processes at once, through the
@@ -251,10 +266,22 @@ backoff (--upstream-backoff: 0.5s doubling to 30s, jittered; down after 5
 failed starts, then retried every 30s) and its calls meanwhile fail fast
 ("upstream NAME is restarting; retry in 2s"). Its sampling, elicitation and roots requests get
 a JSON-RPC error. tools/list waits at most --upstream-timeout for it.
+An upstream started through a package launcher gets its launcher profile
+(--upstream-profile NAME=none turns it off), in a confinement of its own
+that the tools do not share: npx and npm exec read and write the npm cache
+and read and execute node and the global node_modules, and read the user
+and global npmrc; uvx and uv tool run read and write the uv cache and read
+and execute uv and its tools and Pythons; with --no-network they run
+offline (npm_config_offline, UV_OFFLINE). Never a place inside --root or an
+--allow-write path, nor a writable one holding the home directory, a tool
+directory or the root. Its first start may fetch the package: until it has
+listed its tools once, a start may take 3m and tools/list waits for it 15s
+(or --upstream-timeout when given). A start that fails because the
+confinement refused a file says which, and the flag that grants it.
 
 --pin FILE: upstream tools are served only as pinned. An upstream FILE does
 not know is pinned when first listed (trust on first use); then a tool whose
-name, title, description, schemas or annotations changed, or a new tool, is
+name, title, description, schemas, annotations or _meta changed, or a new tool, is
 withheld (left out of tools/list; a call gets isError naming the change; the
 log shows a diff) until mcp-route pin records it.
 
@@ -267,7 +294,10 @@ Exit status:
      --version
   1  cannot run: bad --root, a --tools directory missing, or inside --root
      (or a tool in it linked there) without --readonly, or inside an
-     --allow-write path, an --allow-read or --allow-write path missing, --log not writable, --confine require and
+     --allow-write path, an --allow-read, --allow-write or --allow-exec
+     path missing, an --allow-exec inside --root or an --allow-write path,
+     an --allow-read (or other path) that would open a secret of /etc
+     (/etc, /etc/ssl, /etc/shadow...), --log not writable, --confine require and
      the confinement cannot be applied in full (no Landlock, --no-network
      before ABI 4, the probe failed), skeleton refused; --confine-check:
      --confine require would refuse to start; --http: the address cannot
@@ -275,17 +305,22 @@ Exit status:
      --upstream-token-file unreadable or without a token; a secret file
      (--http-token-file, --session-key-file, --upstream-token-file,
      --tls-key) that
-     tools can read: under --root (--readonly or not), an --allow-read or
-     --allow-write path or a --tools directory; --pin: the
+     tools can read: under --root (--readonly or not), an --allow-read,
+     --allow-write or --allow-exec path, a --tools directory, the system
+     directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
-     upstream could not be listed (nothing pinned) or FILE not written
+     upstream could not be listed (nothing pinned) or FILE not written;
+     a launcher profile that cannot be made (npx without node in PATH,
+     no home directory for the cache)
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
      twice, or plain http beyond loopback; an --upstream-header or
      --upstream-token-file whose NAME is no HTTP upstream, a header the
      transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
+     --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
+     an --allow-host with /, comma or white space;
      pin without --pin or --upstream)
 `
 
@@ -348,8 +383,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	confineMode := fs.String("confine", string(confinement.Auto), "kernel confinement (Landlock) of every tool process: `auto` (when the kernel can; otherwise one warning and unconfined), require (confined in full or exit 1), off; see the policy below")
 	allowRead := &listFlag{}
 	allowWrite := &listFlag{}
-	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable)")
+	allowExec := &listFlag{}
+	fs.Var(allowRead, "allow-read", "let confined tools read `DIR` (or a file) too (repeatable; not one that holds or contains a secret of /etc such as /etc/shadow or /etc/ssl/private: refused)")
 	fs.Var(allowWrite, "allow-write", "let confined tools read and write `DIR` (or a file) too (repeatable)")
+	fs.Var(allowExec, "allow-exec", "let confined tools read and execute `DIR` (or a file) too, e.g. a toolchain outside /usr (repeatable; refused inside --root or an --allow-write path, where a client could put a program)")
 	noNetwork := fs.Bool("no-network", false, "confined tools may not make or accept TCP connections (Landlock ABI 4, Linux 6.7) nor open UDP, raw, packet or other non-Unix sockets (seccomp); Unix sockets are not covered")
 	limitMem := fs.String("limit-mem", proc.FormatSize(DefaultLimitMem), "memory of each tool process tree (a call's, a worker's) together, as `SIZE` (512MiB, 2G; 0: none); a tool's run.limitMem wins; cgroup memory controller, else RLIMIT_DATA per process (see README, Limits)")
 	limitPids := fs.Int("limit-pids", DefaultLimitPids, "processes and threads of each tool process tree at once (0: none); a tool's run.limitPids wins; needs the cgroup pids controller: with none there is no process limit (see README, Limits)")
@@ -363,7 +400,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(upstreamTokens, "upstream-token-file", "send Authorization: Bearer with the token on the first non-blank line of FILE (read at start) to the HTTP upstream NAME: `NAME=FILE` (repeatable, one per upstream)")
 	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
 	upstreamBackoff := fs.String("upstream-backoff", upstream.DefaultMinBackoff.String()+","+upstream.DefaultMaxBackoff.String(), "restart delay of an upstream that died or failed to start: `MIN,MAX`, two positive durations; MIN doubles per restart up to MAX (jittered ±20%), MAX is also the retry interval of an upstream that is down")
-	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has")
+	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has (default 3s; "+upstream.LauncherFirstList.String()+" for an upstream started through npx or uvx, whose first start may fetch its package)")
+	upstreamProfiles := &listFlag{}
+	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
 	usage := func(w io.Writer) {
@@ -434,6 +473,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	chosenProfiles, err := parseProfiles(upstreamProfiles.vals, specs)
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
 	}
@@ -514,6 +558,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
+	execPaths, err := absExisting("allow-exec", allowExec.vals)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
 	var pins *pin.File
 	if *pinPath != "" {
 		abs, err := filepath.Abs(*pinPath)
@@ -575,40 +624,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
-	// The files of secrets, out of the tools' reach: a client could read
-	// a token, the session key or the TLS private key with any reading
-	// tool.
-	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
-	for _, tf := range upstreamTokens.vals {
-		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
-		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
-	}
-	readable := readablePlaces(rootDir, readPaths, writePaths, dirs)
-	for _, s := range secrets {
-		if s[1] == "" {
-			continue
+	// Upstreams started by a launcher (npx, uvx) get a confinement of
+	// their own, with the places their launcher's profile grants.
+	var profiles []profiled
+	if mode != confinement.Off || *confineCheck {
+		// The profile reads the upstream's environment as it will be
+		// (TMPDIR aside, which no launcher's places depend on).
+		penv, err := toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
 		}
-		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
+		penv = slices.Concat(penv, []string{"MCP_ROOT=" + rootDir})
+		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs, NoNetwork: *noNetwork})
+		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
 	}
 	var programs []string
 	for _, sp := range specs {
-		// Upstreams start on the tools' confined spawner: their programs
-		// must be executable there.
-		if len(sp.Argv) > 0 {
-			if p, err := exec.LookPath(sp.Argv[0]); err == nil {
-				if abs, err := filepath.Abs(p); err == nil {
-					programs = append(programs, abs)
-				}
-				// The kernel checks the file a symlink leads to.
-				if real, err := filepath.EvalSymlinks(p); err == nil {
-					if abs, err := filepath.Abs(real); err == nil {
-						programs = append(programs, abs)
-					}
-				}
-			}
+		// Upstreams without a launcher profile start on the tools'
+		// confined spawner: their programs must be executable there.
+		if !slices.ContainsFunc(profiles, func(p profiled) bool { return p.spec.Name == sp.Name }) {
+			programs = append(programs, programPaths(sp.Argv)...)
 		}
 	}
 	policy := confinement.Config{
@@ -619,12 +658,57 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ToolDirs:   dirs,
 		AllowRead:  readPaths,
 		AllowWrite: writePaths,
+		AllowExec:  execPaths,
 		NoNetwork:  *noNetwork,
 		Debugf:     debugf,
 		Warnf:      logf,
+		Logger:     logger,
+	}
+	// What no kernel makes acceptable (a secret of /etc opened, an
+	// --allow-exec where tools write), refused whatever --confine says.
+	toolPolicy := policy.Policy()
+	if err := policyError(toolPolicy.Check()); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	// The files of secrets, out of the tools' reach: a client could read
+	// a token, the session key or the TLS private key with any reading
+	// tool. What the tools can read is what the confinement grants, the
+	// system's places included (confine is the one list of them).
+	secrets := [][2]string{{"--http-token-file", hf.tokenFile}, {"--session-key-file", hf.keyFile}, {"--tls-key", hf.key}}
+	for _, tf := range upstreamTokens.vals {
+		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
+		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
+	}
+	readable := readablePlaces(toolPolicy, dirs)
+	if mode != confinement.Off {
+		// What the tools' interpreter chains are granted, they can read.
+		chains := confinement.Config{Root: rootDir, ToolDirs: dirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
+		for _, tc := range chains {
+			for _, g := range tc.Grants {
+				readable = append(readable, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
+			}
+		}
+	}
+	for _, p := range profiles {
+		readable = append(readable, p.places()...)
+	}
+	for _, s := range secrets {
+		if s[1] == "" {
+			continue
+		}
+		if err := checkSecretPlace(s[0], s[1], readable); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
 	}
 	if *confineCheck {
-		return confineCheckMain(policy, limits, stdout, stderr)
+		// The interpreter chains shown are those the tools' PATH finds.
+		if policy.Env, err = toolenv.Base(envs.vals, passEnv.vals, os.LookupEnv); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
+		}
+		return confineCheckMain(policy, limits, profiles, stdout, stderr)
 	}
 	// lookup is mcp-route's environment as the tools see it: under
 	// confinement TMPDIR is the server's private directory, the one
@@ -645,12 +729,60 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return os.LookupEnv(k)
 		}
 	}
+	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	policy.Env = env
 	conf, err := confinement.Start(policy)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
 	defer conf.Close()
+	upstreamTimeoutSet := false
+	fs.Visit(func(f *flag.Flag) { upstreamTimeoutSet = upstreamTimeoutSet || f.Name == "upstream-timeout" })
+	for i := range specs {
+		sp := &specs[i]
+		if sp.URL == "" && mode != confinement.Off {
+			sp.Rules = rulesOf(conf)
+		}
+		// A launcher's first start may fetch its package, confined or
+		// not: the first-start allowance.
+		if l, ok := chosenProfiles[sp.Name]; (ok && l != upstream.ProfileNone) || (!ok && upstream.Launcher(sp.Argv) != "") {
+			sp.Launcher = cmp.Or(l, upstream.Launcher(sp.Argv))
+			sp.FirstConnect, sp.FirstList = upstream.LauncherFirstConnect, upstream.LauncherFirstList
+			if upstreamTimeoutSet {
+				sp.FirstList = *upstreamTimeout
+			}
+		}
+	}
+	for _, p := range profiles {
+		// A launcher upstream runs in a domain of its own: the tools do
+		// not get its launcher's cache.
+		pc, err := confinement.Start(p.config(policy))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --upstream %s (%s profile): %v\n", prog, p.spec.Name, p.prof.Name, err)
+			return 1
+		}
+		defer pc.Close()
+		// Under auto its verdict comes in the background, as the tools'
+		// does: an upstream that runs unconfined must be said.
+		verdict := make(chan struct{})
+		go func() {
+			defer close(verdict)
+			if w := pc.Warning(); w != "" {
+				logger.Warn("upstream launcher profile: "+w, slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name))
+			}
+		}()
+		defer func() { <-verdict }()
+		p.spec.Spawn, p.spec.Rules, p.spec.Env = pc.Spawn(), rulesOf(pc), p.prof.Env
+		debugf("upstream %s: %s", p.spec.Name, p.prof)
+		for _, d := range p.prof.Dropped {
+			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))
+		}
+	}
 	// Under --confine auto the probe runs while mcp-route starts serving
 	// (tool starts wait for it); its verdict is logged when it comes, and
 	// before mcp-route exits.
@@ -673,11 +805,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 
-	env, err := toolenv.Base(envs.vals, passEnv.vals, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return 2
-	}
 	describeEnv := slices.Concat(env, []string{"MCP_ROOT=" + rootDir})
 	uopts := upstream.Options{
 		Env:         describeEnv,
@@ -712,6 +839,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Writable:        writePaths,
 		Logf:            logf,
 		Debugf:          debugf,
+		Explain:         conf.ExplainFailure,
 	})
 	defer reg.Close()
 	pollEvery := *poll
@@ -740,6 +868,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		PageSize:   *pageSize,
 		Poll:       pollEvery,
 		Logger:     logger,
+		Explain:    conf.ExplainFailure,
 	}
 	if len(specs) > 0 {
 		var gate *pinGate
@@ -800,6 +929,22 @@ func absExisting(flag string, paths []string) ([]string, error) {
 	return out, nil
 }
 
+// policyError says confine.Policy.Check's refusal with mcp-route's flag
+// names.
+func policyError(err error) error {
+	var ne *confine.NeverError
+	var we *confine.WritableExecError
+	switch {
+	case errors.As(err, &ne):
+		return fmt.Errorf("%s %s: would let tools read %s, which holds secrets and is never granted to them; name the files the tools need instead", sourceFlag(ne.Source), ne.Path, ne.Secret)
+	case errors.As(err, &we):
+		return fmt.Errorf("%s %s is inside %s %s, where tools can write: a client could put a program there and run it; name a directory outside it", sourceFlag(we.Source), we.Path, sourceFlag(we.PlaceSource), we.Place)
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
 // cacheKeyEnv is env with the private TMPDIR (new at every start) written
 // as a placeholder, so the describe cache still hits across runs.
 func cacheKeyEnv(env []string, tmp string) []string {
@@ -837,7 +982,7 @@ func limitsText(l proc.Limits) string {
 // confineCheckMain is --confine-check: the rules on stdout, the verdict
 // for --confine require as the exit status and, when it would refuse, one
 // line on stderr.
-func confineCheckMain(c confinement.Config, limits proc.Limits, stdout, stderr io.Writer) int {
+func confineCheckMain(c confinement.Config, limits proc.Limits, profiles []profiled, stdout, stderr io.Writer) int {
 	// The tools' private TMPDIR is part of the policy: a stand-in for the
 	// one a server would make.
 	tmp, err := os.MkdirTemp("", "mcp-route-tmp-")
@@ -860,7 +1005,27 @@ func confineCheckMain(c confinement.Config, limits proc.Limits, stdout, stderr i
 		fmt.Fprintf(stderr, "%s: --confine require would refuse to start: %v\n", prog, err)
 		return 1
 	}
+	// Each launcher upstream has a domain of its own: the tools' rules
+	// and its profile's, proved the same way.
+	for _, p := range profiles {
+		fmt.Fprintf(stdout, "upstream %s: %s\n", p.spec.Name, p.prof)
+		if _, err := confinement.Check(p.config(c)); err != nil {
+			fmt.Fprintf(stderr, "%s: --confine require would refuse to start upstream %s: %v\n", prog, p.spec.Name, err)
+			return 1
+		}
+	}
 	return 0
+}
+
+// rulesOf is what conf opens once in force (nil when not), for the
+// explanation of a denial in an upstream's stderr.
+func rulesOf(conf *confinement.Confinement) func() []confine.Rule {
+	return func() []confine.Rule {
+		if !conf.Enforced() {
+			return nil
+		}
+		return conf.Report().Rules
+	}
 }
 
 // newLogger returns the logger of --log-format: text lines prefixed with

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/internal/proctest"
@@ -642,6 +644,113 @@ func TestFlagOutOfRangeNamed(t *testing.T) {
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
 			t.Errorf("%v: %v, stderr %q", ok, err, stderr.String())
+		}
+	}
+}
+
+// TestUnknownToolNameClipped: a call of an unknown tool with a 1 MB name
+// gets an error that quotes at most 200 bytes of it (cut on a UTF-8
+// boundary, its whole length said), and no log line carries the name
+// whole. A short unknown name comes back whole.
+func TestUnknownToolNameClipped(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	// 999,999 bytes, whose byte 200 is inside an é: a cut there would
+	// leave half a rune.
+	long := "x" + strings.Repeat("é", 499_999)
+	in := initLine + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + long + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool"}}` + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--tools", t.TempDir(), "--root", t.TempDir(), "--confine", "off", "--verbose")
+	cmd.Stdin = strings.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v; stderr:\n%.2000s", err, stderr.String())
+	}
+	answers := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout: %v: %.300s", err, l)
+		}
+		if m.Error.Code != 0 {
+			answers[string(m.ID)] = m.Error.Message
+		}
+	}
+	msg := answers["2"]
+	want := fmt.Sprintf("... (%d bytes)", len(long))
+	if len(msg) > 1000 || !strings.HasPrefix(msg, `unknown tool: "xéé`) || !strings.HasSuffix(msg, want) || !utf8.ValidString(msg) || strings.Contains(msg, `\x`) {
+		t.Errorf("error of the 1 MB name (%d bytes): %.400q, want at most 200 bytes of the name and %q", len(msg), msg, want)
+	}
+	if got := answers["3"]; got != `unknown tool: "no_such_tool"` {
+		t.Errorf("error of a short name: %q", got)
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if len(l) > 2000 {
+			t.Errorf("a log line of %d bytes: %.300s", len(l), l)
+		}
+	}
+	if !strings.Contains(stderr.String(), "no_such_tool") {
+		t.Errorf("the short name is not in the log:\n%s", stderr.String())
+	}
+}
+
+// TestDeepFrameKeepsID: a request nested deeper than the limit (10,000)
+// is refused, and when its id came first the error carries it, so the
+// client is answered instead of waiting for its timeout; one whose id
+// comes after the deep member gets the error without one. The same
+// request nested less deeply is answered as usual (an unknown tool).
+func TestDeepFrameKeepsID(t *testing.T) {
+	bin := testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route")
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	in := initLine + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"t","arguments":{"a":` + deep(20000) + `}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t","arguments":{"a":` + deep(20000) + `}},"id":"after"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"shallow","method":"tools/call","params":{"name":"t","arguments":{"a":` + deep(100) + `}}}` + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--tools", t.TempDir(), "--root", t.TempDir(), "--confine", "off")
+	cmd.Stdin = strings.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v; stderr:\n%.2000s", err, stderr.String())
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout: %v: %.300s", err, l)
+		}
+		got = append(got, fmt.Sprintf("%s %d %s", m.ID, m.Error.Code, m.Error.Message))
+	}
+	want := []string{
+		`"first" -32600 invalid request: nested deeper than 10000 levels`,
+		` -32600 invalid request: nested deeper than 10000 levels`, // no id, as for a parse error
+		`"shallow" -32602 unknown tool: "t"`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("answers:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("answer %d: %q, want %q...", i, got[i], want[i])
 		}
 	}
 }

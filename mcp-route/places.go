@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/mcpipe/mcpipe/internal/confine"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 )
 
 // place is a path tools and upstreams can reach, and the flag that gave it
-// (--root, --allow-read, --allow-write, --tools).
+// (--root, --allow-read, --allow-write, --allow-exec, --tools), or the
+// built-in list it comes from (the system directories, /etc's files).
 type place struct{ flag, path string }
 
 // placeOf returns the first of places that resolving path goes through
@@ -27,21 +30,52 @@ func placeOf(path string, places []place) (p place, at string, ok bool, err erro
 }
 
 // readablePlaces are the places a confined tool (and an upstream, which
-// runs with --root as its working directory) can read: --root, with or
-// without --readonly, the --allow-read and --allow-write paths and the
-// --tools directories. Unconfined, a tool reads more; these it reads
-// either way.
-func readablePlaces(root string, readPaths, writePaths, toolDirs []string) []place {
-	places := []place{{"--root", root}}
+// starts on the same spawner) can read: every rule of the confinement's
+// plan, the system directories and the files of /etc it grants included,
+// each labelled by the flag that asked for it. confine is the one list of
+// what is granted, so this check and the policy cannot drift apart. The
+// operator's own paths come first, as given (the plan has them resolved),
+// so that a refusal names them as typed. Unconfined, a tool reads more;
+// these it reads either way.
+func readablePlaces(p confine.Policy, toolDirs []string) []place {
+	places := []place{{"--root", p.Root}}
 	for _, flag := range []struct {
 		name  string
 		paths []string
-	}{{"--allow-read", readPaths}, {"--allow-write", writePaths}, {"--tools", toolDirs}} {
-		for _, p := range flag.paths {
-			places = append(places, place{flag.name, p})
+	}{{"--allow-read", p.AllowRead}, {"--allow-write", p.AllowWrite}, {"--allow-exec", p.AllowExec}, {"--tools", toolDirs}} {
+		for _, path := range flag.paths {
+			places = append(places, place{flag.name, path})
 		}
 	}
+	for _, rl := range p.Plan().Rules {
+		places = append(places, place{sourceFlag(rl.Source), rl.Path})
+	}
 	return places
+}
+
+// sourceFlag names the flag (or the built-in list) behind a rule's
+// Source, the first when several share the rule ("root+tool").
+func sourceFlag(source string) string {
+	first, _, _ := strings.Cut(source, "+")
+	switch first {
+	case "system":
+		return "the system directories (granted to every tool)"
+	case "etc":
+		return "the files of /etc granted to every tool"
+	case "proc":
+		return "the /proc files granted to every tool"
+	case "device":
+		return "the devices granted to every tool"
+	case "root":
+		return "--root"
+	case "tool":
+		return "--tools"
+	case "tmp":
+		return "the tools' TMPDIR"
+	case "allow-read", "allow-write", "allow-exec":
+		return "--" + first
+	}
+	return "the " + first + " grant"
 }
 
 // checkSecretPlace refuses a file holding a secret (flag names it: a
@@ -63,11 +97,15 @@ func checkSecretPlace(flag, file string, places []place) error {
 		as = " (as " + at + ")"
 	}
 	remedy := "move it out, or narrow " + p.flag
-	switch p.flag {
-	case "--root":
+	switch {
+	case p.flag == "--root":
 		remedy = "move it out of the root"
-	case "--tools":
+	case p.flag == "--tools":
 		remedy = "move it out of the tools directory"
+	case strings.HasPrefix(p.flag, "the interpreter grant"):
+		remedy = "move it out of the interpreter's installation"
+	case !strings.HasPrefix(p.flag, "--"):
+		remedy = "keep it where no tool reads, such as a systemd credential (LoadCredential=, read from $CREDENTIALS_DIRECTORY) or a directory under /run (/run/secrets/mcp-route; see examples/deploy)"
 	}
 	return fmt.Errorf("%s: %s is inside %s %s%s, where tools and upstreams can read it: a client could read the secret with a reading tool; %s", flag, file, p.flag, p.path, as, remedy)
 }

@@ -114,3 +114,60 @@ func TestSecretFilesOutOfToolsReach(t *testing.T) {
 		return ""
 	})
 }
+
+// TestSecretFilesInSystemPlaces: the places every confined tool reads
+// count too: a secret file under /usr, /opt or among the files of /etc the
+// policy grants is refused at start, naming the place and where to keep
+// it instead; one in a directory of /etc the policy does not grant (as
+// /etc/credstore, systemd's) is accepted, under --confine off too.
+func TestSecretFilesInSystemPlaces(t *testing.T) {
+	var usr string
+	for _, p := range []string{"/usr/share/common-licenses/GPL-3", "/usr/bin/env", "/usr/bin/sh"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			usr = p
+			break
+		}
+	}
+	cases := []struct{ file, in string }{
+		{"/etc/hosts", "the files of /etc granted to every tool /etc/hosts"},
+	}
+	if usr != "" {
+		cases = append(cases, struct{ file, in string }{usr, "the system directories (granted to every tool) /usr"})
+	}
+	// /opt, when this user may make a directory there (root, not under
+	// Bazel's read-only sandbox).
+	if opt, err := os.MkdirTemp("/opt", "mcpipe-secret-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(opt) })
+		key := filepath.Join(opt, "key")
+		if err := os.WriteFile(key, []byte(strings.Repeat("k", 48)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct{ file, in string }{key, "the system directories (granted to every tool) /opt"})
+	}
+	root := t.TempDir()
+	for _, c := range cases {
+		for _, mode := range []string{"auto", "off"} {
+			code, _, errs := runWith(t, "", "--confine", mode, "--root", root, "--confine-check", "--http", "127.0.0.1:0", "--http-token-file", c.file)
+			want := "--http-token-file: " + c.file + " is inside " + c.in
+			if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "LoadCredential=") || strings.Count(errs, "\n") != 1 {
+				t.Errorf("--confine %s, token in %s: code %d, stderr %q; want 1 and one line with %q and where to keep it", mode, c.file, code, errs, want)
+			}
+		}
+	}
+	// The counterpart: a directory of /etc that is not granted.
+	etc, err := os.MkdirTemp("/etc", "mcpipe-credstore-")
+	if err != nil {
+		t.Skipf("cannot make a directory in /etc to show the counterpart: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(etc) })
+	key := filepath.Join(etc, "key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 48)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"auto", "off"} {
+		code, out, errs := runWith(t, "", "--confine", mode, "--root", root, "--confine-check", "--http", "127.0.0.1:0", "--session-key-file", key)
+		if strings.Contains(errs, key) || !strings.Contains(out, "deny everything else") {
+			t.Errorf("--confine %s, key in %s: code %d, stderr %q, stdout %q; want it accepted", mode, key, code, errs, out)
+		}
+	}
+}

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -514,5 +518,68 @@ func TestUpstreamHeaderFlagsRefused(t *testing.T) {
 		if strings.Contains(stderr, "secret") {
 			t.Errorf("%q: the token file's content is in the error: %q", c.args, stderr)
 		}
+	}
+}
+
+// TestUpstreamRedirectNotFollowed: an HTTP upstream whose URL answers with
+// a redirect to another origin fails to start, and the log names where it
+// pointed; the target never sees the --upstream-header secret nor the body.
+// The target mounted by its own URL serves, and gets the header.
+func TestUpstreamRedirectNotFollowed(t *testing.T) {
+	const secret = "k-7d1e-upstream-secret"
+	tools := t.TempDir()
+	upTool(t, tools, "hello", `echo "hello $MCP_ARG_NAME"`,
+		`{"description":"Say hello.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)
+	inner := startHTTP(t, "--tools", tools, "--describe-cache", "")
+	innerURL, err := url.Parse(inner.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// target records what reaches it, then passes it to the inner server.
+	var mu sync.Mutex
+	var seen []string
+	proxy := httputil.NewSingleHostReverseProxy(innerURL)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" key="+r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	// Closed after the gateways are gone (Cleanup runs last in, first
+	// out): their GET streams through it would hold Close for ever.
+	t.Cleanup(target.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	header := []string{"--upstream-header", "web=X-Api-Key: " + secret}
+
+	g := startGateway(t, nil, append([]string{"--upstream", "web=" + redirector.URL + "/mcp"}, header...)...)
+	g.initialize()
+	want := fmt.Sprintf(`redirect to \"%s/mcp\" not followed`, target.URL)
+	proctest.Eventually(t, func() string {
+		if s := g.stderr.String(); !strings.Contains(s, "upstream web failed to start") || !strings.Contains(s, want) {
+			return "no failed start naming the redirect: " + s
+		}
+		return ""
+	})
+	if got := g.list(2); slices.Contains(got, "web__hello") {
+		t.Errorf("tools/list %v, want no web__hello", got)
+	}
+	mu.Lock()
+	if len(seen) != 0 {
+		t.Errorf("the redirect target got %q", seen)
+	}
+	mu.Unlock()
+
+	g = startGateway(t, nil, append([]string{"--upstream", "web=" + target.URL + "/mcp"}, header...)...)
+	g.initialize()
+	if r := g.call(3, "web__hello", `{"name":"direct"}`); r.IsError || resultText(r) != "hello direct\n" {
+		t.Errorf("web__hello: %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || seen[len(seen)-1] != "POST key="+secret {
+		t.Errorf("the target got %q, want POSTs with the header", seen)
 	}
 }

@@ -35,6 +35,12 @@ package client
 //     events carry notifications (progress) and then the response; reading
 //     stops at the response. 202 Accepted answers notifications.
 //
+// Redirects are not followed: a 3xx answer is an *HTTPError naming its
+// Location. Following one would resend the request body and the
+// HTTPOptions.Header (a bearer token, an API key) to wherever the server
+// points, another host or plain http included; an MCP endpoint answers at
+// its own URL, so the caller is told to use the one it redirects to.
+//
 // Errors: an HTTP error status whose body is a JSON-RPC error answers the
 // request with that error (-32022 unsupported version, -32020 header
 // mismatch, -32601 are *codec.Errors as over stdio). Other error statuses,
@@ -81,6 +87,8 @@ type HTTPError struct {
 	Body string
 	// WWWAuthenticate is the header of a 401, telling how to authenticate.
 	WWWAuthenticate string
+	// Location is the header of a redirect (3xx), which is not followed.
+	Location string
 }
 
 func (e *HTTPError) Error() string {
@@ -90,6 +98,9 @@ func (e *HTTPError) Error() string {
 	}
 	if e.WWWAuthenticate != "" {
 		msg += " (WWW-Authenticate: " + e.WWWAuthenticate + ")"
+	}
+	if e.StatusCode/100 == 3 {
+		msg += fmt.Sprintf(": redirect to %.200q not followed (the request and its headers go to the given URL only; give the endpoint's own URL)", e.Location)
 	}
 	return msg
 }
@@ -122,7 +133,8 @@ type HTTPOptions struct {
 	Header http.Header
 	// Client, optional, makes the requests. The default has no overall
 	// timeout (a call's stream lasts as long as the call) and keeps up to 64
-	// idle connections to the server.
+	// idle connections to the server. Its CheckRedirect is not used: no
+	// redirect is followed (see the package doc).
 	Client *http.Client
 	// StandaloneStream opens the legacy era's GET stream for messages the
 	// server sends outside any request (a gateway watching for
@@ -168,6 +180,9 @@ func NewHTTP(endpoint string, hopts HTTPOptions, opts Options) (*Client, error) 
 		tr.MaxIdleConnsPerHost = 64
 		hc = &http.Client{Transport: tr}
 	}
+	noRedirect := *hc
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hc = &noRedirect
 	c := newClient(opts, "in an HTTP answer")
 	base, cancel := context.WithCancel(context.Background())
 	c.t = &httpTransport{c: c, url: u.String(), hc: hc, header: hopts.Header.Clone(), standalone: hopts.StandaloneStream, base: base, cancelAll: cancel}
@@ -222,7 +237,7 @@ func (h *httpTransport) setVersionHeader(hdr http.Header) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.legacyVersion != "" {
-		hdr.Set("MCP-Protocol-Version", h.legacyVersion)
+		hdr.Set(codec.HeaderProtocolVersion, h.legacyVersion)
 	}
 }
 
@@ -310,6 +325,7 @@ func (h *httpTransport) send(ctx context.Context, m *codec.Message) error {
 		Method:          what,
 		Body:            string(b),
 		WWWAuthenticate: resp.Header.Get("WWW-Authenticate"),
+		Location:        resp.Header.Get("Location"),
 	}
 }
 
@@ -364,7 +380,7 @@ func (h *httpTransport) readStandalone() (heard, stop bool) {
 		req.Header.Set("Mcp-Session-Id", h.session)
 	}
 	if h.legacyVersion != "" {
-		req.Header.Set("MCP-Protocol-Version", h.legacyVersion)
+		req.Header.Set(codec.HeaderProtocolVersion, h.legacyVersion)
 	}
 	h.mu.Unlock()
 	resp, err := h.hc.Do(req)
@@ -375,6 +391,9 @@ func (h *httpTransport) readStandalone() (heard, stop bool) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusMethodNotAllowed:
+		return false, true
+	case resp.StatusCode/100 == 3:
+		h.warnf("GET stream: HTTP %s: redirect to %.200q not followed: server messages outside requests (list_changed) will not arrive", resp.Status, resp.Header.Get("Location"))
 		return false, true
 	case resp.StatusCode/100 == 4:
 		h.warnf("GET stream: HTTP %s: server messages outside requests (list_changed) will not arrive", resp.Status)
@@ -556,23 +575,23 @@ func (h *httpTransport) headers(m *codec.Message) (http.Header, error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.legacyVersion != "" {
-			hdr.Set("MCP-Protocol-Version", h.legacyVersion)
+			hdr.Set(codec.HeaderProtocolVersion, h.legacyVersion)
 		}
 		if h.session != "" {
-			hdr.Set("Mcp-Session-Id", h.session)
+			hdr.Set(codec.HeaderSession, h.session)
 		}
 		return hdr, nil
 	}
-	hdr.Set("MCP-Protocol-Version", version)
-	hdr.Set("Mcp-Method", m.Method)
-	switch m.Method {
-	case codec.MethodToolsCall, "prompts/get":
+	hdr.Set(codec.HeaderProtocolVersion, version)
+	hdr.Set(codec.HeaderMethod, m.Method)
+	switch codec.NameParam(m.Method) {
+	case "name":
 		if p.Name != nil {
-			hdr.Set("Mcp-Name", codec.EncodeHeaderValue(*p.Name))
+			hdr.Set(codec.HeaderName, codec.EncodeHeaderValue(*p.Name))
 		}
-	case "resources/read":
+	case "uri":
 		if p.URI != nil {
-			hdr.Set("Mcp-Name", codec.EncodeHeaderValue(*p.URI))
+			hdr.Set(codec.HeaderName, codec.EncodeHeaderValue(*p.URI))
 		}
 	}
 	if m.Method == codec.MethodToolsCall && p.Name != nil {

@@ -452,3 +452,42 @@ func TestHTTPStandaloneStreamBacksOff(t *testing.T) {
 		t.Errorf("%d GETs in 1.5s from a server that hangs up at once; want at most 4", gets)
 	}
 }
+
+// TestHTTPRedirectNotFollowed: an endpoint that redirects, to another
+// origin or to plain http, gets the request and its headers only; the
+// caller gets an error naming where it pointed, and the target sees
+// nothing (neither the secret header nor the body). The same endpoint
+// without the redirect serves.
+func TestHTTPRedirectNotFollowed(t *testing.T) {
+	target := newFakeHTTP(t, modernServer(`[{"name":"t","inputSchema":{"type":"object"}}]`, func(w http.ResponseWriter, r *http.Request, m *codec.Message) {
+		writeJSON(w, 200, result(m.ID, map[string]any{"resultType": "complete", "content": []any{}}))
+	}))
+	hdr := http.Header{"X-Api-Key": {"k-secret"}}
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		redirector := newFakeHTTP(t, func(w http.ResponseWriter, r *http.Request, m *codec.Message) {
+			http.Redirect(w, r, target.srv.URL+"/mcp", status)
+		})
+		_, _, err := DialHTTP(context.Background(), redirector.srv.URL, HTTPOptions{Header: hdr}, Options{})
+		var he *HTTPError
+		if !errors.As(err, &he) || he.StatusCode != status || !strings.Contains(err.Error(), `redirect to "`+target.srv.URL+`/mcp" not followed`) {
+			t.Errorf("%d: %v, want an HTTPError naming the Location", status, err)
+		}
+		if got := redirector.requests(); len(got) != 1 || got[0].Get("X-Api-Key") != "k-secret" {
+			t.Errorf("%d: the endpoint got %v, want the one request", status, got)
+		}
+	}
+	if got := target.requests(); len(got) != 0 {
+		t.Fatalf("the redirect target got %d requests: %v", len(got), got)
+	}
+	conn, _, err := DialHTTP(context.Background(), target.srv.URL, HTTPOptions{Header: hdr}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, _, err := conn.CallTool(context.Background(), "t", nil, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := target.requests(); len(got) < 2 || got[len(got)-1].Get("X-Api-Key") != "k-secret" {
+		t.Errorf("the endpoint itself: %v", got)
+	}
+}

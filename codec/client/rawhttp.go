@@ -35,6 +35,8 @@ func NewRawHTTP(endpoint string, hopts HTTPOptions) (*RawHTTP, error) {
 // RawAnswer is what one POST got back.
 type RawAnswer struct {
 	Status int
+	// Location is a redirect's (3xx) target, which is not followed.
+	Location string
 	// Messages are the JSON texts of the answer in order: the body, or the
 	// data of each SSE event, or a JSON body of an error status.
 	Messages [][]byte
@@ -82,6 +84,9 @@ func (r *RawHTTP) Post(ctx context.Context, frame []byte) (*RawAnswer, error) {
 		}
 	}
 	ans := &RawAnswer{Status: resp.StatusCode}
+	if resp.StatusCode/100 == 3 {
+		ans.Location = resp.Header.Get("Location")
+	}
 	take := func(m []byte) {
 		ans.Messages = append(ans.Messages, bytes.Clone(m))
 		if isInit {

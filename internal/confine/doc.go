@@ -6,26 +6,63 @@
 // # The policy
 //
 // Read and execute: the system directories (SystemReadExec: /usr /bin
-// /sbin /lib* /etc /opt where present) and Policy.ReadExec. Read and
-// write: Policy.Root (read only with ReadOnlyRoot), Policy.TempDir and
-// Policy.AllowWrite. Read only: Policy.AllowRead. Devices (read, write
-// and, from ABI 5, ioctl): /dev/null /dev/zero /dev/urandom /dev/random;
-// not /dev/tty, through which a process could type commands (TIOCSTI)
-// into the terminal of whoever started it. Read-write places allow everything but making device nodes
-// (mknod of a character or block device): root could otherwise make one
-// for the disk or /dev/kmsg in the root and open it there, since Landlock
-// checks a device's path, not the device. Everything else is denied: the
-// home directory, /tmp, /run, and on purpose /proc and /sys, which is how
-// a confined tool, even one running as root, cannot read
-// /proc/<pid>/environ or mem of the process that started it. Landlock
-// itself refuses ptrace of processes outside the domain. From ABI 6 the
-// domain is also scoped: no signals to processes outside it, no connect
-// to abstract Unix sockets made outside it. With NoNetwork (ABI 4) TCP
-// bind and connect are denied, and the seccomp filter (below) refuses
-// UDP, raw, packet and the other sockets but Unix and netlink ones,
-// MPTCP and TCP Fast Open; pathname Unix sockets and a TCP listen(2)
-// without bind(2) (the kernel picks the port: inbound only) are not
-// covered.
+// /sbin /lib* /opt where present), Policy.ReadExec, Policy.AllowExec and
+// the Grants that ask for it. Read only: the files of /etc programs need
+// (SystemRead: the loader's cache, passwd, group, nsswitch.conf, hosts,
+// resolv.conf, localtime, the public certificates, the runtimes'
+// system configuration ...), the machine's global files of /proc
+// (ProcRead: cpuinfo, meminfo, loadavg, stat, uptime, version, a few
+// sysctls), Policy.AllowRead and the read-only Grants. Read and write:
+// Policy.Root (read only with ReadOnlyRoot), Policy.TempDir and
+// Policy.AllowWrite. Devices (read, write and, from ABI 5, ioctl):
+// /dev/null /dev/zero /dev/urandom /dev/random; not /dev/tty, through
+// which a process could type commands (TIOCSTI) into the terminal of
+// whoever started it. Read-write places allow everything but making
+// device nodes (mknod of a character or block device): root could
+// otherwise make one for the disk or /dev/kmsg in the root and open it
+// there, since Landlock checks a device's path, not the device.
+// Everything else is denied: the home directory, /tmp, /run, the rest of
+// /etc and of /proc, and /sys.
+//
+// # No secret in reach
+//
+// /etc is not granted whole: it holds password hashes (/etc/shadow), sudo
+// rules, TLS private keys (/etc/ssl/private) and SSH host keys, and a
+// Landlock rule on a directory grants everything below it. SystemRead
+// lists what programs read, file by file where the directory also holds
+// secrets (/etc/ssl/certs, not /etc/ssl). The places of Never (those
+// secrets, and the credentials services keep under /etc: /etc/credstore,
+// /etc/wireguard, /etc/letsencrypt, kubeconfig and the like) are never
+// granted: a policy path at, below or above one of them (--allow-read
+// /etc, a root of /etc, a symlink to /etc/ssl) is refused with a
+// *NeverError, since Landlock cannot grant a directory less a part of
+// it. A curated entry that resolves to one of them is skipped.
+//
+// /proc: without a private pid namespace a tool would see every process
+// of the host. Only the files of ProcRead open, each as a file rule: no
+// /proc/<pid>, no /proc/self, so a confined tool, even one running as
+// root, cannot read /proc/<pid>/environ or mem of mcp-route or of
+// another tool. Programs that read their own /proc/self (ps, some
+// runtimes' self-inspection) are refused; Report.Detail says so.
+// Landlock itself refuses ptrace of processes outside the domain. From
+// ABI 6 the domain is also scoped: no signals to processes outside it,
+// no connect to abstract Unix sockets made outside it. With NoNetwork
+// (ABI 4) TCP bind and connect are denied, and the seccomp filter
+// (below) refuses UDP, raw, packet and the other sockets but Unix and
+// netlink ones, MPTCP and TCP Fast Open; pathname Unix sockets and a TCP
+// listen(2) without bind(2) (the kernel picks the port: inbound only)
+// are not covered.
+//
+// # Execute only where nothing confined writes
+//
+// AllowExec (mcp-route and mcp-jail --exec --allow-exec) and the Grants
+// with AccessReadExec (a tool's interpreter and its installation) must lie
+// outside Root and every AllowWrite, by the path as given and as
+// resolved: a client could write a program there and run it. Check
+// refuses one with a *WritableExecError; InWritable lets a caller that
+// derives grants leave such a path out instead. Check runs first in Plan,
+// NewSpawner and Exec, and callers run it at start-up so that a bad flag
+// fails with one error whatever the kernel.
 //
 // # Capabilities
 //

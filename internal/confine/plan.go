@@ -27,6 +27,16 @@ type Policy struct {
 	AllowRead []string
 	// AllowWrite are read-write (--allow-write).
 	AllowWrite []string
+	// AllowExec are read and execute (--allow-exec). Each must lie
+	// outside Root and every AllowWrite (a client could write an
+	// executable there): Plan and Check refuse it with a
+	// *WritableExecError.
+	AllowExec []string
+	// Grants are more places, each with its access (AccessRead or
+	// AccessReadExec) and its Source label, for callers that derive
+	// them (a tool's interpreter and its installation). A read+exec
+	// grant must lie outside the writable places, as AllowExec.
+	Grants []Grant
 	// NoNetwork denies TCP bind and connect (Landlock ABI >= 4), and by
 	// the seccomp filter UDP, raw, packet and other non-TCP sockets but
 	// Unix and netlink ones, MPTCP, TCP Fast Open and io_uring (see the
@@ -34,9 +44,12 @@ type Policy struct {
 	NoNetwork bool
 }
 
-// SystemReadExec are the system directories every policy can read and
-// execute from, where they exist.
-var SystemReadExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+// Grant is one place of Policy.Grants.
+type Grant struct {
+	Path   string
+	Access string // AccessRead or AccessReadExec
+	Source string // the Rule.Source label, e.g. "interpreter"
+}
 
 // Devices are the device files every policy can read and write. Not
 // /dev/tty: through it a confined process reaches the terminal of whoever
@@ -58,9 +71,11 @@ type Rule struct {
 	Path   string // absolute, symlinks resolved
 	Access string // AccessReadExec, AccessRead, AccessReadWrite or AccessDevice
 	File   bool   // the path is not a directory: only file rights apply
-	// Source is why it is there: "system", "device", "root", "tmp",
-	// "tool", "allow-read", "allow-write"; a path named more than once
-	// has one rule, with every reason joined by '+' ("root+tool").
+	// Source is why it is there: "system" (SystemReadExec), "etc"
+	// (SystemRead), "proc" (ProcRead), "device", "root", "tmp", "tool",
+	// "allow-read", "allow-write", "allow-exec", or a Grant's Source; a
+	// path named more than once has one rule, with every reason joined
+	// by '+' ("root+tool").
 	Source string
 }
 
@@ -165,6 +180,14 @@ func (r Report) Detail() string {
 		fmt.Fprintf(&b, "allow %-10s %s%s  [%s]\n", rl.Access, rl.Path, kind, rl.Source)
 	}
 	b.WriteString("deny everything else on the file system\n")
+	for _, rl := range r.Rules {
+		if strings.Contains(rl.Source, "proc") {
+			// The private pid namespace (a /proc of its own) is not used:
+			// say what of the host's /proc is open.
+			b.WriteString("proc: the host's /proc, its global files above only; /proc/self and every /proc/<pid> denied\n")
+			break
+		}
+	}
 	yes := func(ok bool, what string) {
 		if ok {
 			fmt.Fprintf(&b, "deny %s\n", what)
@@ -270,6 +293,7 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 	pl.handledFS = all
 	writable := all &^ fsMakeDevice
 	seen := map[string]int{}
+	never := neverPlaces()
 	add := func(path, access, source string, mask uint64, missingOK bool) error {
 		if path == "" {
 			return nil
@@ -288,6 +312,16 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		if real == "/" {
 			return fmt.Errorf("%s %s: %w", source, path, errRootAll)
 		}
+		builtin := source == "system" || source == "etc" || source == "proc"
+		if n := overlap(real, never); n != "" {
+			if builtin {
+				// A distribution whose curated file leads to a secret:
+				// left out, and said.
+				r.Skipped = append(r.Skipped, fmt.Sprintf("%s %s: leads to %s, which is never granted", source, path, n))
+				return nil
+			}
+			return &NeverError{Source: source, Path: path, Secret: n}
+		}
 		fi, err := os.Stat(real)
 		if err != nil {
 			r.Skipped = append(r.Skipped, fmt.Sprintf("%s %s: %v", source, path, err))
@@ -298,8 +332,10 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		if file {
 			mask &= fsFile
 		}
-		if source == "system" && pl.covered(real, mask) {
-			return nil // /bin is /usr/bin on a merged /usr: /usr covers it
+		if builtin && pl.covered(real, mask) {
+			// /bin is /usr/bin on a merged /usr, /etc/localtime leads
+			// into /usr/share/zoneinfo: the wider rule covers it.
+			return nil
 		}
 		if source == "root" {
 			pl.root = true
@@ -331,8 +367,15 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 			err = e
 		}
 	}
+	try(p.checkExec())
 	for _, d := range SystemReadExec {
 		try(add(d, AccessReadExec, "system", fsReadExec, true))
+	}
+	for _, d := range expand(SystemRead) {
+		try(add(d, AccessRead, "etc", fsRead, true))
+	}
+	for _, d := range ProcRead {
+		try(add(d, AccessRead, "proc", fsRead, true))
 	}
 	for _, d := range Devices {
 		try(add(d, AccessDevice, "device", fsDevice, true))
@@ -351,6 +394,16 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 	}
 	for _, d := range p.AllowWrite {
 		try(add(d, AccessReadWrite, "allow-write", writable, false))
+	}
+	for _, d := range p.AllowExec {
+		try(add(d, AccessReadExec, "allow-exec", fsReadExec, false))
+	}
+	for _, g := range p.Grants {
+		mask := uint64(fsRead)
+		if g.Access == AccessReadExec {
+			mask = fsReadExec
+		}
+		try(add(g.Path, g.Access, g.Source, mask, false))
 	}
 
 	if abi > 0 {
@@ -381,6 +434,132 @@ func (p Policy) plan(abi, errata int) (*plan, error) {
 		r.Limits = append(r.Limits, "signals and abstract unix sockets outside the domain are scoped from ABI 6 (Linux 6.12)")
 	}
 	return pl, err
+}
+
+// NeverError is the refusal of a policy path that would open one of the
+// places of Never: the path is at or below it, or above it (a rule
+// grants the whole hierarchy below a directory).
+type NeverError struct {
+	Source string // "allow-read", "root", ... as in Rule.Source
+	Path   string // as given
+	Secret string // the place of Never it would open, resolved
+}
+
+func (e *NeverError) Error() string {
+	return fmt.Sprintf("%s %s: would let confined programs read %s, which holds secrets and is never granted; name the files that are needed instead", e.Source, e.Path, e.Secret)
+}
+
+// WritableExecError is the refusal of a read+exec path (AllowExec, or a
+// Grant with AccessReadExec) inside a place the confined programs can
+// write: they could put a program there and run it.
+type WritableExecError struct {
+	Source, Path string // the exec path, as given
+	Place        string // the writable place, as given
+	PlaceSource  string // "root" or "allow-write"
+}
+
+func (e *WritableExecError) Error() string {
+	return fmt.Sprintf("%s %s: inside %s %s, which confined programs can write: a client could put a program there and run it; name a directory outside it", e.Source, e.Path, e.PlaceSource, e.Place)
+}
+
+// Check refuses what no kernel would make acceptable: a path that opens a
+// place of Never (*NeverError), a read+exec path inside a writable place
+// (*WritableExecError), a policy that opens "/". Paths that do not exist
+// are not an error here (the Report lists them as Skipped). It is what
+// Plan, NewSpawner and Exec refuse first; a caller can run it to fail at
+// start-up with one clear error, whatever the kernel.
+func (p Policy) Check() error {
+	_, err := p.plan(0, 0)
+	return err
+}
+
+// checkExec refuses AllowExec and read+exec Grants inside Root or an
+// AllowWrite, by the path as given and as resolved.
+func (p Policy) checkExec() error {
+	type place struct{ source, path string }
+	var writable []place
+	if p.Root != "" {
+		writable = append(writable, place{"root", p.Root})
+	}
+	for _, w := range p.AllowWrite {
+		writable = append(writable, place{"allow-write", w})
+	}
+	type exe struct{ source, path string }
+	var exes []exe
+	for _, d := range p.AllowExec {
+		exes = append(exes, exe{"allow-exec", d})
+	}
+	for _, g := range p.Grants {
+		if g.Access == AccessReadExec {
+			exes = append(exes, exe{g.Source, g.Path})
+		}
+	}
+	for _, x := range exes {
+		for _, w := range writable {
+			if inPlace(x.path, w.path) {
+				return &WritableExecError{Source: x.source, Path: x.path, Place: w.path, PlaceSource: w.source}
+			}
+		}
+	}
+	return nil
+}
+
+// InWritable returns the place of p confined programs can write (Root,
+// AllowWrite) that path lies in, by the path as given or as resolved; ""
+// when none. Callers that derive read+exec grants use it to leave out
+// what Check would refuse.
+func (p Policy) InWritable(path string) string {
+	places := p.AllowWrite
+	if p.Root != "" {
+		places = append([]string{p.Root}, places...)
+	}
+	for _, w := range places {
+		if inPlace(path, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// inPlace reports whether path, as given (made absolute) or with its
+// symlinks resolved, is place or lies below it, place taken both ways too.
+func inPlace(path, place string) bool {
+	forms := func(p string) []string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil
+		}
+		out := []string{abs}
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			out = append(out, real)
+		}
+		return out
+	}
+	for _, a := range forms(path) {
+		for _, b := range forms(place) {
+			if within(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// overlap returns the first of places (resolved paths) that real is at,
+// below or above; "" when none.
+func overlap(real string, places []string) string {
+	for _, n := range places {
+		if within(real, n) || within(n, real) {
+			return n
+		}
+	}
+	return ""
+}
+
+// within reports whether p is dir or lies below it (both clean and
+// absolute).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // covered reports whether path is at or beneath a rule of pl.

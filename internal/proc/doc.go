@@ -81,13 +81,36 @@
 // and is reparented: normally to init, where it outlives the call and
 // the supervisor. Subreap makes the calling process a child subreaper
 // (Linux PR_SET_CHILD_SUBREAPER), so such processes are reparented to it
-// instead; after every Run, and when a Process ends, Sweep kills
-// (SIGKILL) every child of ours that this package did not start and is
-// not in the group of one it runs, with all its descendants, and reaps
-// them. A program that uses Subreap calls Sweep once more at shutdown.
-// Children are found by scanning /proc for our pid as parent, not with
-// waitid(P_ALL), which would steal the status of a child os/exec waits
-// for. A program that starts children any other way must not use
+// instead, whichever of its descendants left them: a tool, or the child
+// of a worker or server started with Start. After every Run, when a
+// Process ends, and whenever the program calls Sweep (mcp-route does
+// after every call on a worker), the sweep kills (SIGKILL) every child of
+// ours that is a stray, with all its descendants, and reaps it. A stray
+// is a child this package did not start that is not in the group of a
+// Run in progress (that Run kills its group when it ends). The group of
+// a Start child does not shelter it: that group lives as long as the
+// server or worker, so a process that joined it (setpgid) and lost its
+// parent would live as long. A worker's or server's own children are not
+// ours (their parent is the worker) and are left alone; they die with
+// its group. A program that uses Subreap calls Sweep once more at
+// shutdown.
+//
+// The cost does not grow with the host: our children are listed from
+// /proc/self/task/*/children and a stray's descendants from
+// /proc/PID/task/*/children (CONFIG_PROC_CHILDREN); only a kernel without
+// those files falls back to reading /proc/*/stat for every process. The
+// sweep first looks without a lock, and where the kernel hands every
+// orphan to the subreaper's first live thread (Linux 3.19 and later:
+// our leader, which lives as long as we do) it reads that thread's list
+// only: a stray can be nowhere else, and what our other threads forked is
+// tracked. When every child it sees is known (nothing escaped, the
+// common case) it returns, so it does not hold up starts; only when it
+// sees a stray does it take the start lock exclusively, so that a child
+// being started (tracked under the shared lock) is not taken for one,
+// and look again, through every thread's list. Children are not found with waitid(P_ALL), which would
+// steal the status of a child os/exec waits for. A process that escaped
+// and whose parent has not exited yet when the call ends is found by the
+// next sweep. A program that starts children any other way must not use
 // Subreap: a sweep would kill them.
 //
 // # Limits

@@ -12,10 +12,15 @@ import (
 // children from processes reparented to us.
 var (
 	// startMu is held shared across each start and exclusively by a
-	// sweep, so a sweep never sees a child that is started but not yet
-	// tracked.
+	// sweep that found a child it does not know, so that it never takes
+	// a child that is started but not yet tracked for a stray. A sweep
+	// that finds only known children takes no lock at all.
 	startMu sync.RWMutex
-	ours    sync.Map // pid → struct{}
+	// ours maps the pid of every child started here to its kind: true
+	// for a Run (which kills its group when it ends, so the sweep leaves
+	// the group to it), false for a Start (whose group lives as long as
+	// the server or worker: nothing reparented into it is spared).
+	ours sync.Map // pid → bool
 	// subreaping is set by Subreap: sweep after every Run and Stop.
 	subreaping atomic.Bool
 )
@@ -24,10 +29,10 @@ var (
 // subreaper (everywhere but Linux).
 var ErrNoSubreaper = errors.New("child subreaper not supported on this platform")
 
-// startTracked starts cmd with spawn (nil: cmd.Start) and tracks it.
-// The child is started and tracked under startMu, whichever thread spawn
-// starts it on.
-func startTracked(cmd *exec.Cmd, spawn func(*exec.Cmd) error) error {
+// startTracked starts cmd with spawn (nil: cmd.Start) and tracks it, as
+// a Run's child when run is set. The child is started and tracked under
+// startMu, whichever thread spawn starts it on.
+func startTracked(cmd *exec.Cmd, spawn func(*exec.Cmd) error, run bool) error {
 	if spawn == nil {
 		spawn = (*exec.Cmd).Start
 	}
@@ -39,7 +44,7 @@ func startTracked(cmd *exec.Cmd, spawn func(*exec.Cmd) error) error {
 	if cmd.Process == nil {
 		return errors.New("Spawn returned without starting the process")
 	}
-	ours.Store(cmd.Process.Pid, struct{}{})
+	ours.Store(cmd.Process.Pid, run)
 	return nil
 }
 
@@ -48,6 +53,12 @@ func untrack(pid int) { ours.Delete(pid) }
 func isOurs(pid int) bool {
 	_, ok := ours.Load(pid)
 	return ok
+}
+
+// isRunGroup reports whether pgid is the group of a Run in progress.
+func isRunGroup(pgid int) bool {
+	run, ok := ours.Load(pgid)
+	return ok && run.(bool)
 }
 
 // Subreap makes this process a child subreaper (Linux
@@ -67,9 +78,12 @@ func Subreap() error {
 }
 
 // Sweep kills (SIGKILL) every process reparented to us that this
-// package did not start, and everything below it, and reaps them. It
-// is a no-op unless Subreap succeeded. Call it at shutdown, after the
-// last Run; Run and Process call it themselves.
+// package did not start and that is not in the group of a Run in
+// progress, and everything below it, and reaps them. It is a no-op
+// unless Subreap succeeded. Call it at shutdown, after the last Run, and
+// after anything a child of a Start may have left behind (a call on a
+// worker); Run and Process call it themselves. When nothing escaped it
+// takes no lock and reads only our own children.
 func Sweep() {
 	if subreaping.Load() {
 		sweep()

@@ -142,9 +142,9 @@ func (c *Cmd) command() (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// prepareAndStart runs Prepare and starts cmd as a tracked child, in its
-// limits (nil tree: none).
-func (c *Cmd) prepareAndStart(cmd *exec.Cmd) (*treeLimit, error) {
+// prepareAndStart runs Prepare and starts cmd as a tracked child, a
+// Run's when run is set, in its limits (nil tree: none).
+func (c *Cmd) prepareAndStart(cmd *exec.Cmd, run bool) (*treeLimit, error) {
 	if c.Prepare != nil {
 		if err := c.Prepare(cmd); err != nil {
 			return nil, err
@@ -157,7 +157,7 @@ func (c *Cmd) prepareAndStart(cmd *exec.Cmd) (*treeLimit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startTracked(cmd, spawn); err != nil {
+	if err := startTracked(cmd, spawn, run); err != nil {
 		if tree != nil {
 			tree.close()
 		}
@@ -226,7 +226,7 @@ func Run(ctx context.Context, c Cmd) *Result {
 	cmd.Stdout, cmd.Stderr = outW, errW
 	var tree *treeLimit
 	if err == nil {
-		tree, err = c.prepareAndStart(cmd)
+		tree, err = c.prepareAndStart(cmd, true)
 	}
 	if err != nil {
 		res.Err = err

@@ -70,7 +70,7 @@ func Start(c Cmd) (*Process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	tree, err := c.prepareAndStart(cmd)
+	tree, err := c.prepareAndStart(cmd, false)
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -26,17 +26,8 @@ package termsafe
 import (
 	"fmt"
 	"io"
-	"os"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 )
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlReadTermios)
-	return err == nil
-}
 
 // Writer writes to W with control characters escaped (see the package doc).
 type Writer struct{ W io.Writer }

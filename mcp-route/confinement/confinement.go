@@ -9,15 +9,54 @@
 // # The policy
 //
 // Read and execute: the system directories confine adds (/usr, /bin, /sbin,
-// /lib*, /etc, /opt where present), every tool directory, the resolved
+// /lib*, /opt where present), every tool directory, the resolved
 // target of every symlinked tool in them (mcp-stock install links to the
-// mcp-stock binary elsewhere), and Config.ProbeExe when set (the probe
+// mcp-stock binary elsewhere), AllowExec (--allow-exec), each tool's
+// interpreter chain (see below), and Config.ProbeExe when set (the probe
 // child is /bin/sh by default).
+// Read only: the files of /etc and /proc confine lists (never /etc's
+// secrets, never /proc/<pid>) and AllowRead.
 // Read and write: the root (read only with ReadOnly) and the private
-// TempDir. Read only: AllowRead; read and write: AllowWrite. Devices: the
-// usual ones (confine). Nothing else: /proc and the home directory
-// included. NoNetwork denies TCP bind and connect. A tool's definition has
-// no say: the policy is built from Config alone.
+// TempDir; AllowWrite. Devices: the usual ones (confine). Nothing else:
+// the rest of /etc and /proc, /run and the home directory included.
+// NoNetwork denies TCP bind and connect. A tool's definition has no say:
+// the policy is built from Config alone. Config.Policy().Check() is what
+// no kernel makes acceptable (an AllowRead that opens /etc/shadow, an
+// AllowExec inside the root): mcp-route runs it at start, in every mode.
+//
+// # Interpreter chains
+//
+// Chain (interp.go) finds, without running anything, what a tool needs
+// besides its own file: its shebang interpreter, recursively (a pyenv
+// shim is a bash script running pyenv, which execs the version's python),
+// "#!/usr/bin/env NAME" (and env -S) looked up in the PATH the tool gets,
+// symlinks followed; the installation an interpreter reads (PREFIX/lib
+// of an interpreter in PREFIX/bin; a venv whole and the lib of its
+// pyvenv.cfg home; pyenv's scripts and the prefix of the selected version
+// only; the ELF loader and RUNPATH directories of a binary outside the
+// system directories). Its grants go into Policy.ReadExec: those of every
+// tool in the tool directories (with Config.Env's PATH) at start, and at
+// each start of a tool whose chain was not resolved for its file, PATH,
+// PYENV_VERSION and working directory (Spawn resolves it and widens the
+// domain as for a new symlinked tool). The grants are the union across
+// tools: all tools share one domain.
+//
+// Refused: any grant inside Root (read-only or not), AllowWrite or
+// TempDir, where a client could write; and nothing there is read to decide
+// a grant (a venv's pyvenv.cfg, a .python-version), so a client cannot
+// steer one. Each refusal is logged (Warn, with the tool and path). What
+// the chain cannot see statically (a program that execs another chosen at
+// run time) stays denied, and explained:
+//
+// # Denials explained
+//
+// Explain (explain.go) reads a failed call's isError text for a path named
+// on a "Permission denied" / "Operation not permitted" line (any path when
+// the tool exited 126 or 127), and blames the confinement only when the
+// policy in force does not grant the access there and the file's mode,
+// checked by mcp-route itself, would: a plain permission error is left
+// alone. The Denial names the flag that grants it (--allow-read,
+// --allow-write or --allow-exec with the directory).
 //
 // # Start
 //
@@ -48,6 +87,7 @@ package confinement
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,6 +128,7 @@ type Config struct {
 	ToolDirs   []string // read and execute, and the targets of their symlinks
 	AllowRead  []string // --allow-read
 	AllowWrite []string // --allow-write
+	AllowExec  []string // --allow-exec
 	NoNetwork  bool     // --no-network
 	// ProbeExe is the shell confine.Probe runs as the probe child; ""
 	// is /bin/sh. One outside the system directories is added to the read
@@ -97,10 +138,17 @@ type Config struct {
 	// programs of the --upstream servers, which start on the same
 	// confined spawner as the tools.
 	Programs []string
+	// Env is the tools' environment (their describe environment): its
+	// PATH is how a "#!/usr/bin/env NAME" tool finds NAME, so the
+	// interpreter chains granted up front are those the tools will run.
+	Env []string
 	// Debugf receives routine events (a spawner rebuilt for a new tool);
 	// Warnf what an operator must see (a tool the policy cannot take). nil
 	// discards them.
 	Debugf, Warnf func(format string, args ...any)
+	// Logger receives the interpreter grants (debug) and refusals (warn),
+	// with the tool and path as attributes; nil discards them.
+	Logger *slog.Logger
 }
 
 // Policy returns the policy Config stands for on this machine now: the
@@ -110,6 +158,11 @@ func (c Config) Policy() confine.Policy {
 	readExec := append([]string(nil), c.ToolDirs...)
 	for _, d := range c.ToolDirs {
 		readExec = append(readExec, linkTargets(d)...)
+	}
+	for _, tc := range c.Chains() {
+		for _, g := range tc.Grants {
+			readExec = append(readExec, g.Path)
+		}
 	}
 	if c.ProbeExe != "" {
 		readExec = append(readExec, c.ProbeExe)
@@ -122,8 +175,53 @@ func (c Config) Policy() confine.Policy {
 		ReadExec:     dedupe(readExec),
 		AllowRead:    c.AllowRead,
 		AllowWrite:   c.AllowWrite,
+		AllowExec:    c.AllowExec,
 		NoNetwork:    c.NoNetwork,
 	}
+}
+
+// Chains returns the interpreter chain of every tool in the tool
+// directories (see Chain), as it runs with Env in the root.
+func (c Config) Chains() []ToolChain {
+	unsafe := c.unsafe()
+	var out []ToolChain
+	for _, d := range c.ToolDirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			out = append(out, Chain(p, c.Env, c.Root, unsafe))
+		}
+	}
+	return out
+}
+
+// unsafe are the places the tools can write, resolved: nothing there is
+// granted to an interpreter chain, nor read to decide a grant. The root
+// counts even when read-only: what a client wrote there before is not
+// trusted either.
+func (c Config) unsafe() []string {
+	var out []string
+	for _, p := range append([]string{c.Root, c.TempDir}, c.AllowWrite...) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // linkTargets returns the resolved targets of the symlinked executables
@@ -173,6 +271,12 @@ type Confinement struct {
 	// cmd.Start.
 	unconfined bool
 
+	// chains: the interpreter chain last resolved for each executable
+	// started, with what it was resolved for (chainKey).
+	chainMu sync.Mutex
+	chains  map[string]chainEntry
+	logged  map[string]bool // "tool\x00path" of each refusal and grant logged
+
 	mu     sync.RWMutex
 	policy confine.Policy
 	sp     *confine.Spawner // nil: not in force
@@ -195,7 +299,10 @@ func Start(cfg Config) (*Confinement, error) {
 	if cfg.Warnf == nil {
 		cfg.Warnf = func(string, ...any) {}
 	}
-	c := &Confinement{cfg: cfg, ready: make(chan struct{})}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Confinement{cfg: cfg, ready: make(chan struct{}), chains: map[string]chainEntry{}, logged: map[string]bool{}}
 	if cfg.Mode == Off {
 		close(c.ready)
 		return c, nil
@@ -217,6 +324,9 @@ func Start(cfg Config) (*Confinement, error) {
 // planAndProve builds the policy and its plan, and proves it (prove);
 // what cannot be enforced goes through fail.
 func (c *Confinement) planAndProve() error {
+	for _, tc := range c.cfg.Chains() {
+		c.logChain(tc)
+	}
 	c.policy = c.cfg.Policy()
 	plan := c.policy.Plan()
 	if plan.ABI == 0 {
@@ -320,8 +430,15 @@ func (c *Confinement) start(cmd *exec.Cmd) error {
 		}
 		return cmd.Start()
 	}
+	var need []string
 	if target, ok := c.outside(cmd.Path); ok {
-		c.widen(target)
+		need = append(need, target)
+	}
+	if chain := c.chainNeeds(cmd); len(chain) > 0 && c.anyOutside(chain) {
+		need = append(need, chain...)
+	}
+	if len(need) > 0 {
+		c.widen(need)
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -345,6 +462,20 @@ func (c *Confinement) outside(path string) (string, bool) {
 	return real, c.outsideLocked(real)
 }
 
+// anyOutside reports whether any of paths (resolved) lies outside every
+// rule that allows execution: the usual answer, no, under the read lock,
+// so that starts do not queue behind one another.
+func (c *Confinement) anyOutside(paths []string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, p := range paths {
+		if c.outsideLocked(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // outsideLocked reports whether real lies outside every rule that allows
 // execution (read and execute, read and write); c.mu is held.
 func (c *Confinement) outsideLocked(real string) bool {
@@ -356,16 +487,23 @@ func (c *Confinement) outsideLocked(real string) bool {
 	return true
 }
 
-// widen rebuilds the spawner with target added to the read and execute
-// rules, unless the tools could write target.
-func (c *Confinement) widen(target string) {
+// widen rebuilds the spawner with targets added to the read and execute
+// rules, those the tools could write left out.
+func (c *Confinement) widen(targets []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.outsideLocked(target) {
+	var add []string
+	for _, t := range targets {
+		if c.outsideLocked(t) {
+			add = append(add, t)
+		}
+	}
+	if len(add) == 0 {
 		return // another call widened it meanwhile
 	}
+	target := strings.Join(add, " ")
 	p := c.policy
-	p.ReadExec = append(append([]string(nil), p.ReadExec...), target)
+	p.ReadExec = append(append([]string(nil), p.ReadExec...), add...)
 	sp, err := confine.NewSpawner(p)
 	if err == nil {
 		if err = confine.Probe(sp, c.cfg.ProbeExe); err != nil {
@@ -398,28 +536,30 @@ func (c *Confinement) Close() {
 }
 
 // Check is mcp-route --confine-check: what cfg would enforce on this
-// kernel, one item per line (confine.Report.Detail), proved with a real
+// kernel, one item per line (confine.Report.Detail), then each tool's
+// interpreter chain and what it is granted or refused (ChainDetail), proved with a real
 // spawner and probe, and whether --confine require would start (nil) or
 // not (the reason).
 func Check(cfg Config) (detail string, err error) {
 	p := cfg.Policy()
+	chains := ChainDetail(cfg.Chains())
 	plan := p.Plan()
 	if plan.ABI == 0 {
-		return plan.Detail(), errors.New("this kernel has no Landlock")
+		return plan.Detail() + chains, errors.New("this kernel has no Landlock")
 	}
 	sp, err := confine.NewSpawner(p)
 	if err != nil {
-		return plan.Detail(), err
+		return plan.Detail() + chains, err
 	}
 	defer sp.Close()
 	if err := confine.Probe(sp, cfg.ProbeExe); err != nil {
-		return plan.Detail(), fmt.Errorf("the probe failed: %v", err)
+		return plan.Detail() + chains, fmt.Errorf("the probe failed: %v", err)
 	}
 	rep := sp.Report()
 	if !rep.Complete() {
-		return rep.Detail(), fmt.Errorf("cannot be enforced in full: %s", strings.Join(rep.Missing, "; "))
+		return rep.Detail() + chains, fmt.Errorf("cannot be enforced in full: %s", strings.Join(rep.Missing, "; "))
 	}
-	return rep.Detail(), nil
+	return rep.Detail() + chains, nil
 }
 
 // within reports whether p is dir or lies below it.

@@ -39,7 +39,11 @@
 // MCP-Protocol-Version and Mcp-Method equal to the body's, and Mcp-Name
 // equal to params.name (tools/call, prompts/get) or params.uri
 // (resources/read); a missing or different one gets 400 with a -32020
-// HeaderMismatchError. GET and DELETE without a session get 405.
+// HeaderMismatchError. Any revision: a request that carries
+// Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name or an
+// Mcp-Param-NAME more than once gets 400 (-32600) naming the header, and
+// nothing runs: only one of the values would be checked against the
+// body. GET and DELETE without a session get 405.
 // A tools/call whose tool's inputSchema marks arguments with
 // "x-mcp-header": NAME (Backend.InputSchema, when the Backend has it) needs
 // Mcp-Param-NAME equal to each such argument present (numbers compared by
@@ -65,8 +69,16 @@
 // process; on another replica it is dropped (202 all the same), and the
 // request runs to its end.
 //
-// Security: Options.Tokens (bearer tokens) are required on every request
-// but /healthz and /readyz when set: 401 with WWW-Authenticate otherwise.
+// Security: the Host header of every request but /healthz and /readyz
+// must be a loopback name (localhost, a loopback address such as 127.0.0.1
+// or [::1], any port) or one of Options.AllowHosts (NAME, any port, or
+// NAME:PORT; "*" any), unless Options.AnyHost: 421 Misdirected Request
+// otherwise. A page that DNS rebinding points at this server sends its own
+// host name, so it cannot read /mcp or /metrics. /healthz and /readyz say
+// only "ok" or "ready" and are asked by probes under any name (a pod's
+// IP), so they are not checked. Options.Tokens (bearer tokens) are
+// required on every request but /healthz and /readyz when set: 401 with
+// WWW-Authenticate otherwise.
 // A request with an Origin header that is neither a loopback origin nor in
 // Options.AllowOrigins gets 403 (DNS rebinding). A body over MaxBody gets
 // 413; a POST body not in within BodyTimeout gets 408 and the connection
@@ -197,12 +209,12 @@ const (
 	Path = "/mcp"
 )
 
-// HTTP header names.
+// HTTP header names: codec's, the one copy client and server share.
 const (
-	HeaderSession  = "Mcp-Session-Id"
-	HeaderVersion  = "Mcp-Protocol-Version"
-	HeaderMethod   = "Mcp-Method"
-	HeaderName     = "Mcp-Name"
+	HeaderSession  = codec.HeaderSession
+	HeaderVersion  = codec.HeaderProtocolVersion
+	HeaderMethod   = codec.HeaderMethod
+	HeaderName     = codec.HeaderName
 	codeHeaderMism = -32020 // HeaderMismatchError
 )
 
@@ -222,6 +234,8 @@ type Options struct {
 	SessionTTL   time.Duration // optional: a session's lifetime from initialize
 	Tokens       []string      // optional: bearer tokens, one of which every request must carry
 	AllowOrigins []string      // optional: Origin values accepted besides loopback ones
+	AllowHosts   []string      // optional: Host names (NAME or NAME:PORT) accepted besides loopback ones; "*" any
+	AnyHost      bool          // optional: accept any Host (a bind beyond loopback, reached by names the server cannot know)
 	MaxBody      int64         // optional: request body cap in bytes
 	BodyTimeout  time.Duration // optional: how long a POST body may take to arrive
 	WriteTimeout time.Duration // optional: how long one write of a response may take before the connection is closed
@@ -322,6 +336,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if !h.opts.AnyHost && !h.hostAllowed(r.Host) {
+		h.opts.Logger.Warn("refused a request for another Host (DNS rebinding?)", slog.String("host", codec.QuoteClip(r.Host, 200)), slog.String("path", r.URL.Path), slog.String("remote", r.RemoteAddr))
+		httpError(w, http.StatusMisdirectedRequest, nil, codec.CodeInvalidRequest,
+			fmt.Sprintf("misdirected request: Host %s is not served here: not a loopback name (localhost, 127.0.0.1, [::1]) nor in --allow-host", codec.QuoteClip(r.Host, 200)))
+		return
+	}
 	if !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-route"`)
 		httpError(w, http.StatusUnauthorized, nil, codec.CodeInvalidRequest, "unauthorized: send Authorization: Bearer TOKEN with a token of --http-token-file")
@@ -392,6 +412,32 @@ func (h *Handler) originAllowed(o string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// hostAllowed: a loopback name or address, with any port, and the
+// AllowHosts. A page that DNS rebinding points at this server was loaded
+// from its attacker's host name, and the browser sends that name here.
+func (h *Handler) hostAllowed(hostport string) bool {
+	host := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, a := range h.opts.AllowHosts {
+		if a == "*" || strings.EqualFold(a, host) || strings.EqualFold(a, hostport) {
+			return true
+		}
+	}
+	return false
+}
+
 // session checks r's Mcp-Session-Id and MCP-Protocol-Version; it answers
 // the request itself and returns nil when they do not do.
 func (h *Handler) session(w http.ResponseWriter, r *http.Request, id string) *claims {
@@ -445,6 +491,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	var de *codec.DecodeError
 	if errors.As(derr, &de) && msgs == nil {
 		writeJSON(w, http.StatusBadRequest, de.Response())
+		return
+	}
+	var id *codec.ID
+	if !batch && len(msgs) == 1 {
+		id = msgs[0].ID
+	}
+	if !h.singleHeaders(w, r, id) {
 		return
 	}
 	pending := map[string]bool{}
@@ -606,13 +659,10 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	if got := r.Header.Get(HeaderMethod); got != m.Method {
 		return mismatch(HeaderMethod, got, m.Method)
 	}
-	name, uri := paramString(m.Params, "name"), paramString(m.Params, "uri")
+	name := paramString(m.Params, "name")
 	want := ""
-	switch m.Method {
-	case codec.MethodToolsCall, "prompts/get":
-		want = name
-	case "resources/read":
-		want = uri
+	if p := codec.NameParam(m.Method); p != "" {
+		want = paramString(m.Params, p)
 	}
 	// The client encodes a name that is not plain ASCII
 	// (codec.EncodeHeaderValue): compare what it stands for.
@@ -636,7 +686,38 @@ func (h *Handler) modernHeaders(w http.ResponseWriter, r *http.Request, m *codec
 	return true
 }
 
+// singleHeaders refuses (400) a request that carries one of the MCP
+// headers more than once, naming it, and returns false: the check of the
+// body against the headers reads the first, and a proxy or a log may
+// believe the other.
+func (h *Handler) singleHeaders(w http.ResponseWriter, r *http.Request, id *codec.ID) bool {
+	name, n := "", 0
+	for _, k := range codec.SingleHeaders {
+		if len(r.Header[k]) > 1 {
+			name, n = k, len(r.Header[k])
+			break
+		}
+	}
+	if name == "" {
+		for k, v := range r.Header {
+			if len(v) > 1 && strings.HasPrefix(k, codec.HeaderParamPrefix) && (name == "" || k < name) {
+				name, n = k, len(v)
+			}
+		}
+	}
+	if name == "" {
+		return true
+	}
+	h.opts.Logger.Warn("refused a request with a repeated header", slog.String("header", name), slog.Int("times", n), slog.String("remote", r.RemoteAddr))
+	httpError(w, http.StatusBadRequest, id, codec.CodeInvalidRequest,
+		fmt.Sprintf("bad request: header %s appears %d times: send it once", name, n))
+	return false
+}
+
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if !h.singleHeaders(w, r, nil) {
+		return
+	}
 	sid := r.Header.Get(HeaderSession)
 	if sid == "" {
 		w.Header().Set("Allow", "POST")
@@ -711,6 +792,9 @@ func (h *Handler) closeStream(sid string) {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	if !h.singleHeaders(w, r, nil) {
+		return
+	}
 	sid := r.Header.Get(HeaderSession)
 	if sid == "" {
 		w.Header().Set("Allow", "POST")

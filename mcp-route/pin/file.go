@@ -27,6 +27,9 @@ func encodeFile(set pinSet) []byte {
 		tools := map[string]any{}
 		for name, e := range pins {
 			m := map[string]any{"sha256": e.digest}
+			if !e.noMeta {
+				m["coversMeta"] = true
+			}
 			if e.def != nil {
 				m["definition"] = e.def
 			} else {
@@ -92,10 +95,15 @@ func decodeEntry(name string, v any) (*entry, error) {
 	if err := codec.ValidateToolName(name); err != nil {
 		return nil, err
 	}
-	m, err := object(v, "the entry", "sha256", "definition", "fields")
+	m, err := object(v, "the entry", "sha256", "definition", "fields", "coversMeta")
 	if err != nil {
 		return nil, err
 	}
+	covers, hasCovers := m["coversMeta"]
+	if hasCovers && covers != true {
+		return nil, fmt.Errorf(`"coversMeta" is %s, want true or no key`, valueText(m, "coversMeta"))
+	}
+	noMeta := !hasCovers
 	sum, _ := m["sha256"].(string)
 	if !hexDigest.MatchString(sum) {
 		return nil, fmt.Errorf(`"sha256" is %s, want 64 lowercase hex digits`, valueText(m, "sha256"))
@@ -110,7 +118,7 @@ func decodeEntry(name string, v any) (*entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &entry{digest: sum, fields: map[string]string{}}
+		e := &entry{digest: sum, fields: map[string]string{}, noMeta: noMeta}
 		for f, d := range fv {
 			s, _ := d.(string)
 			if !hexDigest.MatchString(s) {
@@ -139,6 +147,7 @@ func decodeEntry(name string, v any) (*entry, error) {
 		return nil, errors.New(`"sha256" does not match "definition" (edited by hand? pin the upstream again with mcp-route pin)`)
 	}
 	e.def = def // even over MaxKept: it is there
+	e.noMeta = noMeta
 	return e, nil
 }
 

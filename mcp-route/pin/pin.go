@@ -7,23 +7,31 @@
 // # What is pinned
 //
 // A tool's definition is its name, title, description, inputSchema,
-// outputSchema and annotations: what the model reads to decide on a call
-// (name, title, description), what the call sends and gets back (the
-// schemas) and what a host reads to decide whether to ask the user first
-// (annotations: readOnlyHint, destructiveHint, ...). The digest is the
+// outputSchema, annotations and _meta: what the model reads to decide on a
+// call (name, title, description), what the call sends and gets back (the
+// schemas), what a host reads to decide whether to ask the user first
+// (annotations: readOnlyHint, destructiveHint, ...) and what extensions
+// and hosts read besides (_meta: a UI resource to render, a host's own
+// hints), which a rug pull could change as well as a description. The digest is the
 // SHA-256 of the definition's canonical JSON, so key order, whitespace,
 // string escapes and number spelling (1, 1.0, 1e0) do not matter, and a
 // definition with a duplicate key, a lone surrogate or a byte that is not
 // UTF-8 is refused, never pinned: parsers disagree on what it means (see
 // canon.go). A schema that is absent or null is absent, and so are empty
-// annotations.
+// annotations and an empty _meta.
 //
 // Left out: icons, a picture for the host's UI (often a data: URI of many
 // kilobytes) that the model does not read and that does not change what a
-// call does; and _meta, which the protocol reserves for extensions and
-// implementations fill with per-response data (timestamps, trace ids) that
-// would raise false alarms. Annotations are pinned as codec.ToolAnnotations
-// holds them: the keys it does not know are not served either.
+// call does. Annotations are pinned as codec.ToolAnnotations holds them:
+// the keys it does not know are not served either. An upstream that puts
+// per-listing data in a tool's _meta (a timestamp) has that tool withheld
+// at each change: pin it again, or mount it without --pin.
+//
+// Pins written before _meta was covered (entries without "coversMeta")
+// still serve their tool while the definition without _meta matches: an
+// upgrade does not withhold every tool that has a _meta. Such a pin does
+// not guard _meta until the upstream is pinned again (mcp-route pin),
+// which records it.
 //
 // # The file
 //
@@ -130,7 +138,7 @@ const (
 
 // Fields are the definition's fields a pin covers, in the order a diff
 // shows them.
-var Fields = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+var Fields = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta"}
 
 // upstreamName is mcp-route's rule for --upstream NAME.
 var upstreamName = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
@@ -196,6 +204,9 @@ type entry struct {
 	digest string            // hex SHA-256 of the canonical definition
 	def    map[string]any    // the definition; nil when over MaxKept
 	fields map[string]string // field → hex SHA-256 of its canonical value
+	// noMeta: pinned before _meta was covered; the digest is of the
+	// definition without it (see the package doc).
+	noMeta bool
 }
 
 // pinSet is the file's content: upstream → tool → pin.
@@ -280,6 +291,14 @@ func (f *File) Check(upstream string, t codec.Tool) (ok bool, reason, diff strin
 	}
 	if was.digest == now.digest {
 		return true, "", ""
+	}
+	if was.noMeta {
+		if def, err := definition(t); err == nil {
+			delete(def, "_meta")
+			if newEntry(def).digest == was.digest {
+				return true, "", ""
+			}
+		}
 	}
 	fields, diff := compare(was, now)
 	return false, fmt.Sprintf("its definition changed since it was pinned (%s); mcp-route pin accepts the new one", strings.Join(fields, ", ")), diff
@@ -513,6 +532,17 @@ func definition(t codec.Tool) (map[string]any, error) {
 		if m, ok := v.(map[string]any); !ok || len(m) > 0 {
 			def["annotations"] = v
 		}
+	}
+	if len(t.Meta) > 0 {
+		raw, err := json.Marshal(t.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("_meta: %w", err)
+		}
+		v, err := parseJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("_meta: %w", err)
+		}
+		def["_meta"] = v
 	}
 	return def, nil
 }

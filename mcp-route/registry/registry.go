@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,6 +168,11 @@ type Options struct {
 	// shutdown), which mcp-route shows only with --verbose or --log; nil
 	// discards them.
 	Debugf func(format string, args ...any)
+	// Explain, optional, reads a failed --mcp-describe (its outcome and
+	// stderr) for a path the confinement refused
+	// (confinement.Confinement.ExplainFailure); the sentence joins the
+	// line that leaves the tool out.
+	Explain func(failure string) (note string, attrs []slog.Attr, ok bool)
 }
 
 // Registry holds the current tool set.
@@ -496,7 +502,14 @@ func (r *Registry) readDef(ctx context.Context, c candidate) cachedDef {
 		return cd
 	}
 	if !res.OK() {
-		cd.err = fmt.Errorf("no sidecar %s, and --mcp-describe failed: %s", filepath.Base(sidecar), res.Failure())
+		// One short line: the cause, not the tool's whole stderr.
+		why := res.Cause()
+		if r.opts.Explain != nil {
+			if note, _, ok := r.opts.Explain(res.Failure()); ok {
+				why += "; " + note
+			}
+		}
+		cd.err = fmt.Errorf("no sidecar %s, and --mcp-describe failed: %s", filepath.Base(sidecar), why)
 		return cd
 	}
 	cd.def, cd.described = res.Stdout, true

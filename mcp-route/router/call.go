@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		}
 	}
 	if t == nil {
-		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool: %q", p.Name)
+		return nil, codec.Errorf(codec.CodeInvalidParams, "unknown tool: %s", codec.QuoteClip(p.Name, maxNameEcho))
 	}
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) == 0 || string(args) == "null" {
@@ -72,6 +73,10 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 	}
 	return s.run(ctx, req.Revision, req.ID, t, args, progress), nil
 }
+
+// maxNameEcho bounds how much of a tool name a client sent comes back in
+// an error or goes into the log.
+const maxNameEcho = 200
 
 // forward passes a call of an upstream tool on (package mcp-route/upstream).
 // It holds no MaxProcs slot: it starts no process, and a slow upstream must
@@ -168,6 +173,13 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 			outcome = "tool_error"
 		}
 		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, failure)
+		if s.opts.Explain != nil && !killed {
+			if note, attrs, ok := s.opts.Explain(failure); ok {
+				failure += "\n" + note
+				s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "confinement refused a path the tool needed",
+					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", fmt.Sprintf("%s", id))}, attrs...)...)
+			}
+		}
 		return codec.ErrorResult(failure)
 	}
 	result, err := shape(rev, t, stdout)

@@ -11,7 +11,9 @@
 // decode is -32602. Results for 2026-07-28 requests carry ttlMs (the poll
 // interval; 0 without polling) and cacheScope.
 //
-// tools/call: an unknown tool or malformed params is -32602; arguments that
+// tools/call: an unknown tool or malformed params is -32602 (the error, and
+// so the log, quote at most 200 bytes of an unknown name: a client's 1 MB
+// name does not make a 1 MB log line); arguments that
 // do not match the tool's inputSchema get an isError result naming the field,
 // and nothing runs. Otherwise the tool runs with at most Options.MaxProcs
 // processes at a time (the rest wait in arrival order of their goroutines),
@@ -153,6 +155,12 @@ type Options struct {
 	// are served (mcp-route's stdio server drops to one processor there:
 	// the load compiles schemas in parallel, serving does not need to).
 	Loaded func()
+	// Explain, optional, reads a failed call's isError text (its outcome
+	// and the end of its stderr) for a path the confinement refused
+	// (confinement.Confinement.ExplainFailure): the sentence is added to
+	// the text, and a Warn record with the attributes says it to the
+	// operator, even for a failure that is otherwise routine.
+	Explain func(failure string) (note string, attrs []slog.Attr, ok bool)
 }
 
 func (o *Options) defaults() {

@@ -26,6 +26,8 @@ package runner
 import (
 	"context"
 	"os/exec"
+	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
@@ -104,6 +106,45 @@ func (r *Result) Failure() string {
 	}
 	return reason
 }
+
+// Cause is Failure cut to one line: the Outcome's wording, then the last
+// line of stderr that reads like the cause ("...Error: ...", "...: Permission
+// denied", "... not found"), else its last line, at most 200 bytes. A
+// Python interpreter that cannot start prints 1.5 KB of its path
+// configuration; the line that says why is near the end, not at it.
+func (r *Result) Cause() string {
+	switch {
+	case r.OK():
+		return ""
+	case r.Err != nil:
+		return "cannot start tool: " + r.Err.Error()
+	}
+	reason := r.Outcome.String()
+	var last, cause string
+	for _, l := range strings.Split(StderrTail(r.Stderr, 4096), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		last = l
+		if causeLine.MatchString(l) {
+			cause = l
+		}
+	}
+	if cause == "" {
+		cause = last
+	}
+	if cause != "" {
+		if len(cause) > 200 {
+			cause = strings.ToValidUTF8(cause[:200], "") + "..."
+		}
+		reason += ": " + cause
+	}
+	return reason
+}
+
+// causeLine: a line of stderr that says why a program failed.
+var causeLine = regexp.MustCompile(`(?i)error|denied|not permitted|not found|no such|cannot|can't|fatal|exception|refused`)
 
 // StderrTail returns the last n bytes of stderr, trimmed of surrounding
 // space and cut at a line start when possible, as valid UTF-8.

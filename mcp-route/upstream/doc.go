@@ -62,6 +62,47 @@
 // result "upstream NAME is unreachable: ...; reconnecting", and the
 // connection is made again the same way, after the same backoff.
 //
+// Spec.Spawn, when set, starts the process instead of Options.Spawn;
+// Spec.Rules, when set, are what its confinement opens: a start that
+// fails, or an upstream that dies, with a stderr that reports a refused
+// file (EACCES, EPERM, "Permission denied", "Operation not permitted")
+// naming a path the rules do not open for writing, gets "confinement
+// refused PATH: upstream NAME may not read or write it (grant it with
+// --allow-read DIR, or --allow-write DIR ...)" in its message, DIR the
+// nearest existing directory, and its stderr cut to the lines about the
+// denial (without a launcher's advice, such as npm's "sudo chown").
+//
+// # Launcher profiles
+//
+// Launcher tells, from a command line, which launcher profile it asks for:
+// ProfileNpx for npx and npm exec (npm x), ProfileUvx for uvx and uv tool
+// run (uv tool x). LoadProfile computes the places that profile needs for
+// an upstream with a given environment, the way the launcher finds them
+// (npm: npm_config_* in the environment, the user npmrc, the global npmrc
+// under npm's prefix, npm's builtin npmrc, ~/.npm; node as PATH finds it;
+// uv: UV_CACHE_DIR, UV_TOOL_DIR, UV_PYTHON_INSTALL_DIR, the XDG_*
+// directories, ~/.cache/uv and ~/.local/share/uv), symlinks resolved,
+// places that do not exist left out (the cache is made, 0700). It never
+// reads the project .npmrc in the working directory (--root, which
+// clients may write). Bounds keep it from widening the operator's grants:
+// a place inside the root, the private TMPDIR or an --allow-write path is
+// dropped (the operator's flag decides it), and so is a writable place
+// that holds the home directory, a tool directory, the root, an
+// --allow-write path or a system directory, or "/". Profile.Dropped says
+// why for each. With Bounds.NoNetwork, Profile.Env turns the launcher's
+// offline mode on (npm_config_offline=true, UV_OFFLINE=1) unless the
+// environment sets it; mcp-route adds it as Spec.Env. mcp-route runs such
+// an upstream on a confinement of its own (Spec.Spawn): the tools do not
+// get the launcher's places.
+//
+// A launcher's first start may fetch its package: Spec.FirstConnect and
+// Spec.FirstList replace ConnectTimeout and ListTimeout until a start has
+// listed the upstream's tools once. mcp-route sets them for a launcher
+// upstream to LauncherFirstConnect (3m) and LauncherFirstList (15s, or
+// --upstream-timeout when given); see the constants for the figures
+// behind them. List's waits for several upstreams overlap: each counts
+// from the start of the List.
+//
 // An upstream's stderr goes to the log at debug level (--verbose), one
 // record per line, rate-limited (see Bounds); its last 2 KiB are kept, all
 // of it whatever the log shows, for the messages above.

@@ -192,22 +192,23 @@ func (s *Set) changed() {
 // serves what it has: an upstream that is slow, hung or restarting adds
 // its last good list, or nothing yet.
 func (s *Set) List(ctx context.Context) []*Tool {
-	var t *time.Timer
+	start := time.Now()
 	for _, u := range s.ups {
 		if !u.pending() {
 			continue
 		}
-		if t == nil {
-			t = time.NewTimer(s.opts.ListTimeout)
-			defer t.Stop()
-		}
+		// Each upstream's wait counts from the start of this List: the
+		// waits overlap, they do not add up.
+		t := time.NewTimer(time.Until(start.Add(u.listTimeout())))
 		select {
 		case <-u.listed:
 		case <-t.C:
-			s.giveUp()
+			s.giveUp(start)
 		case <-ctx.Done():
+			t.Stop()
 			return s.snapshot()
 		}
+		t.Stop()
 	}
 	return s.snapshot()
 }
@@ -222,11 +223,11 @@ func (s *Set) snapshot() []*Tool {
 // giveUp stops waiting for the first list of the upstreams that have not
 // given theirs within ListTimeout: later requests do not wait for them
 // again (their tools appear with the list_changed their first list sends).
-func (s *Set) giveUp() {
+func (s *Set) giveUp(since time.Time) {
 	for _, u := range s.ups {
-		if u.pending() {
+		if u.pending() && time.Since(since) >= u.listTimeout() {
 			u.waitedOut.Store(true)
-			s.opts.logf(true, "upstream %s has not listed its tools within %v (--upstream-timeout); serving without them until it does", u.spec.Name, s.opts.ListTimeout)
+			s.opts.logf(true, "upstream %s has not listed its tools within %v (--upstream-timeout); serving without them until it does", u.spec.Name, u.listTimeout())
 		}
 	}
 }
@@ -244,11 +245,12 @@ func (s *Set) Lookup(ctx context.Context, name string) *Tool {
 			continue
 		}
 		if u.pending() {
-			t := time.NewTimer(s.opts.ListTimeout)
+			start := time.Now()
+			t := time.NewTimer(u.listTimeout())
 			select {
 			case <-u.listed:
 			case <-t.C:
-				s.giveUp()
+				s.giveUp(start)
 			case <-ctx.Done():
 			}
 			t.Stop()

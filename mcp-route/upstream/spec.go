@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/cmdline"
+	"github.com/mcpipe/mcpipe/internal/confine"
 )
 
 // Spec is one --upstream NAME=CMD or NAME=URL.
@@ -23,6 +25,23 @@ type Spec struct {
 	// (--upstream-header, --upstream-token-file; see SetHeaders). It may
 	// hold a secret: it is never logged, and String leaves it out.
 	Header http.Header
+
+	// Set by mcp-route for a stdio upstream; zero values leave Options'
+	// ways. Spawn starts its process instead of Options.Spawn (an upstream
+	// with a launcher profile has a confinement of its own). Rules, when
+	// set, returns what its confinement opens: a file its stderr reports
+	// refused is checked against them, and the failure names it (see
+	// "Launcher profiles" in the package doc). Launcher is its launcher
+	// profile's name, "" for none. FirstConnect and FirstList replace
+	// ConnectTimeout and ListTimeout until a start has listed its tools
+	// (a launcher's first-start allowance).
+	// Env is added to Options.Env for this upstream (a launcher
+	// profile's settings, such as npm_config_offline under --no-network).
+	Env                     []string
+	Spawn                   func(*exec.Cmd) error
+	Rules                   func() []confine.Rule
+	Launcher                string
+	FirstConnect, FirstList time.Duration
 }
 
 // Separator joins an upstream's name and its tool's name: NAME__TOOL.

@@ -51,15 +51,18 @@ type Upstream struct {
 	conn     *link
 	retryAt  time.Time
 	lastErr  string
-	failures int          // failed starts in a row
-	tools    []codec.Tool // the last good list, as the upstream gave it
-	left     []leftOut    // what listTools left out of it
-	listed   chan struct{}
-	listOnce sync.Once
-	progress map[string]chan codec.ProgressParams // our token → the call's progress queue
-	noise    noiseLimit                           // the protocol errors logged
-	errNoise noiseLimit                           // the stderr lines logged (max MaxStderrLines)
-	acked    chan struct{}                        // closed by the acknowledgement of the listen being opened
+	failures int // failed starts in a row
+	// connected: a start has listed its tools once; Spec.FirstConnect
+	// no longer applies.
+	connected bool
+	tools     []codec.Tool // the last good list, as the upstream gave it
+	left      []leftOut    // what listTools left out of it
+	listed    chan struct{}
+	listOnce  sync.Once
+	progress  map[string]chan codec.ProgressParams // our token → the call's progress queue
+	noise     noiseLimit                           // the protocol errors logged
+	errNoise  noiseLimit                           // the stderr lines logged (max MaxStderrLines)
+	acked     chan struct{}                        // closed by the acknowledgement of the listen being opened
 }
 
 // listenAckWait bounds the wait for a modern upstream's acknowledgement of
@@ -120,6 +123,26 @@ func (u *Upstream) setState(st state, retryAt time.Time, why string) {
 	u.mu.Unlock()
 }
 
+// connectTimeout bounds one start: Spec.FirstConnect until a start has
+// succeeded, when set, else ConnectTimeout.
+func (u *Upstream) connectTimeout() time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.spec.FirstConnect > 0 && !u.connected {
+		return u.spec.FirstConnect
+	}
+	return u.opts.ConnectTimeout
+}
+
+// listTimeout is how long a request waits for the first list:
+// Spec.FirstList when set, else ListTimeout.
+func (u *Upstream) listTimeout() time.Duration {
+	if u.spec.FirstList > 0 {
+		return u.spec.FirstList
+	}
+	return u.opts.ListTimeout
+}
+
 func (u *Upstream) markListed() { u.listOnce.Do(func() { close(u.listed) }) }
 
 // pending says whether a request should wait for the first list.
@@ -170,6 +193,7 @@ func (u *Upstream) run(ctx context.Context) {
 		started := time.Now()
 		u.mu.Lock()
 		u.failures = 0
+		u.connected = true
 		u.conn = conn
 		u.mu.Unlock()
 		u.setState(up, time.Time{}, "")
@@ -230,11 +254,12 @@ func (l *link) close() {
 // connect starts the upstream, connects with the auto era and lists its
 // tools, within ConnectTimeout.
 func (u *Upstream) connect(ctx context.Context) (*link, error) {
-	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+	timeout := u.connectTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	copts := client.Options{
 		ClientInfo:      u.opts.ClientInfo,
-		ProbeTimeout:    min(client.DefaultProbeTimeout, u.opts.ConnectTimeout/2),
+		ProbeTimeout:    min(client.DefaultProbeTimeout, timeout/2),
 		OnNotification:  u.onNotification,
 		OnProtocolError: u.protocolError,
 	}
@@ -249,9 +274,13 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	if u.spec.URL != "" {
 		conn, info, err = client.DialHTTP(cctx, u.spec.URL, client.HTTPOptions{StandaloneStream: true, Header: u.spec.Header}, copts)
 	} else {
-		env := u.opts.Env
+		env := slices.Concat(u.opts.Env, u.spec.Env)
 		if env == nil {
 			env = []string{} // client.Command: nil would be ours
+		}
+		spawn := u.opts.Spawn
+		if u.spec.Spawn != nil {
+			spawn = u.spec.Spawn
 		}
 		copts.WriteTimeout = u.opts.StallTimeout
 		var once sync.Once // Dial may start the process twice
@@ -262,14 +291,14 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 			Dir:    u.opts.Dir,
 			Stderr: stderr,
 			Grace:  u.opts.Grace,
-			Spawn:  u.opts.Spawn,
+			Spawn:  spawn,
 		}, copts)
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("no answer to the handshake within %v", u.opts.ConnectTimeout)
+			err = fmt.Errorf("no answer to the handshake within %v", timeout)
 		}
-		return nil, withStderr(err.Error(), stderr)
+		return nil, u.withStderr(err.Error(), stderr)
 	}
 	lctx, stop := context.WithCancel(ctx)
 	l := &link{Conn: conn, stderr: stderr, stop: stop, stalled: stalled}
@@ -289,15 +318,15 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		select {
 		case <-acked:
 		case <-ended: // refused: the upstream may still send plain notifications
-		case <-time.After(min(listenAckWait, u.opts.ConnectTimeout)):
-			u.debugf("upstream %s: no acknowledgement of subscriptions/listen within %v", u.spec.Name, min(listenAckWait, u.opts.ConnectTimeout))
+		case <-time.After(min(listenAckWait, timeout)):
+			u.debugf("upstream %s: no acknowledgement of subscriptions/listen within %v", u.spec.Name, min(listenAckWait, timeout))
 		case <-cctx.Done():
 		}
 	}
 	tools, left, err := u.listTools(cctx, conn.Client)
 	if err != nil {
 		l.close()
-		return nil, withStderr("tools/list: "+err.Error(), stderr)
+		return nil, u.withStderr("tools/list: "+err.Error(), stderr)
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
 	u.setTools(tools, left)
@@ -321,9 +350,9 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 		case <-ctx.Done():
 			return ""
 		case <-l.Done():
-			return l.cause(time.Second)
+			return l.cause(u, time.Second)
 		case <-l.stalled:
-			return withStderr(fmt.Sprintf("it read nothing of its stdin for %v", u.opts.StallTimeout), l.stderr).Error()
+			return u.withStderr(fmt.Sprintf("it read nothing of its stdin for %v", u.opts.StallTimeout), l.stderr).Error()
 		case <-u.relist:
 			if wait := RelistInterval - time.Since(last); wait > 0 {
 				if due == nil {
@@ -556,7 +585,7 @@ func (u *Upstream) setTools(tools []codec.Tool, left []leftOut) {
 // stdout that just closed is closed by the exit, and the exit status is
 // known once the process is reaped; only a process that closes its stdout
 // and lives on makes it wait in full.
-func (l *link) cause(wait time.Duration) string {
+func (l *link) cause(u *Upstream, wait time.Duration) string {
 	if l.Proc == nil {
 		return "the connection closed"
 	}
@@ -570,7 +599,7 @@ func (l *link) cause(wait time.Duration) string {
 	if msg == "running" {
 		msg = "it closed its stdout"
 	}
-	return withStderr(msg, l.stderr).Error()
+	return u.withStderr(msg, l.stderr).Error()
 }
 
 // Call forwards one tools/call of tool (unprefixed) and returns the result
@@ -618,7 +647,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		case errors.Is(err, client.ErrWriteStalled):
 			return codec.ErrorResult(fmt.Sprintf("upstream %s is hung: it read nothing of its stdin for %v; restarting it", u.spec.Name, u.opts.StallTimeout)), "failed", nil
 		case errors.Is(err, client.ErrClosed):
-			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(time.Second))), "failed", nil
+			return codec.ErrorResult(fmt.Sprintf("upstream %s died: %s", u.spec.Name, l.cause(u, time.Second))), "failed", nil
 		}
 		var herr *client.HTTPError
 		if l.Proc == nil && (errors.Is(err, client.ErrUnreachable) || (errors.As(err, &herr) && herr.StatusCode == http.StatusNotFound)) {
@@ -907,9 +936,16 @@ func (t *tail) String() string {
 	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "\uFFFD"))
 }
 
-// withStderr is msg with the stderr tail, if any.
-func withStderr(msg string, t *tail) error {
+// withStderr is msg with the stderr tail, if any. When the tail reports
+// a file the confinement refused (explainDenial), msg says so and the tail
+// is cut to the lines about it.
+func (u *Upstream) withStderr(msg string, t *tail) error {
 	if s := t.String(); s != "" {
+		if u.spec.Rules != nil {
+			if why, lines := explainDenial(u.spec.Name, s, u.spec.Rules()); why != "" {
+				msg, s = msg+"; "+why, lines
+			}
+		}
 		if len(s) > 500 {
 			s = "..." + s[len(s)-500:]
 		}

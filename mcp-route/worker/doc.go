@@ -59,7 +59,8 @@
 //   - A worker with no call for Limits.Idle is stopped (stdin closed, then
 //     the SIGTERM → SIGKILL ladder of proc.Process.Stop).
 //   - A worker is retired after Limits.MaxCalls calls, or after a call that
-//     leaves its RSS (/proc/PID/statm) over Limits.MaxRSS: it takes no new
+//     leaves its RSS (/proc/PID/statm; Linux only, elsewhere the RSS cap
+//     is not enforced) over Limits.MaxRSS: it takes no new
 //     call and is stopped when its calls in flight are answered.
 //   - Hot reload: a call whose Spec.Stamp differs from the pool's (the
 //     executable was rebuilt or replaced) retires every worker of the
@@ -109,7 +110,11 @@
 // # Security
 //
 // A worker is a child of one mcp-route over pipes: it serves that server
-// only. Per-call state reaches it only in its request, so nothing of one
+// only. Every call is followed by proc.Sweep before it is answered: what
+// the call left outside the worker's own children (a daemon; a process
+// that joined the worker's process group and lost its parent) has been
+// reparented to mcp-route, the subreaper, and is killed; the worker's own
+// children are its business and die with its group. Per-call state reaches it only in its request, so nothing of one
 // call's arguments or progress wish is in its environment when the next
 // call comes; a tool that keeps state between requests is the tool's
 // business (mcp-route/tool keeps none).

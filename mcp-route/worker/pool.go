@@ -203,6 +203,11 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 		ps.pools[key] = pl
 	}
 	ps.mu.Unlock()
+	// What the call left behind that left the worker's tree (a daemon, a
+	// process that joined the worker's group and lost its parent) is
+	// reparented to mcp-route, the subreaper, not to the worker: kill it
+	// before the call is answered, as after an exec'd call.
+	defer proc.Sweep()
 
 	var deadline time.Time
 	if c.Timeout > 0 {

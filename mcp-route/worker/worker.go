@@ -12,9 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/mcpipe/mcpipe/internal/proc"
 )
@@ -601,55 +599,6 @@ func (w *worker) watch() {
 	delete(ps.all, w)
 	ps.mu.Unlock()
 	ps.reaped.Done()
-}
-
-// residentBytes reads a process's resident set size from its open
-// /proc/PID/statm. The pread is made raw, without the runtime's syscall
-// bookkeeping (see internal/rawpipe): reading statm never waits, and a
-// bookkept call after every answer kept the runtime's monitor thread
-// polling.
-func residentBytes(statm *os.File) (int64, bool) {
-	if statm == nil {
-		return 0, false
-	}
-	rc, err := statm.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	var buf [128]byte
-	var n uintptr
-	var errno syscall.Errno
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			n, _, errno = syscall.RawSyscall6(syscall.SYS_PREAD64, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
-			if errno != syscall.EINTR {
-				return
-			}
-		}
-	}); err != nil || errno != 0 {
-		return 0, false
-	}
-	// "size resident shared ...": the second field, in pages.
-	b := buf[:n]
-	i := bytes.IndexByte(b, ' ')
-	if i < 0 {
-		return 0, false
-	}
-	b = b[i+1:]
-	if j := bytes.IndexAny(b, " \n"); j >= 0 {
-		b = b[:j]
-	}
-	var pages int64
-	for _, c := range b {
-		if c < '0' || c > '9' || pages > 1<<40 {
-			return 0, false
-		}
-		pages = pages*10 + int64(c-'0')
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	return pages * int64(pageSize), true
 }
 
 var pageSize = os.Getpagesize()

@@ -254,6 +254,39 @@ func checkArgs(prog string, args []string) error {
 			}
 		}
 		return refuseLong(follows, "follow")
+	case "diff":
+		// diff compares the files of two directories (with -r, of
+		// their subdirectories too) through the symlinks among them: a
+		// link the client made with git apply or ln, pointing out of
+		// the root, is read and shown. Only the operands are checked
+		// against the root; --no-dereference compares links as links.
+		if !hasLong(args, "no-dereference") {
+			if err := refuseShort("r", "-r compares directories and "+follows+" (add --no-dereference, which compares links as links)"); err != nil {
+				return err
+			}
+			if err := refuseLong(follows+" (add --no-dereference, which compares links as links)", "recursive"); err != nil {
+				return err
+			}
+		}
+	case "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "shasum", "cksum":
+		if err := refuseShort("c", "-c reads the names of the files to check from a file, which sh_exec cannot check against the root"); err != nil {
+			return err
+		}
+		return refuseLong("reads the names of the files to check from a file, which sh_exec cannot check against the root", "check")
+	case "file":
+		return refuseShort("f", "-f reads the names of the files from a file, which sh_exec cannot check against the root")
+	case "gzip", "gunzip", "pigz", "unpigz":
+		recursive := hasLong(args, "recursive")
+		force := hasLong(args, "force")
+		for _, a := range args {
+			if cluster(a) {
+				recursive = recursive || strings.Contains(a[1:], "r")
+				force = force || strings.Contains(a[1:], "f")
+			}
+		}
+		if recursive && force {
+			return refusef("%s -r with -f %s (without -f it skips links)", prog, follows)
+		}
 	case "cp", "ls", "du", "chown", "chgrp":
 		if err := refuseShort("L", follows); err != nil {
 			return err
@@ -350,6 +383,70 @@ func checkArgs(prog string, args []string) error {
 	return nil
 }
 
+// hasLong reports whether args hold the long option --name, as written
+// or abbreviated.
+func hasLong(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if longIs(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckOperands refuses, for the programs that read what a directory
+// operand holds without recursing (diff DIR DIR compares the files with
+// the same names, sdiff DIR FILE reads DIR/FILE), a directory operand
+// that would be read through its symlinks: diff without
+// --no-dereference, sdiff always (it has no such option). isDir says
+// whether a word names a directory, resolved in the jail as the program
+// will see it. The path check has already refused operands outside the
+// root.
+func CheckOperands(argv []string, isDir func(string) bool) error {
+	if len(argv) == 0 {
+		return nil
+	}
+	prog, args := argv[0], argv[1:]
+	if prog != "diff" && prog != "sdiff" {
+		return nil
+	}
+	if prog == "diff" && hasLong(args, "no-dereference") {
+		return nil
+	}
+	operands := false
+	for i, a := range args {
+		if a == "--" {
+			operands = true
+			continue
+		}
+		if !operands && strings.HasPrefix(a, "-") && a != "-" {
+			v, ok := "", false
+			for _, o := range []string{"from-file", "to-file"} {
+				if longIs(a, o) {
+					_, v, ok = strings.Cut(a, "=")
+					if !ok && i+1 < len(args) {
+						v, ok = args[i+1], true
+					}
+				}
+			}
+			if !ok || !isDir(v) {
+				continue
+			}
+			a = v
+		}
+		if isDir(a) {
+			if prog == "sdiff" {
+				return refusef("sdiff %s: a directory operand is read through its symlinks, which may point out of the root; name the files", a)
+			}
+			return refusef("diff %s: comparing directories follows the symlinks in them, which may point out of the root; add --no-dereference, which compares links as links", a)
+		}
+	}
+	return nil
+}
+
 // valueLetters are, per program, the short options that take a value: in
 // a cluster, the rest of the word after one of them is its value, not more
 // options (tar -vCdir, grep -eR). Built on first use: most calls never
@@ -364,6 +461,8 @@ var valueLetters = sync.OnceValue(func() map[string]string {
 		"du":   "BdtX",
 		"curl": "AbcCdDeEFHKmoOPQrtTuUwxXyYz",
 		"wget": "aABDeiIlOoPQRtTUwX",
+		"diff": "CDFIUWxX",
+		"file": "eFmP",
 	}
 })
 

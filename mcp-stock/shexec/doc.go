@@ -52,8 +52,10 @@
 // -y), unzip (-:), grep (-R), cp, ls, du (-L), tree (-l), rg, fd, ag, ack
 // (--follow; fd -x, -X), curl (-K, --config, --proto-default,
 // --proto-redir file, --engine, --abstract-unix-socket), wget (-e,
-// --execute, --config), make (-E, $(shell)), go (generate, env -w) and npm
-// (exec). A refused letter counts in a short-option cluster as getopt reads
+// --execute, --config), make (-E, $(shell)), go (generate, env -w), npm
+// (exec), diff (-r and --recursive without --no-dereference), md5sum,
+// sha*sum, b2sum, cksum (-c, --check: names from a file), file (-f) and
+// gzip (-r with -f, which follows links). A refused letter counts in a short-option cluster as getopt reads
 // it: up to the first letter that takes a value, where sh_exec knows which
 // do (tar, grep, curl, wget ...), anywhere in the cluster elsewhere. A
 // file: URL with curl's glob characters ([1-9], {a,b}) is refused.
@@ -70,6 +72,19 @@
 // program to another directory ([ChangeDirs]: git -C, tar -C, make -C), a
 // relative argument is checked in that directory as well, so that a
 // symlink there cannot lead it out.
+//
+// Programs that read what a directory operand holds follow the symlinks
+// in it, which the path check on the operand never sees: a client makes
+// a link to a key with git apply (or ln, tar, unzip), then diff a b
+// prints the key. [CheckOperands] refuses diff with a directory operand
+// (resolved in the jail) unless --no-dereference is given, which compares
+// links as links, and sdiff with one (it has no such option). Programs
+// that read only the operands they are given (cat, head, cmp, wc, sort
+// ...) need no rule: each operand was resolved inside the root. Between
+// that check and the program's open, a concurrent call could swap an
+// operand for a link; then only the kernel's confinement stands, which
+// grants no secret of the host (no /etc/shadow, no /run, no key of
+// mcp-route's: it refuses to start with one in reach).
 //
 // # git
 //

@@ -518,7 +518,7 @@ func TestCheckProgramResolves(t *testing.T) {
 }
 
 func TestEscapeArgumentRefusals(t *testing.T) {
-	a := ParseAllowlist("git,find,tar,rsync,zip,unzip,sort,ls,du,cp,grep,curl,wget,wc,tree,rg,fd,fdfind,ag,ack", "")
+	a := ParseAllowlist("git,find,tar,rsync,zip,unzip,sort,ls,du,cp,grep,curl,wget,wc,tree,rg,fd,fdfind,ag,ack,diff,sha256sum,md5sum,file,gzip", "")
 	for _, argv := range [][]string{
 		{"find", "-L", ".", "-name", "x"},
 		{"find", ".", "-follow"},
@@ -582,6 +582,15 @@ func TestEscapeArgumentRefusals(t *testing.T) {
 		{"git", "--bare", "log"},
 		{"git", "--help"},
 		{"git", "log", "--help"},
+		{"diff", "-r", "a", "b"},
+		{"diff", "-ru", "a", "b"},
+		{"diff", "--recursive", "a", "b"},
+		{"diff", "--recur", "a", "b"},
+		{"sha256sum", "-c", "sums"},
+		{"md5sum", "--check", "sums"},
+		{"file", "-f", "names"},
+		{"gzip", "-rf", "dir"},
+		{"gzip", "--recursive", "--force", "dir"},
 	} {
 		if err := a.Check(argv); !errors.Is(err, ErrRefused) {
 			t.Errorf("Check(%q) = %v, want ErrRefused", argv, err)
@@ -615,6 +624,14 @@ func TestEscapeArgumentRefusals(t *testing.T) {
 		{"rg", "-ef", "x"}, // f is the pattern
 		{"fd", "-H", "x"},
 		{"ag", "x"},
+		{"diff", "-u", "a.txt", "b.txt"},
+		{"diff", "-r", "--no-dereference", "a", "b"},
+		{"diff", "--no-deref", "-ru", "a", "b"},
+		{"diff", "-I", "r", "a.txt", "b.txt"}, // r is -I's value
+		{"sha256sum", "a.txt"},
+		{"file", "a.txt"},
+		{"gzip", "-r", "dir"},
+		{"gzip", "-f", "a.txt"},
 	} {
 		if err := a.Check(argv); err != nil {
 			t.Errorf("Check(%q): %v", argv, err)
@@ -783,6 +800,37 @@ func TestCheckGitURL(t *testing.T) {
 	} {
 		if got := gitCloneSource(strings.Fields(args)); got != want {
 			t.Errorf("gitCloneSource(%q) = %q, want %q", args, got, want)
+		}
+	}
+}
+
+// TestCheckOperands: diff of a directory reads the files in it through
+// their symlinks, so a directory operand needs --no-dereference (sdiff has
+// none: refused); two files, or --no-dereference, pass.
+func TestCheckOperands(t *testing.T) {
+	dirs := map[string]bool{"a": true, "b": true, "sub/d": true}
+	isDir := func(p string) bool { return dirs[p] }
+	for _, argv := range [][]string{
+		{"diff", "a", "b"},
+		{"diff", "-u", "x.txt", "a"},
+		{"diff", "--from-file", "a", "x.txt"},
+		{"diff", "--to-file=sub/d", "x.txt"},
+		{"diff", "--", "a", "x.txt"},
+		{"sdiff", "a", "x.txt"},
+	} {
+		if err := CheckOperands(argv, isDir); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "symlinks") {
+			t.Errorf("CheckOperands(%q) = %v, want a refusal naming symlinks", argv, err)
+		}
+	}
+	for _, argv := range [][]string{
+		{"diff", "x.txt", "y.txt"},
+		{"diff", "--no-dereference", "a", "b"},
+		{"diff", "-C", "3", "x.txt", "y.txt"},
+		{"sdiff", "x.txt", "y.txt"},
+		{"cat", "a"},
+	} {
+		if err := CheckOperands(argv, isDir); err != nil {
+			t.Errorf("CheckOperands(%q): %v", argv, err)
 		}
 	}
 }

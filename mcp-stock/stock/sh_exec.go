@@ -156,6 +156,14 @@ func shExec(c *tool.Call) error {
 			}
 		}
 	}
+	// Directory operands some programs read through their symlinks.
+	isDir := func(p string) bool {
+		fi, err := r.Stat(p) // in the jail, as the path check saw it
+		return err == nil && fi.IsDir()
+	}
+	if err := shexec.CheckOperands(argv, isDir); err != nil {
+		return err
+	}
 	prog, err := shexec.LookPath(argv[0], c.Getenv("PATH"), r.Path())
 	if err != nil && c.Getenv("PATH") == "" {
 		prog, err = shexec.LookPath(argv[0], shexec.DefaultPath, r.Path())

@@ -21,13 +21,22 @@
 //	output   TEXT   answer TEXT as the output
 //	exit     true   exit 0 after answering
 //	fds      true   answer the descriptors it holds, one "FD -> TARGET" line each
+//	spawn    CMD    run sh -c CMD in the worker's process group and wait for the
+//	                shell: what CMD leaves in the background loses its parent
+//	keep     CMD    start sh -c CMD as a child of the worker and do not wait for it
+//
+// spawn and keep give CMD TW_BIN (this executable) and TW_WORKER_PGID (the
+// worker's process group) in its environment.
 //
 // Otherwise the output is a JSON object: the worker's pid, the tool, the
 // arguments, protocolVersion, progress, the calls this worker served, and
 // what its environment says (MCP_WORKER, MCP_TOOL, the MCP_ARG_* names).
 //
 // The environment steers the start: TW_STARTS=FILE appends the pid to
-// FILE; TW_CRASH_ON_START=1 exits 3 at once with "boom on start" on stderr.
+// FILE; TW_CRASH_ON_START=1 exits 3 at once with "boom on start" on stderr;
+// TW_JOIN_PGID=PGID makes it no tool but a process that joins process
+// group PGID (setpgid), writes its pid to TW_JOIN_PIDFILE and sleeps for
+// five minutes.
 package main
 
 import (
@@ -36,7 +45,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +74,10 @@ var (
 )
 
 func main() {
+	if g := os.Getenv("TW_JOIN_PGID"); g != "" {
+		join(g)
+		return
+	}
 	if f := os.Getenv("TW_STARTS"); f != "" {
 		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
@@ -209,6 +224,16 @@ func handle(r request, cancel <-chan struct{}, progress func(i, n int)) (output,
 		}
 		return strings.Join(lines, "\n"), ""
 	}
+	if c, ok := a["spawn"].(string); ok {
+		if err := shell(c).Run(); err != nil {
+			return "", "spawn: " + err.Error()
+		}
+	}
+	if c, ok := a["keep"].(string); ok {
+		if err := shell(c).Start(); err != nil {
+			return "", "keep: " + err.Error()
+		}
+	}
 	if e, ok := a["error"].(string); ok {
 		return "", e
 	}
@@ -245,4 +270,29 @@ func execMode() {
 		os.Exit(1)
 	}
 	os.Stdout.WriteString(out)
+}
+
+// shell is sh -c c in the worker's process group, stdio on /dev/null.
+func shell(c string) *exec.Cmd {
+	cmd := exec.Command("/bin/sh", "-c", c)
+	self, _ := os.Executable()
+	cmd.Env = append(os.Environ(), "TW_BIN="+self, "TW_WORKER_PGID="+strconv.Itoa(syscall.Getpgrp()))
+	return cmd
+}
+
+// join joins process group pgid, says so in TW_JOIN_PIDFILE and sleeps.
+func join(pgid string) {
+	g, err := strconv.Atoi(pgid)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testworker: TW_JOIN_PGID=%q: want a process group id\n", pgid)
+		os.Exit(2)
+	}
+	if err := syscall.Setpgid(0, g); err != nil {
+		fmt.Fprintf(os.Stderr, "testworker: setpgid(0, %d): %v\n", g, err)
+		os.Exit(1)
+	}
+	if f := os.Getenv("TW_JOIN_PIDFILE"); f != "" {
+		os.WriteFile(f, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644)
+	}
+	time.Sleep(5 * time.Minute)
 }
