@@ -389,17 +389,19 @@ func (t *treeLimit) close() {
 	}()
 }
 
-// killCgroup sends SIGKILL to every process listed in dir's cgroup.procs,
-// until none is listed or a bound of rounds passes (a process that forks
-// as it is killed is listed again).
+// killCgroup sends SIGKILL to every process listed in dir's cgroup.procs
+// until none is listed (a killed process leaves the list when it has
+// exited; one that forks as it is killed is listed again), for at most
+// killWait: when it returns, what it killed is gone, not merely signalled.
 func killCgroup(dir string) {
-	for round := 0; round < 100; round++ {
+	deadline := time.Now().Add(killWait)
+	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
 		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		if err != nil {
 			return
 		}
 		pids := strings.Fields(string(b))
-		if len(pids) == 0 {
+		if len(pids) == 0 || time.Now().After(deadline) {
 			return
 		}
 		for _, p := range pids {
@@ -407,9 +409,12 @@ func killCgroup(dir string) {
 				unix.Kill(n, unix.SIGKILL)
 			}
 		}
-		runtime.Gosched()
+		time.Sleep(pause)
 	}
 }
+
+// killWait bounds how long killCgroup waits for what it killed to exit.
+const killWait = 5 * time.Second
 
 // withLimits wraps start for cmd under l: it returns the wrapped start,
 // the tree (nil without limits) and an error when the limits cannot be

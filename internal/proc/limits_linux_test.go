@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,23 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proctest"
 	"golang.org/x/sys/unix"
 )
+
+// runLong runs c bounded like runT, with room for a loaded machine: the
+// limits take CPU time (a second of it, hundreds of forks) to reach.
+func runLong(t *testing.T, c Cmd) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	done := make(chan *Result, 1)
+	go func() { done <- Run(ctx, c) }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(4 * time.Minute):
+		t.Fatal("the run did not return")
+		return nil
+	}
+}
 
 // needCgroups skips where the cgroup v1 controllers cannot be used.
 func needCgroups(t *testing.T) {
@@ -32,13 +50,13 @@ b 8 2>/dev/null; echo done`
 func TestLimitsForkBomb(t *testing.T) {
 	t.Parallel()
 	needCgroups(t)
-	r := runT(t, Cmd{Path: proctest.Script(t, bomb), Limits: Limits{Pids: 32}, Timeout: 2 * time.Minute})
+	r := runLong(t, Cmd{Path: proctest.Script(t, bomb), Limits: Limits{Pids: 32}, Timeout: 2 * time.Minute})
 	if r.Ending != LimitExceeded || r.LimitName != LimitPids || r.String() != "process limit of 32 reached (--limit-pids)" {
 		t.Errorf("fork bomb: %v (%+v)", r.Outcome, r.Outcome)
 	}
 	assertNoCgroupsLeft(t)
 
-	r = runT(t, Cmd{Path: proctest.Script(t, `i=0; while [ $i -lt 50 ]; do sleep 1 & i=$((i+1)); done; wait; echo ok`), Limits: Limits{Pids: 64}})
+	r = runLong(t, Cmd{Path: proctest.Script(t, `i=0; while [ $i -lt 50 ]; do sleep 1 & i=$((i+1)); done; wait; echo ok`), Limits: Limits{Pids: 64}})
 	if !r.OK() || string(r.Stdout) != "ok\n" {
 		t.Errorf("50 processes under a limit of 64: %v %q", r.Outcome, r.Stderr)
 	}
@@ -51,11 +69,11 @@ func TestLimitsMemoryHog(t *testing.T) {
 	t.Parallel()
 	needCgroups(t)
 	hog := `dd if=/dev/zero of=/dev/null bs=%s count=1 2>/dev/null && echo ok`
-	r := runT(t, Cmd{Path: proctest.Script(t, strings.Replace(hog, "%s", "200M", 1)), Limits: Limits{Memory: 64 << 20}})
+	r := runLong(t, Cmd{Path: proctest.Script(t, strings.Replace(hog, "%s", "200M", 1)), Limits: Limits{Memory: 64 << 20}})
 	if r.Ending != LimitExceeded || r.LimitName != LimitMemory || r.String() != "memory limit of 64MiB reached (--limit-mem)" {
 		t.Errorf("memory hog: %v (%+v)", r.Outcome, r.Outcome)
 	}
-	r = runT(t, Cmd{Path: proctest.Script(t, strings.Replace(hog, "%s", "100M", 1)), Limits: Limits{Memory: 256 << 20}})
+	r = runLong(t, Cmd{Path: proctest.Script(t, strings.Replace(hog, "%s", "100M", 1)), Limits: Limits{Memory: 256 << 20}})
 	if !r.OK() || string(r.Stdout) != "ok\n" {
 		t.Errorf("100 MiB under 256 MiB: %v %q", r.Outcome, r.Stderr)
 	}
@@ -67,7 +85,7 @@ func TestLimitsMemoryHog(t *testing.T) {
 func TestLimitsDaemonKilled(t *testing.T) {
 	t.Parallel()
 	needCgroups(t)
-	r := runT(t, Cmd{Path: proctest.Script(t, `setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!`), Limits: Limits{Pids: 16}})
+	r := runLong(t, Cmd{Path: proctest.Script(t, `setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!`), Limits: Limits{Pids: 16}})
 	pid, err := strconv.Atoi(strings.TrimSpace(string(r.Stdout)))
 	if !r.OK() || err != nil {
 		t.Fatalf("%v %q", r.Outcome, r.Stdout)
@@ -83,7 +101,7 @@ func TestLimitsDaemonKilled(t *testing.T) {
 // naming the CPU limit.
 func TestLimitsCPU(t *testing.T) {
 	t.Parallel()
-	r := runT(t, Cmd{Path: proctest.Script(t, `while :; do :; done`), Limits: Limits{CPU: time.Second}, Timeout: 2 * time.Minute})
+	r := runLong(t, Cmd{Path: proctest.Script(t, `while :; do :; done`), Limits: Limits{CPU: time.Second}, Timeout: 2 * time.Minute})
 	if r.Ending != LimitExceeded || r.LimitName != LimitCPU {
 		t.Errorf("busy loop: %v (%+v)", r.Outcome, r.Outcome)
 	}
