@@ -68,6 +68,15 @@ func findHierarchy(controller string) hierarchy {
 		h.err = fmt.Errorf("cannot make a cgroup under %s: %v", own, err)
 		return h
 	}
+	// base may exist on a file system we cannot write (a container's or
+	// a sandbox's read-only /sys/fs/cgroup answers EEXIST before EROFS):
+	// a tree's cgroup must be makeable, or every start would fail.
+	probe := filepath.Join(base, fmt.Sprintf("probe-%d", os.Getpid()))
+	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		h.err = fmt.Errorf("cannot make a cgroup under %s: %v", base, err)
+		return h
+	}
+	os.Remove(probe)
 	h.base, h.own, h.path = base, own, filepath.Join(path, "mcpipe")
 	return h
 }
