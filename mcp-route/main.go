@@ -680,19 +680,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
-	readable := readablePlaces(toolPolicy, dirs)
+	var granted []place
 	if mode != confinement.Off {
 		// What the tools' interpreter chains are granted, they can read.
 		chains := confinement.Config{Root: rootDir, ToolDirs: dirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
 		for _, tc := range chains {
 			for _, g := range tc.Grants {
-				readable = append(readable, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
+				granted = append(granted, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
 			}
 		}
 	}
 	for _, p := range profiles {
-		readable = append(readable, p.places()...)
+		granted = append(granted, p.places()...)
 	}
+	readable := readablePlaces(toolPolicy, dirs, granted...)
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue

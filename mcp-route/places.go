@@ -37,7 +37,9 @@ func placeOf(path string, places []place) (p place, at string, ok bool, err erro
 // operator's own paths come first, as given (the plan has them resolved),
 // so that a refusal names them as typed. Unconfined, a tool reads more;
 // these it reads either way.
-func readablePlaces(p confine.Policy, toolDirs []string) []place {
+// extra (the interpreter grants, the launcher profiles' places) come
+// before the plan's rules, which hold them too but under a coarser label.
+func readablePlaces(p confine.Policy, toolDirs []string, extra ...place) []place {
 	places := []place{{"--root", p.Root}}
 	for _, flag := range []struct {
 		name  string
@@ -47,6 +49,7 @@ func readablePlaces(p confine.Policy, toolDirs []string) []place {
 			places = append(places, place{flag.name, path})
 		}
 	}
+	places = append(places, extra...)
 	for _, rl := range p.Plan().Rules {
 		places = append(places, place{sourceFlag(rl.Source), rl.Path})
 	}
