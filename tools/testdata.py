@@ -33,6 +33,8 @@ EXTRA_DATA = {
         "//examples/hosts",
         "//examples/demo:demo.sh",
         "//examples/deploy:nginx/mcp.conf.template",
+        "//examples/deploy:systemd/mcp-route@.service",
+        "//examples/deploy:kubernetes/mcp-route.yaml",
         "interop/route-clients/client.mjs",
         "interop/ts-server/server.cjs",
     ],
