@@ -3,10 +3,11 @@
 #
 #   ./test.sh
 #
-# 1. `./bazelw test //...`: unit, binary and end-to-end tests under Bazel
-#    (bootstraps Bazel on a fresh machine; see BAZEL notes in the README).
-# 2. `go test -race ./...`: the same tests under the race detector, plus the
-#    fuzz seed corpora (Bazel 4 with rules_go 0.34 runs neither).
+# `./bazelw test --config=race //...`: unit, binary and end-to-end tests under
+# Bazel, once, every Go target (the binaries e2e starts included) built with
+# the race detector; the fuzz targets' seed corpora run as tests. It
+# bootstraps Bazel on a fresh machine (see BAZEL notes in the README). The
+# gazelle check builds in the same configuration, so nothing is built twice.
 #
 # Schema-conformance tests read the official MCP schemas vendored in
 # third_party/mcp-spec; set MCP_SPEC_DIR to try other ones (it is passed on
@@ -37,13 +38,9 @@ echo "== npm packages for the interop tests into $MCP_INTEROP_NODE_DIR"
 e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR" ||
   { sleep 5; e2e/interop/setup-node.sh "$MCP_INTEROP_NODE_DIR"; }
 
+export MCPIPE_BAZEL_CONFIG=race
 echo "== BUILD files up to date (gazelle)"
 tools/gazelle.sh --check
 
-echo "== bazel test //... (schemas: ${MCP_SPEC_DIR:-third_party/mcp-spec})"
-./bazelw test //... "${spec_env[@]}" --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
-
-echo "== go test -race ./..."
-# -timeout only catches a hang: under the race detector, with other work
-# loading the cores, e2e may need longer than go test's default 10 minutes.
-go test -race -count=1 -timeout 30m ./...
+echo "== bazel test --config=race //... (schemas: ${MCP_SPEC_DIR:-third_party/mcp-spec})"
+./bazelw test --config=race //... "${spec_env[@]}" --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH

@@ -10,9 +10,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 snapshot() { git ls-files -co --exclude-standard -- '*.bazel' '*.bzl' WORKSPACE | sort | xargs sha256sum; }
 before=$(snapshot)
-./bazelw run //:gazelle
+# MCPIPE_BAZEL_CONFIG (test.sh sets it): build gazelle in the configuration
+# the tests use next, so that their shared dependencies build once.
+config=(); [[ -n ${MCPIPE_BAZEL_CONFIG:-} ]] && config=(--config="$MCPIPE_BAZEL_CONFIG")
+./bazelw run "${config[@]}" //:gazelle
 python3 tools/testdata.py
-./bazelw run //:gazelle
+./bazelw run "${config[@]}" //:gazelle
 if [[ ${1:-} == --check ]]; then
   if [[ $(snapshot) != "$before" ]]; then
     git diff --stat -- '*.bazel' '*.bzl' WORKSPACE >&2
