@@ -356,6 +356,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if pinning {
 		args = args[1:]
 	}
+	args, printing, err := configCommand(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed below as one line
 	tools := &listFlag{split: ":"}
@@ -405,6 +410,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
+	configPath := configFlag(fs)
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
 		fmt.Fprint(w, usageText)
@@ -428,6 +434,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", prog, fs.Arg(0))
 		return 2
 	}
+	cfg, err := applyConfig(fs, *configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return configExit(err)
+	}
+	if printing {
+		return printConfig(fs, cfg, stdout, stderr)
+	}
 	// The first flag out of range, with what was written and what is wanted.
 	for _, c := range []struct {
 		bad        bool
@@ -447,7 +461,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		{*limitCPU < 0, "limit-cpu", "a positive duration, or 0 for none"},
 	} {
 		if c.bad {
-			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
+			fmt.Fprintf(stderr, "%s: --%s %s: want %s%s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want, cfg.fromFile(c.flag))
 			return 2
 		}
 	}
@@ -680,6 +694,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
+	secrets = append(secrets, cfg.secretFiles()...)
 	var granted []place
 	if mode != confinement.Off {
 		// What the tools' interpreter chains are granted, they can read.
@@ -702,6 +717,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
+	}
+	if err := cfg.checkPlace(rootDir, *readonly, writePaths, dirs, profiles); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
 	}
 	if *confineCheck {
 		// The interpreter chains shown are those the tools' PATH finds.
