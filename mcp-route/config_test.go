@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpipe/mcpipe/internal/testbin"
+)
+
+// runIn runs the built mcp-route in dir with stdin, to its exit.
+func runIn(t *testing.T, dir, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testbin.Path(t, "MCP_ROUTE_BIN", "mcp-route"), args...)
+	cmd.Dir = dir
+	cmd.Env = os.Environ() // XDG_CACHE_HOME from TestMain
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// configDir lays out a directory holding a config file, the env tool in
+// tools/ and a root work/, and returns it.
+func configDir(t *testing.T, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	tools := envTool(t)
+	if err := os.Rename(tools, filepath.Join(dir, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "mcp-route.toml"), config)
+	return dir
+}
+
+// A config file mounts a tool directory and serves a call; its relative
+// paths are relative to the file, wherever mcp-route runs.
+func TestConfigFileServes(t *testing.T) {
+	dir := configDir(t, `# the example tools, confined to work/
+tools = ["tools"]
+root = "work"
+log = "route.log"
+timeout = "20s"
+
+[env]
+GREETING = "hello from the file"
+`)
+	elsewhere := t.TempDir()
+	code, out, errs := runIn(t, elsewhere, initLine+"\n"+callEnv+"\n", "--config", filepath.Join(dir, "mcp-route.toml"))
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, errs)
+	}
+	for _, want := range []string{"GREETING=hello from the file", "MCP_ROOT=" + filepath.Join(dir, "work")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the call's output lacks %q: %s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "route.log")); err != nil {
+		t.Errorf("log = \"route.log\" did not log next to the file: %v", err)
+	}
+}
+
+// A flag on the command line wins over the file's key, a repeatable one
+// as a whole; the file's other keys still hold.
+func TestConfigFlagsOverride(t *testing.T) {
+	dir := configDir(t, `tools = ["tools"]
+name = "from-file"
+pass-env = ["MCP_ROUTE_TEST_A"]
+[env]
+FROM_FILE = "1"
+`)
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "two"), "#!/bin/sh\necho two\n")
+	os.Chmod(filepath.Join(other, "two"), 0o755)
+	writeFile(t, filepath.Join(other, "two.json"), `{"description":"two"}`)
+	list := `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`
+	t.Setenv("MCP_ROUTE_TEST_A", "a-passed")
+	t.Setenv("MCP_ROUTE_TEST_B", "b-passed")
+	cfg := filepath.Join(dir, "mcp-route.toml")
+
+	code, out, errs := runIn(t, other, initLine+"\n"+callEnv+"\n"+list+"\n", "--config", cfg, "--name", "from-flag", "--pass-env", "MCP_ROUTE_TEST_B")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, errs)
+	}
+	if !strings.Contains(out, `"name":"from-flag"`) || strings.Contains(out, "from-file") {
+		t.Errorf("--name did not override name =: %s", out)
+	}
+	if !strings.Contains(out, "MCP_ROUTE_TEST_B=b-passed") || strings.Contains(out, "a-passed") {
+		t.Errorf("--pass-env did not replace the file's pass-env list: %s", out)
+	}
+	if !strings.Contains(out, "FROM_FILE=1") {
+		t.Errorf("the file's [env] was lost: %s", out)
+	}
+
+	code, out, errs = runIn(t, t.TempDir(), initLine+"\n"+list+"\n", "--config", cfg, "--tools", other)
+	if code != 0 || !strings.Contains(out, `"name":"two"`) || strings.Contains(out, `"name":"env"`) {
+		t.Errorf("--tools did not replace tools =: exit %d, %s; stderr %s", code, out, errs)
+	}
+}
+
+// config print shows the effective configuration as a file that loads back
+// to the same (printed again, the same lines), with every path absolute.
+func TestConfigPrintRoundTrip(t *testing.T) {
+	dir := configDir(t, `tools = "tools"
+root = "work"
+readonly = true
+max-procs = 3
+timeout = "1m30s"
+allow-read = ["data", "~/shared"]
+log = "logs/route.log"
+pin = "pins.json"
+describe-cache = ""
+http-token-file = "secrets/tokens"
+upstream-backoff = "1s,10s"
+
+[upstream]
+fs = "npx -y @modelcontextprotocol/server-filesystem ."
+remote = "https://mcp.example.com/mcp"
+
+[upstream-token-file]
+remote = "secrets/remote"
+`)
+	home, _ := os.UserHomeDir()
+	code, first, errs := runIn(t, t.TempDir(), "", "config", "print", "--config", filepath.Join(dir, "mcp-route.toml"), "--max-procs", "5")
+	if code != 0 || errs != "" {
+		t.Fatalf("config print: exit %d; stderr %s", code, errs)
+	}
+	for _, want := range []string{
+		`tools = ["` + filepath.Join(dir, "tools") + `"]`,
+		`root = "` + filepath.Join(dir, "work") + `"`,
+		`readonly = true`,
+		`max-procs = 5`, // the flag wins
+		`timeout = "1m30s"`,
+		`allow-read = ["` + filepath.Join(dir, "data") + `", "` + filepath.Join(home, "shared") + `"]`,
+		`log = "` + filepath.Join(dir, "logs/route.log") + `"`,
+		`pin = "` + filepath.Join(dir, "pins.json") + `"`,
+		`describe-cache = ""`, // set, to off: not the default
+		`http-token-file = "` + filepath.Join(dir, "secrets/tokens") + `"`,
+		`# grace = "2s"`, // a default, commented out
+		"\n[upstream]\nfs = \"npx -y @modelcontextprotocol/server-filesystem .\"\nremote = \"https://mcp.example.com/mcp\"\n",
+		"\n[upstream-token-file]\nremote = \"" + filepath.Join(dir, "secrets/remote") + "\"\n",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("config print lacks %q:\n%s", want, first)
+		}
+	}
+
+	// Loaded from elsewhere, the printed file prints the same.
+	printed := writeFile(t, filepath.Join(t.TempDir(), "printed.toml"), first)
+	code, second, errs := runIn(t, t.TempDir(), "", "config", "print", "--config", printed)
+	if code != 0 {
+		t.Fatalf("config print of the printed file: exit %d; stderr %s", code, errs)
+	}
+	body := func(s string) string { _, b, _ := strings.Cut(s, "\n"); return b } // the first line names the file
+	if body(first) != body(second) {
+		t.Errorf("printed twice, the configuration changed:\n%s\n---\n%s", first, second)
+	}
+}
+
+// config print withholds what may be a secret (an --env value, a header,
+// an upstream URL with a query), with what goes with it; the rest loads.
+func TestConfigPrintWithholdsSecrets(t *testing.T) {
+	dir := configDir(t, `tools = ["tools"]
+[upstream]
+plain = "https://mcp.example.com/mcp"
+keyed = "https://mcp.example.com/mcp?api_key=SECRET-IN-QUERY"
+[upstream-header]
+plain = ["Authorization: Bearer SECRET-IN-HEADER", "X-Team: blue"]
+[upstream-token-file]
+keyed = "keyed.token"
+[env]
+API_KEY = "SECRET-IN-ENV"
+`)
+	code, out, errs := runIn(t, t.TempDir(), "", "config", "print", "--config", filepath.Join(dir, "mcp-route.toml"), "--env", "FLAG_KEY=SECRET-IN-FLAG")
+	if code != 0 {
+		t.Fatalf("config print: exit %d; stderr %s", code, errs)
+	}
+	for _, secret := range []string{"SECRET-IN-QUERY", "SECRET-IN-HEADER", "SECRET-IN-ENV", "SECRET-IN-FLAG"} {
+		if strings.Contains(out, secret) || strings.Contains(errs, secret) {
+			t.Errorf("config print shows the secret %s:\n%s%s", secret, out, errs)
+		}
+	}
+	for _, want := range []string{
+		"[env]\n# FLAG_KEY = (withheld: --env values may be secrets)\n",
+		"[upstream]\nplain = \"https://mcp.example.com/mcp\"\n# keyed = (withheld: its URL has user info or a query, which may hold a secret)\n",
+		"[upstream-header]\n# plain = (withheld: --upstream-header values may be secrets)\n",
+		"[upstream-token-file]\n# keyed = (withheld: with its upstream)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config print lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "4 values withheld") {
+		t.Errorf("stderr does not say values were withheld: %q", errs)
+	}
+	printed := writeFile(t, filepath.Join(t.TempDir(), "printed.toml"), out)
+	if code, _, errs := runIn(t, t.TempDir(), "", "config", "print", "--config", printed); code != 0 {
+		t.Errorf("the printed file does not load: exit %d, %s", code, errs)
+	}
+}
+
+// The printed configuration of a working file serves as the file does.
+func TestConfigPrintServes(t *testing.T) {
+	dir := configDir(t, "tools = [\"tools\"]\nroot = \"work\"\n")
+	_, printed, _ := runIn(t, dir, "", "config", "print", "--config", "mcp-route.toml")
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "printed.toml"), printed)
+	code, out, errs := runIn(t, t.TempDir(), initLine+"\n"+callEnv+"\n", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "MCP_ROOT="+filepath.Join(dir, "work")) {
+		t.Errorf("exit %d, %s; stderr %s", code, out, errs)
+	}
+}
+
+// A bad key or value is a usage error naming the file, the line and what
+// is expected; an unknown key names the nearest one.
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct{ name, config, want string }{
+		{"unknown key", "tools = []\n\nmax-proc = 4\n", `:3: unknown key "max-proc": did you mean "max-procs"?`},
+		{"underscore", "max_output = 4\n", `:1: unknown key "max_output": did you mean "max-output"?`},
+		{"unknown table", "# mounts\n[upstreams]\nfs = \"npx x\"\n", `:2: unknown key "upstreams": did you mean "upstream"?`},
+		{"nothing near", "colour = \"blue\"\n", `:1: unknown key "colour": the keys are the flags of mcp-route --help`},
+		{"string for a number", "readonly = true\nmax-procs = \"4\"\n", `:2: max-procs: want an integer (max-procs = 8), not a string`},
+		{"number for a bool", "readonly = 1\n", `:1: readonly: want true or false (readonly = true), not an integer`},
+		{"bad duration", "\ntimeout = \"5 minutes\"\n", `:2: timeout = "5 minutes": want a duration such as "30s"`},
+		{"number for a duration", "grace = 5\n", `:1: grace: want a duration as a string (grace = "2s"), not an integer`},
+		{"table for a scalar", "[root]\npath = \"/\"\n", `:1: root: want a string (root = "..."), not a table`},
+		{"bad element", "allow-read = [\n  \"/usr\",\n  7,\n]\n", `:3: allow-read: element 2: want a string, not an integer`},
+		{"bad table value", "[env]\nA = \"1\"\nB = false\n", `:3: env.B: want a string (or an array of strings), not a boolean`},
+		{"table for a list", "[pass-env]\nHOME = \"x\"\n", `:1: pass-env: want a string or an array of strings (pass-env = ["NAME"]), not a table`},
+		{"action flag", "version = true\n", `:1: version is not a configuration key: give --version on the command line`},
+		{"not TOML", "max-procs = 4\ntools = [\"a\"\n", `:2:13: array is incomplete (not valid TOML)`},
+		{"range", "max-procs = 0\n", `--max-procs 0: want a positive number (set in `},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := writeFile(t, filepath.Join(t.TempDir(), "bad.toml"), c.config)
+			code, out, errs := runIn(t, t.TempDir(), "", "--config", cfg)
+			if code != 2 || out != "" {
+				t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)
+			}
+			if !strings.Contains(errs, cfg) || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("stderr %q; want one line naming %s with %q", errs, cfg, c.want)
+			}
+		})
+	}
+	code, _, errs := runIn(t, t.TempDir(), "", "--config", "missing.toml")
+	if code != 1 || !strings.Contains(errs, "missing.toml: no such file") {
+		t.Errorf("a missing file: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runIn(t, t.TempDir(), "", "config", "show")
+	if code != 2 || !strings.Contains(errs, "mcp-route config print") {
+		t.Errorf("config show: exit %d, stderr %q", code, errs)
+	}
+}
+
+// A config file tools could write is refused: a tool would choose the
+// next start's flags (--confine off, an --allow-write of its choice). The
+// same file out of their reach, or under a --readonly root, serves.
+func TestConfigWhereToolsWrite(t *testing.T) {
+	tools := envTool(t)
+	root := t.TempDir()
+	inRoot := writeFile(t, filepath.Join(root, "mcp-route.toml"), "tools = [\""+tools+"\"]\nroot = \".\"\n")
+	code, _, errs := runIn(t, t.TempDir(), "", "--config", inRoot)
+	if code != 1 || !strings.Contains(errs, "--config "+inRoot+" is inside --root "+root+", where tools can write") {
+		t.Errorf("config inside the root: exit %d, stderr %q", code, errs)
+	}
+	// A link from elsewhere to it is the same file.
+	link := filepath.Join(t.TempDir(), "link.toml")
+	os.WriteFile(filepath.Join(root, "abs.toml"), []byte("tools = [\""+tools+"\"]\nroot = \""+root+"\"\n"), 0o644)
+	os.Symlink(filepath.Join(root, "abs.toml"), link)
+	code, _, errs = runIn(t, t.TempDir(), "", "--config", link)
+	if code != 1 || !strings.Contains(errs, "is inside --root "+root+" (as "+filepath.Join(root, "abs.toml")+")") {
+		t.Errorf("a link into the root: exit %d, stderr %q", code, errs)
+	}
+	// Read only, tools cannot write the root: served.
+	code, out, errs := runIn(t, t.TempDir(), initLine+"\n"+callEnv+"\n", "--config", inRoot, "--readonly")
+	if code != 0 || !strings.Contains(out, "MCP_ROOT="+root) {
+		t.Errorf("config in a --readonly root: exit %d, %s; stderr %s", code, out, errs)
+	}
+
+	writable := t.TempDir()
+	inWritable := writeFile(t, filepath.Join(writable, "sub", "mcp-route.toml"), "tools = [\""+tools+"\"]\nallow-write = [\"..\"]\n")
+	code, _, errs = runIn(t, root, "", "--config", inWritable)
+	if code != 1 || !strings.Contains(errs, "is inside --allow-write "+writable) {
+		t.Errorf("config inside --allow-write: exit %d, stderr %q", code, errs)
+	}
+
+	inTools := writeFile(t, filepath.Join(tools, "mcp-route.toml"), "tools = [\".\"]\n")
+	code, _, errs = runIn(t, root, "", "--config", inTools, "--readonly")
+	if code != 1 || !strings.Contains(errs, "is inside --tools "+tools) {
+		t.Errorf("config inside a tool directory: exit %d, stderr %q", code, errs)
+	}
+
+	// A file holding a header value is a secret: not where tools read.
+	secret := writeFile(t, filepath.Join(root, "secret.toml"), "tools = [\""+tools+"\"]\n[upstream]\napi = \"https://mcp.example.com/mcp\"\n[upstream-header]\napi = \"Authorization: Bearer x\"\n")
+	code, _, errs = runIn(t, t.TempDir(), "", "--config", secret, "--readonly", "--root", root)
+	if code != 1 || !strings.Contains(errs, "--config (it holds --upstream-header values): "+secret+" is inside --root") {
+		t.Errorf("a config with a header value, readable by tools: exit %d, stderr %q", code, errs)
+	}
+}
