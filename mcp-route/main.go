@@ -9,6 +9,10 @@
 //	mcp-route [flags]                 serve MCP on stdin/stdout
 //	mcp-route --http ADDR [flags]     serve MCP over Streamable HTTP at ADDR/mcp
 //	                                  (package mcp-route/httpserve; see README's HTTP)
+//	mcp-route --config FILE [flags]   take the flags from a TOML file, a key per
+//	                                  flag; flags given here win (config.go)
+//	mcp-route config print [--config FILE] [flags]
+//	                                  print the effective configuration as TOML
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
 //	mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
@@ -66,8 +70,10 @@
 // --allow-write path, unwritable --log, --confine require that cannot be
 // met, a skeleton refused; --confine-check when require would refuse; a
 // token or session key file that tools can read; a --pin file that is
-// corrupt or where tools can write; pin: an upstream not listed, the file
-// not written); 2 for a usage error.
+// corrupt or where tools can write; a --config file unreadable, where
+// tools can write or in a --tools directory; pin: an upstream not listed,
+// the file not written); 2 for a usage error (a bad key or value in the
+// --config file among them).
 //
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
@@ -196,6 +202,13 @@ const usageText = `Usage:
   mcp-route [flags]          serve MCP over stdin/stdout
   mcp-route --http ADDR [flags]
                              serve MCP over Streamable HTTP at http://ADDR/mcp
+  mcp-route --config FILE [flags]
+                             take the flags from a TOML file: a key per flag
+                             (max-procs = 4; [upstream] fs = "npx ..."); a
+                             flag given here replaces the file's key
+  mcp-route config print [--config FILE] [flags]
+                             print the effective configuration, in the same
+                             format, secrets withheld
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
   mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
@@ -312,7 +325,10 @@ Exit status:
      --root (without --readonly) or an --allow-write path; pin: an
      upstream could not be listed (nothing pinned) or FILE not written;
      a launcher profile that cannot be made (npx without node in PATH,
-     no home directory for the cache)
+     no home directory for the cache); --config: the file unreadable, or
+     where tools can write (--root without --readonly, an --allow-write
+     path, a launcher's cache), in a --tools directory, or holding an
+     --upstream-header value where tools can read
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
      twice, or plain http beyond loopback; an --upstream-header or
@@ -321,7 +337,8 @@ Exit status:
      --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      an --allow-host with /, comma or white space;
-     pin without --pin or --upstream)
+     pin without --pin or --upstream; a bad key or value in the --config
+     file: FILE:LINE and what is wanted)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
