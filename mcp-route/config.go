@@ -78,9 +78,11 @@ func configCommand(args []string) (rest []string, printing bool, err error) {
 
 // configFile is a --config file applied to the flags.
 type configFile struct {
-	path string         // absolute
-	from map[string]int // flag name → line, for the keys the file set
-	// secret says the file holds an --upstream-header value.
+	path string              // absolute
+	from map[string]int      // flag name → line, for the keys the file set
+	raw  map[string][]string // flag name → the values the file set
+	// secret says the file holds a secret tools must not read: an
+	// --upstream-header value, an upstream URL with user info or a query.
 	secret bool
 }
 
@@ -112,7 +114,10 @@ const (
 	kindUint
 	kindFloat
 	kindDuration
-	kindList // repeatable (or a Value of the flag package's users)
+	// kindList is a repeatable flag, and any Value that is none of the
+	// flag package's own (flag.Func, a type of ours): each element of an
+	// array is one use of the flag, as on the command line.
+	kindList
 )
 
 func kindOf(f *flag.Flag) flagKind {
@@ -132,13 +137,42 @@ func kindOf(f *flag.Flag) flagKind {
 			return kindString
 		}
 	}
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+	if isBoolFlag(f) {
 		return kindBool
 	}
-	if _, ok := f.Value.(*listFlag); ok {
-		return kindList
-	}
-	return kindString
+	return kindList
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// recorder is a flag.Value that keeps what it was set to, for a Value
+// whose String cannot say it (flag.Func's is always "").
+type recorder struct {
+	name    string
+	boolean bool
+	got     map[string][]string
+}
+
+func (r *recorder) String() string   { return "" }
+func (r *recorder) IsBoolFlag() bool { return r.boolean }
+func (r *recorder) Set(v string) error {
+	r.got[r.name] = append(r.got[r.name], v)
+	return nil
+}
+
+// commandLine is each flag's values as given in args (which fs parsed).
+func commandLine(fs *flag.FlagSet, args []string) map[string][]string {
+	shadow := flag.NewFlagSet(prog, flag.ContinueOnError)
+	shadow.SetOutput(io.Discard)
+	got := map[string][]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		shadow.Var(&recorder{name: f.Name, boolean: isBoolFlag(f), got: got}, f.Name, "")
+	})
+	shadow.Parse(args) // fs took them: no error
+	return got
 }
 
 // placeholder is the flag's `NAME` in its usage ("FILE", "NAME=CMD").
@@ -237,7 +271,7 @@ func applyConfig(fs *flag.FlagSet, path string) (*configFile, error) {
 	onCommandLine := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
 
-	c := &configFile{path: abs, from: map[string]int{}}
+	c := &configFile{path: abs, from: map[string]int{}, raw: map[string][]string{}}
 	dir := filepath.Dir(abs)
 	keys := make([]string, 0, len(doc))
 	for k := range doc {
@@ -277,11 +311,12 @@ func applyConfig(fs *flag.FlagSet, path string) (*configFile, error) {
 				line = it.line
 				return nil, at("%s = %q: %s", k, it.val, setError(f, err))
 			}
+			c.raw[k] = append(c.raw[k], v)
+			if _, val, _ := strings.Cut(v, "="); k == "upstream-header" || k == "upstream" && withhold(k, []string{val}) != "" {
+				c.secret = true
+			}
 		}
 		c.from[k] = lines[k]
-		if k == "upstream-header" && len(items) > 0 {
-			c.secret = true
-		}
 	}
 	return c, nil
 }
@@ -575,7 +610,7 @@ func (c *configFile) secretFiles() [][2]string {
 	if c == nil || !c.secret {
 		return nil
 	}
-	return [][2]string{{"--config (it holds --upstream-header values)", c.path}}
+	return [][2]string{{"--config (it holds an upstream's header or URL credentials)", c.path}}
 }
 
 // checkPlace refuses a config file that tools or upstreams can write, or
@@ -624,7 +659,8 @@ func (c *configFile) checkPlace(root string, readonly bool, writable, toolDirs [
 
 // printConfig is `mcp-route config print`: fs (parsed, the file applied)
 // as a TOML file that --config loads back to the same flags.
-func printConfig(fs *flag.FlagSet, cfg *configFile, stdout, stderr io.Writer) int {
+func printConfig(fs *flag.FlagSet, args []string, cfg *configFile, stdout, stderr io.Writer) int {
+	given := commandLine(fs, args)
 	var top, tables strings.Builder
 	withheld := 0
 	fmt.Fprintf(&top, "# %s config print: the effective configuration", prog)
@@ -647,7 +683,7 @@ func printConfig(fs *flag.FlagSet, cfg *configFile, stdout, stderr io.Writer) in
 	// An upstream withheld takes its other settings (header, token file,
 	// profile) along: without it they would not load.
 	gone := map[string]bool{}
-	if l, ok := fs.Lookup("upstream").Value.(*listFlag); ok {
+	if l, ok := valueOf(fs, "upstream").(*listFlag); ok {
 		for _, v := range l.vals {
 			if n, val, _ := strings.Cut(v, "="); withhold("upstream", []string{val}) != "" {
 				gone[n] = true
@@ -676,6 +712,11 @@ func printConfig(fs *flag.FlagSet, cfg *configFile, stdout, stderr io.Writer) in
 		var vals []string
 		if l, ok := f.Value.(*listFlag); ok {
 			vals = slices.Clone(l.vals)
+		} else if kind == kindList {
+			vals = given[f.Name] // the command line replaced the file's
+			if len(vals) == 0 && cfg != nil {
+				vals = slices.Clone(cfg.raw[f.Name])
+			}
 		} else {
 			vals = []string{f.Value.String()}
 		}
@@ -733,6 +774,14 @@ func printConfig(fs *flag.FlagSet, cfg *configFile, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "%s: config print: %d values withheld (they may be secrets); the printed file serves without them\n", prog, withheld)
 	}
 	return 0
+}
+
+// valueOf is the Value of fs's flag name, nil when there is none.
+func valueOf(fs *flag.FlagSet, name string) flag.Value {
+	if f := fs.Lookup(name); f != nil {
+		return f.Value
+	}
+	return nil
 }
 
 // withhold says why config print leaves out flag's values vs of one NAME,

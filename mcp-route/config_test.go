@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -322,7 +325,69 @@ func TestConfigWhereToolsWrite(t *testing.T) {
 	// A file holding a header value is a secret: not where tools read.
 	secret := writeFile(t, filepath.Join(root, "secret.toml"), "tools = [\""+tools+"\"]\n[upstream]\napi = \"https://mcp.example.com/mcp\"\n[upstream-header]\napi = \"Authorization: Bearer x\"\n")
 	code, _, errs = runIn(t, t.TempDir(), "", "--config", secret, "--readonly", "--root", root)
-	if code != 1 || !strings.Contains(errs, "--config (it holds --upstream-header values): "+secret+" is inside --root") {
+	if code != 1 || !strings.Contains(errs, "--config (it holds an upstream's header or URL credentials): "+secret+" is inside --root") {
 		t.Errorf("a config with a header value, readable by tools: exit %d, stderr %q", code, errs)
+	}
+	keyed := writeFile(t, filepath.Join(root, "keyed.toml"), "tools = [\""+tools+"\"]\n[upstream]\napi = \"https://mcp.example.com/mcp?key=x\"\n")
+	code, _, errs = runIn(t, t.TempDir(), "", "--config", keyed, "--readonly", "--root", root)
+	if code != 1 || !strings.Contains(errs, "--config (it holds an upstream's header or URL credentials): "+keyed+" is inside --root") {
+		t.Errorf("a config with a URL key, readable by tools: exit %d, stderr %q", code, errs)
+	}
+}
+
+// Keys come from the FlagSet alone: a flag another file adds (here a
+// flag.Func, whose String says nothing) gets its key, from the file and
+// the command line, and config print shows what was given.
+func TestConfigAnyFlag(t *testing.T) {
+	newFS := func(seen *[]string) *flag.FlagSet {
+		fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Func("accept", "accept the tool `NAME` (repeatable)", func(v string) error {
+			if v == "bad" {
+				return errors.New("no tool named bad")
+			}
+			*seen = append(*seen, v)
+			return nil
+		})
+		fs.Int("workers", 2, "workers")
+		configFlag(fs)
+		return fs
+	}
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "workers = 3\naccept = [\"fs__read\", \"fs__write\"]\n")
+	for _, c := range []struct {
+		args       []string
+		seen, want []string
+	}{
+		{[]string{"--config", cfg}, []string{"fs__read", "fs__write"}, []string{"workers = 3\n", "accept = [\"fs__read\", \"fs__write\"]\n"}},
+		{[]string{"--config", cfg, "--accept", "gh__issue"}, []string{"gh__issue"}, []string{"workers = 3\n", "accept = [\"gh__issue\"]\n"}},
+	} {
+		var seen []string
+		fs := newFS(&seen)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		file, err := applyConfig(fs, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(seen, c.seen) {
+			t.Errorf("%q: the flag got %q, want %q", c.args, seen, c.seen)
+		}
+		var out, errb bytes.Buffer
+		if code := printConfig(fs, c.args, file, &out, &errb); code != 0 {
+			t.Fatalf("print: %d %s", code, errb.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%q: config print lacks %q:\n%s", c.args, w, out.String())
+			}
+		}
+	}
+	bad := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "\naccept = [\"ok\", \"bad\"]\n")
+	var seen []string
+	fs := newFS(&seen)
+	fs.Parse(nil)
+	if _, err := applyConfig(fs, bad); err == nil || !strings.Contains(err.Error(), bad+`:2: accept = "bad": no tool named bad`) {
+		t.Errorf("a value the flag refuses: %v", err)
 	}
 }

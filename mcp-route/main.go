@@ -457,7 +457,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return configExit(err)
 	}
 	if printing {
-		return printConfig(fs, cfg, stdout, stderr)
+		return printConfig(fs, args, cfg, stdout, stderr)
 	}
 	// The first flag out of range, with what was written and what is wanted.
 	for _, c := range []struct {
