@@ -25,14 +25,16 @@ package main
 // The file configures the server, and tools must not: a file inside a
 // place tools or upstreams can write (--root without --readonly, an
 // --allow-write path, a launcher profile's cache) or inside a --tools
-// directory is refused, and one holding an --upstream-header value (a
-// secret) is checked as the secret files are: out of the tools' reach.
+// directory is refused, and one holding a secret not meant for the tools
+// (an --upstream-header value, an upstream URL with user info or a query)
+// is checked as the secret files are: out of the tools' reach.
 // `config print` prints every key with its effective value (those left at
 // their defaults commented out), all paths absolute, in the same format;
 // values that may be secrets (--env values, --upstream-header values, an
 // upstream URL with user info or a query) are withheld, as comments.
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,8 +54,9 @@ import (
 )
 
 // commandOnly are flags that ask for one run's action, not configuration:
-// no key in the file.
-var commandOnly = map[string]bool{"config": true, "version": true, "confine-check": true}
+// no key in the file (`mcp-route pin`'s choices among them: a file saying
+// all = true would accept every change without review).
+var commandOnly = map[string]bool{"config": true, "version": true, "confine-check": true, "dry-run": true, "accept": true, "all": true}
 
 // secretTables are the NAME=VALUE flags whose values config print withholds:
 // a tool's environment holds API keys, a header bearer tokens.
@@ -368,7 +371,7 @@ func configValues(f *flag.Flag, k string, v any, lines map[string]int) ([]item, 
 	case kindInt, kindUint:
 		n, ok := v.(int64)
 		if !ok {
-			return nil, bad(fmt.Sprintf("an integer (%s = %s)", k, cmpOr(f.DefValue, "1")))
+			return nil, bad(fmt.Sprintf("an integer (%s = %s)", k, cmp.Or(f.DefValue, "1")))
 		}
 		return []item{{strconv.FormatInt(n, 10), line}}, nil
 	case kindFloat:
@@ -382,7 +385,7 @@ func configValues(f *flag.Flag, k string, v any, lines map[string]int) ([]item, 
 	case kindDuration:
 		s, ok := v.(string)
 		if !ok {
-			return nil, bad(fmt.Sprintf("a duration as a string (%s = %q)", k, cmpOr(f.DefValue, "30s")))
+			return nil, bad(fmt.Sprintf("a duration as a string (%s = %q)", k, cmp.Or(f.DefValue, "30s")))
 		}
 		return []item{{s, line}}, nil
 	case kindString:
@@ -404,7 +407,7 @@ func configValues(f *flag.Flag, k string, v any, lines map[string]int) ([]item, 
 		var out []item
 		for i, e := range x {
 			s, ok := e.(string)
-			at := cmpOr(lines[fmt.Sprintf("%s#%d", k, i)], line)
+			at := cmp.Or(lines[fmt.Sprintf("%s#%d", k, i)], line)
 			if !ok {
 				return nil, &itemError{msg: fmt.Sprintf("%s: element %d: want a string, not %s", k, i+1, tomlType(e)), line: at}
 			}
@@ -419,10 +422,10 @@ func configValues(f *flag.Flag, k string, v any, lines map[string]int) ([]item, 
 		for n := range x {
 			names = append(names, n)
 		}
-		slices.SortFunc(names, func(a, b string) int { return cmpOr(lines[k+"."+a]-lines[k+"."+b], strings.Compare(a, b)) })
+		slices.SortFunc(names, func(a, b string) int { return cmp.Or(lines[k+"."+a]-lines[k+"."+b], strings.Compare(a, b)) })
 		var out []item
 		for _, n := range names {
-			at := cmpOr(lines[k+"."+n], line)
+			at := cmp.Or(lines[k+"."+n], line)
 			if n == "" || strings.Contains(n, "=") {
 				return nil, &itemError{msg: fmt.Sprintf("%s: name %q: want a NAME without '='", k, n), line: at}
 			}
@@ -450,14 +453,6 @@ func example(f *flag.Flag) string {
 		return "..."
 	}
 	return ph
-}
-
-func cmpOr[T comparable](a, b T) T {
-	var zero T
-	if a != zero {
-		return a
-	}
-	return b
 }
 
 // tomlType names v's TOML type, for "want X, not Y".
@@ -526,7 +521,7 @@ func keyLines(data []byte) map[string]int {
 					continue
 				}
 				k := strings.Join(path, ".") + "#" + strconv.Itoa(i)
-				lines[k] = cmpOr(lineOf(e), line)
+				lines[k] = cmp.Or(lineOf(e), line)
 				i++
 			}
 		case unstable.InlineTable:
@@ -592,7 +587,7 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// from says where flag name's value came from, for an error about it:
+// fromFile says where flag name's value came from, for an error about it:
 // " (set in FILE:LINE)", or "" when not from the file.
 func (c *configFile) fromFile(name string) string {
 	if c == nil {
@@ -771,7 +766,11 @@ func printConfig(fs *flag.FlagSet, args []string, cfg *configFile, stdout, stder
 		return 1
 	}
 	if withheld > 0 {
-		fmt.Fprintf(stderr, "%s: config print: %d values withheld (they may be secrets); the printed file serves without them\n", prog, withheld)
+		what := fmt.Sprintf("%d values", withheld)
+		if withheld == 1 {
+			what = "1 value"
+		}
+		fmt.Fprintf(stderr, "%s: config print: %s withheld (secrets, maybe): the printed file serves without them; keep them in your file\n", prog, what)
 	}
 	return 0
 }

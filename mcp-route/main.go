@@ -328,7 +328,7 @@ Exit status:
      no home directory for the cache); --config: the file unreadable, or
      where tools can write (--root without --readonly, an --allow-write
      path, a launcher's cache), in a --tools directory, or holding an
-     --upstream-header value where tools can read
+     upstream's header or URL credentials where tools can read
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
      twice, or plain http beyond loopback; an --upstream-header or
