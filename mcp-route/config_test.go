@@ -342,7 +342,7 @@ func TestConfigAnyFlag(t *testing.T) {
 	newFS := func(seen *[]string) *flag.FlagSet {
 		fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		fs.Func("accept", "accept the tool `NAME` (repeatable)", func(v string) error {
+		fs.Func("grant", "grant the tool `NAME` (repeatable)", func(v string) error {
 			if v == "bad" {
 				return errors.New("no tool named bad")
 			}
@@ -350,16 +350,17 @@ func TestConfigAnyFlag(t *testing.T) {
 			return nil
 		})
 		fs.Int("workers", 2, "workers")
+		fs.Bool("all", false, "accept every change (pin's choice: no key)")
 		configFlag(fs)
 		return fs
 	}
-	cfg := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "workers = 3\naccept = [\"fs__read\", \"fs__write\"]\n")
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "workers = 3\ngrant = [\"fs__read\", \"fs__write\"]\n")
 	for _, c := range []struct {
 		args       []string
 		seen, want []string
 	}{
-		{[]string{"--config", cfg}, []string{"fs__read", "fs__write"}, []string{"workers = 3\n", "accept = [\"fs__read\", \"fs__write\"]\n"}},
-		{[]string{"--config", cfg, "--accept", "gh__issue"}, []string{"gh__issue"}, []string{"workers = 3\n", "accept = [\"gh__issue\"]\n"}},
+		{[]string{"--config", cfg}, []string{"fs__read", "fs__write"}, []string{"workers = 3\n", "grant = [\"fs__read\", \"fs__write\"]\n"}},
+		{[]string{"--config", cfg, "--grant", "gh__issue"}, []string{"gh__issue"}, []string{"workers = 3\n", "grant = [\"gh__issue\"]\n"}},
 	} {
 		var seen []string
 		fs := newFS(&seen)
@@ -383,11 +384,17 @@ func TestConfigAnyFlag(t *testing.T) {
 			}
 		}
 	}
-	bad := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "\naccept = [\"ok\", \"bad\"]\n")
+	bad := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "\ngrant = [\"ok\", \"bad\"]\n")
 	var seen []string
 	fs := newFS(&seen)
 	fs.Parse(nil)
-	if _, err := applyConfig(fs, bad); err == nil || !strings.Contains(err.Error(), bad+`:2: accept = "bad": no tool named bad`) {
+	if _, err := applyConfig(fs, bad); err == nil || !strings.Contains(err.Error(), bad+`:2: grant = "bad": no tool named bad`) {
 		t.Errorf("a value the flag refuses: %v", err)
+	}
+	all := writeFile(t, filepath.Join(t.TempDir(), "c.toml"), "all = true\n")
+	fs = newFS(&seen)
+	fs.Parse(nil)
+	if _, err := applyConfig(fs, all); err == nil || !strings.Contains(err.Error(), all+":1: all is not a configuration key: give --all on the command line") {
+		t.Errorf("pin's --all in a file: %v", err)
 	}
 }
