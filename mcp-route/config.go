@@ -84,6 +84,8 @@ type configFile struct {
 	path string              // absolute
 	from map[string]int      // flag name → line, for the keys the file set
 	raw  map[string][]string // flag name → the values the file set
+	// lineOf is the line of each value: flag name + "\x00" + value.
+	lineOf map[string]int
 	// secret says the file holds a secret tools must not read: an
 	// --upstream-header value, an upstream URL with user info or a query.
 	secret bool
@@ -274,7 +276,7 @@ func applyConfig(fs *flag.FlagSet, path string) (*configFile, error) {
 	onCommandLine := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
 
-	c := &configFile{path: abs, from: map[string]int{}, raw: map[string][]string{}}
+	c := &configFile{path: abs, from: map[string]int{}, raw: map[string][]string{}, lineOf: map[string]int{}}
 	dir := filepath.Dir(abs)
 	keys := make([]string, 0, len(doc))
 	for k := range doc {
@@ -315,6 +317,7 @@ func applyConfig(fs *flag.FlagSet, path string) (*configFile, error) {
 				return nil, at("%s = %q: %s", k, it.val, setError(f, err))
 			}
 			c.raw[k] = append(c.raw[k], v)
+			c.lineOf[k+"\x00"+v] = it.line
 			if _, val, _ := strings.Cut(v, "="); k == "upstream-header" || k == "upstream" && withhold(k, []string{val}) != "" {
 				c.secret = true
 			}
@@ -597,6 +600,41 @@ func (c *configFile) fromFile(name string) string {
 		return fmt.Sprintf(" (set in %s:%d)", c.path, line)
 	}
 	return ""
+}
+
+// about says where in the file the value an error names was set: "
+// (set in FILE:LINE)" for the first flag from the file that msg names as
+// --NAME (the line of the value msg quotes, when it does), else "".
+func (c *configFile) about(msg string) string {
+	if c == nil {
+		return ""
+	}
+	best := ""
+	for name := range c.from {
+		i := strings.Index(msg, "--"+name)
+		if i < 0 || i+2+len(name) < len(msg) && isNameByte(msg[i+2+len(name)]) {
+			continue
+		}
+		if best == "" || len(name) > len(best) {
+			best = name // --upstream-header, not --upstream
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	line := c.from[best]
+	for _, v := range c.raw[best] {
+		name, _, _ := strings.Cut(v, "=") // a NAME=VALUE flag's entry, named
+		if strings.Contains(msg, strconv.Quote(v)) || strings.Contains(msg, " "+v) || strings.Contains(msg, "--"+best+" "+name+":") {
+			line = c.lineOf[best+"\x00"+v]
+			break
+		}
+	}
+	return fmt.Sprintf(" (set in %s:%d)", c.path, line)
+}
+
+func isNameByte(b byte) bool {
+	return b == '-' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9'
 }
 
 // secretFiles is the file as a secret file to keep out of the tools'

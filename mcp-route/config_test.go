@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -261,10 +262,16 @@ func TestConfigErrors(t *testing.T) {
 		{"table for a list", "[pass-env]\nHOME = \"x\"\n", `:1: pass-env: want a string or an array of strings (pass-env = ["NAME"]), not a table`},
 		{"action flag", "version = true\n", `:1: version is not a configuration key: give --version on the command line`},
 		{"not TOML", "max-procs = 4\ntools = [\"a\"\n", `:2:13: array is incomplete (not valid TOML)`},
-		{"range", "max-procs = 0\n", `--max-procs 0: want a positive number (set in `},
+		{"range", "max-procs = 0\n", `--max-procs 0: want a positive number (set in %s:1)`},
+		{"later check", "[upstream]\nok = \"cat\"\n\"bad name\" = \"cat\"\n", `--upstream "bad name=cat": name "bad name": want 1 to 32 letters, digits or '-' (it prefixes the tools: NAME__TOOL) (set in %s:3)`},
+		{"later check of a table", "[upstream]\nok = \"cat\"\n[upstream-header]\nok = \"X-A: b\"\n", `--upstream-header ok: upstream ok is not an HTTP upstream (NAME=https://...): a stdio upstream gets no headers (set in %s:4)`},
+		{"later check of a size", "\nlimit-mem = \"lots\"\n", `--limit-mem "lots": want a size such as "512MiB" or "2G" (at least 1MiB; 0: no limit) (set in %s:2)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := writeFile(t, filepath.Join(t.TempDir(), "bad.toml"), c.config)
+			if strings.Contains(c.want, "%s") {
+				c.want = fmt.Sprintf(c.want, cfg)
+			}
 			code, out, errs := runIn(t, t.TempDir(), "", "--config", cfg)
 			if code != 2 || out != "" {
 				t.Errorf("exit %d, stdout %q; want 2 and nothing", code, out)

@@ -484,37 +484,37 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	limitMemBytes, err := tooldef.ParseSize(*limitMem)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: --limit-mem %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: --limit-mem %v%s (see --help)\n", prog, err, cfg.fromFile("limit-mem"))
 		return 2
 	}
 	limits := proc.Limits{Memory: limitMemBytes, Pids: *limitPids, CPU: *limitCPU}
 	mode, err := confinement.ParseMode(*confineMode)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	specs, err := upstream.ParseSpecs(upstreams.vals)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	if err := upstream.SetHeaders(specs, upstreamHeaders.vals, upstreamTokens.vals); err != nil {
 		var tfe *upstream.TokenFileError
 		if errors.As(err, &tfe) {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			fmt.Fprintf(stderr, "%s: %v%s\n", prog, err, cfg.about(err.Error()))
 			return 1
 		}
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	chosenProfiles, err := parseProfiles(upstreamProfiles.vals, specs)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	minBackoff, maxBackoff, err := upstream.ParseBackoff(*upstreamBackoff)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	if pinning && (*pinPath == "" || len(specs) == 0) {
@@ -522,7 +522,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *logFormat != "text" && *logFormat != "json" {
-		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json\n", prog, *logFormat)
+		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json%s\n", prog, *logFormat, cfg.fromFile("log-format"))
 		return 2
 	}
 	queue := *maxQueue
