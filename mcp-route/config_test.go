@@ -145,6 +145,11 @@ log = "logs/route.log"
 pin = "pins.json"
 describe-cache = ""
 http-token-file = "secrets/tokens"
+session-key-file = "secrets/session.key"
+tls-cert = "tls/cert.pem"
+tls-key = "tls/key.pem"
+allow-write = ["scratch"]
+allow-exec = ["~/.cargo/bin"]
 upstream-backoff = "1s,10s"
 
 [upstream]
@@ -170,6 +175,11 @@ remote = "secrets/remote"
 		`pin = "` + filepath.Join(dir, "pins.json") + `"`,
 		`describe-cache = ""`, // set, to off: not the default
 		`http-token-file = "` + filepath.Join(dir, "secrets/tokens") + `"`,
+		`session-key-file = "` + filepath.Join(dir, "secrets/session.key") + `"`,
+		`tls-cert = "` + filepath.Join(dir, "tls/cert.pem") + `"`,
+		`tls-key = "` + filepath.Join(dir, "tls/key.pem") + `"`,
+		`allow-write = ["` + filepath.Join(dir, "scratch") + `"]`,
+		`allow-exec = ["` + filepath.Join(home, ".cargo/bin") + `"]`,
 		`# grace = "2s"`, // a default, commented out
 		"\n[upstream]\nfs = \"npx -y @modelcontextprotocol/server-filesystem .\"\nremote = \"https://mcp.example.com/mcp\"\n",
 		"\n[upstream-token-file]\nremote = \"" + filepath.Join(dir, "secrets/remote") + "\"\n",
