@@ -324,12 +324,16 @@ func (s *Router) Close() {
 // one. conn is closed when Serve returns.
 func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Session) error {
 	conv := core.New(core.Options{
-		ServerInfo:   s.opts.ServerInfo,
-		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
-		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
-		Grace:        s.opts.Grace,
-		Logger:       s.opts.Logger,
-		Session:      session,
+		ServerInfo: s.opts.ServerInfo,
+		Capabilities: codec.ServerCapabilities{
+			Tools: &codec.ToolsCapability{ListChanged: true},
+			// Tools log through their channel (channel.go).
+			Logging: json.RawMessage(`{}`),
+		},
+		DiscoverTTL: time.Duration(DiscoverTTL) * time.Millisecond,
+		Grace:       s.opts.Grace,
+		Logger:      s.opts.Logger,
+		Session:     session,
 	})
 	conv.HandleFunc(codec.MethodToolsList, s.list)
 	conv.Handle(codec.MethodToolsCall, core.Method{
