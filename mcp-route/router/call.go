@@ -67,6 +67,11 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		s.debugf("call %s %s: invalid arguments: %v", req.ID, t.Def.Name, err)
 		return codec.ErrorResult("invalid arguments: " + err.Error()), nil
 	}
+	if s.opts.Confirm.Needs(&t.Def) {
+		if refused := s.approve(ctx, req, &t.Def, args); refused != nil {
+			return refused, nil
+		}
+	}
 	ch := s.newChannel(ctx, req, t)
 	defer ch.close()
 	return s.run(ctx, req.Revision, req.ID, t, args, ch), nil
@@ -87,6 +92,11 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 	}
 	if args[0] != '{' {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
+	}
+	if s.opts.Confirm.Needs(&t.Def) {
+		if refused := s.approve(ctx, req, &t.Def, args); refused != nil {
+			return refused, nil
+		}
 	}
 	var progress func(codec.ProgressParams)
 	if _, ok := p.ProgressToken(); ok {

@@ -139,6 +139,9 @@ type Options struct {
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
 	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
 	Limits     proc.Limits                 // optional: limits of each tool process tree, a call's or a worker's (a tool's run.limit* wins per field)
+	// Confirm, optional, is the approval gate (--confirm): the calls it
+	// names run only once the user approved them (confirm.go).
+	Confirm *Confirm
 	// Upstreams, optional, are the upstream MCP servers whose tools are
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.
