@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -251,5 +252,49 @@ func TestToolAskHTTPAnswerBoundToSession(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Errorf("replayed answer: %s", resp.Status)
+	}
+}
+
+// A worker (run.mode worker) logs and asks through its protocol:
+// {"id":N,"channel":LINE} out, {"answer":N,"line":ANSWER} in. This one is
+// a shell loop serving one call at a time.
+func TestWorkerLogsAndAsks(t *testing.T) {
+	f := newFixture(t)
+	f.tool("wtool", def("wtool", "", `{"mode":"worker"}`), `while IFS= read -r line; do
+  id=${line#\{\"id\":}; id=${id%%,*}
+  printf '{"id":%s,"channel":{"level":"warning","data":"from a worker"}}\n' "$id"
+  printf '{"id":%s,"channel":{"ask":"elicitation/create","id":1,"params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}\n' "$id"
+  IFS= read -r answer
+  esc=$(printf '%s' "$answer" | sed 's/\\/\\\\/g; s/"/\\"/g')
+  printf '{"id":%s,"output":"%s"}\n' "$id" "$esc"
+done`)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	var a askingClient
+	var logs logCollector
+	copts := a.options()
+	copts.LoggingMessageHandler = logs.handler
+	cs, _, _, err := goSDKRoute(t, ctx, f.tools, f.root, copts, &mcp.ClientSessionOptions{ProtocolVersion: codec.LatestLegacyRevision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ { // the second call goes to the same worker
+		got := callText(t, ctx, cs, "wtool")
+		if !strings.HasPrefix(got, `{"answer":`) || !strings.HasSuffix(got, `,"line":{"id":1,"result":{"action":"accept","content":{"name":"Ada"}}}}`) {
+			t.Errorf("call %d: %s", i, got)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var recs []string
+	for len(recs) < 2 && time.Now().Before(deadline) {
+		recs = append(recs, logs.take()...)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(recs) != 2 || recs[0] != `warning wtool "from a worker"` {
+		t.Errorf("records %q, want two from the worker", recs)
 	}
 }

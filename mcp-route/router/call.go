@@ -232,6 +232,7 @@ func (s *server) runWorker(ctx context.Context, rev string, t *registry.Tool, ar
 		Arguments:       args,
 		ProtocolVersion: rev,
 		Progress:        progress,
+		Channel:         ch.workerLine,
 		Timeout:         timeout,
 		MaxOutput:       maxOut,
 	})

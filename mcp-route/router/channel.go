@@ -70,6 +70,7 @@ type callChannel struct {
 	// way to read an answer, and a question is only logged.
 	reply        func(line []byte) error
 	closeAnswers *os.File // fd 4's write end, closed by close
+	workerReply  atomic.Pointer[func([]byte)]
 
 	logs, dropped atomic.Int64
 
@@ -93,6 +94,16 @@ func (s *server) newChannel(ctx context.Context, req *core.Request, t *registry.
 	_, progress := req.ProgressToken()
 	c := &callChannel{s: s, req: req, tool: t.Def.Name, progress: progress, asks: make(chan question, MaxQueuedAsks)}
 	c.ctx, c.cancel = context.WithCancel(ctx)
+	if t.Run.Mode == registry.ModeWorker {
+		c.reply = func(line []byte) error {
+			f := c.workerReply.Load()
+			if f == nil {
+				return errors.New("no worker line to answer")
+			}
+			(*f)(line)
+			return nil
+		}
+	}
 	return c
 }
 
@@ -115,6 +126,13 @@ func (c *callChannel) pipe() *os.File {
 	}
 	c.closeAnswers = w
 	return r
+}
+
+// workerLine is line for a worker's channel line (worker.Call.Channel):
+// the answers go back through reply, the same for every line of a call.
+func (c *callChannel) workerLine(line []byte, reply func(answer []byte)) {
+	c.workerReply.CompareAndSwap(nil, &reply)
+	c.line(line)
 }
 
 // close ends the channel: a question still waiting is given up, and fd
