@@ -27,15 +27,17 @@ import (
 //     must not take them from another request; a legacy session declared
 //     them in initialize.
 //   - Questions go to the client as a request of the server's
-//     (Request.Call), on the call's own stream: only a legacy session can
-//     be asked, and only on a transport that carries a request to the
-//     client and its answer back (stdio; Streamable HTTP with a session
-//     and an SSE stream). Otherwise Call fails with ErrNoBackChannel.
+//     (Request.Call), on the call's own stream: only a legacy session is
+//     asked so (CanAsk), and only on a transport that carries a request
+//     to the client and its answer back (stdio; Streamable HTTP with a
+//     session and an SSE stream). Otherwise Call fails with
+//     ErrNoBackChannel.
 
 // ErrNoBackChannel is returned by Request.Call when the request's
-// transport or era cannot carry a request to the client: a 2026-07-28
-// request (which asks with an input_required result instead), or an HTTP
-// request without a session or without an SSE stream to carry it.
+// transport cannot carry a request to the client: an HTTP request without
+// a session or without an SSE stream to carry it. (A 2026-07-28 client
+// expects none at all: it is asked through an input_required result;
+// CanAsk says no for one.)
 var ErrNoBackChannel = errors.New("server: this request cannot carry a request to the client")
 
 // ClientCapabilities returns the capabilities that apply to the request:

@@ -69,9 +69,6 @@ func (r *Request) Notify(method string, params any) error {
 // transport; otherwise it returns ErrNoBackChannel (see ask.go).
 func (r *Request) Call(ctx context.Context, method string, params any) (*codec.Message, error) {
 	s := r.srv
-	if codec.IsModernRevision(r.Revision) {
-		return nil, ErrNoBackChannel
-	}
 	ch := make(chan *codec.Message, 1)
 	id := nextOutgoingID()
 	s.mu.Lock()
