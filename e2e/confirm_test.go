@@ -125,21 +125,104 @@ func TestConfirmGoSDK(t *testing.T) {
 	}
 }
 
-// A 2026-07-28 request cannot be asked (no input_required yet): isError,
-// nothing ran. --confirm names a tool: only it is gated.
-func TestConfirmModernAndNamed(t *testing.T) {
+// 2026-07-28: the approval is asked with an input_required result whose
+// requestState seals the tool, the arguments' digest and an expiry; the
+// call runs when it comes back with that state, the same arguments and
+// an approving answer. --confirm naming a tool gates only it.
+func TestConfirmModern(t *testing.T) {
 	f := newFixture(t)
 	confirmTools(f)
-	s := f.start("--confirm", "look")
-	var r codec.CallToolResult
-	s.result(s.request(modern, codec.MethodToolsCall, map[string]any{"name": "look",
-		"_meta": map[string]any{codec.MetaClientCapabilities: map[string]any{"elicitation": map[string]any{}}}}), &r)
-	wantErr(t, &r, "not run: tool look needs the user's approval", "input_required")
+	s := f.start("--confirm", "wipe")
+	caps := map[string]any{"elicitation": map[string]any{}}
+	call := func(args map[string]any, extra map[string]any) map[string]json.RawMessage {
+		t.Helper()
+		p := map[string]any{"name": "wipe", "arguments": args, "_meta": map[string]any{codec.MetaClientCapabilities: caps}}
+		for k, v := range extra {
+			p[k] = v
+		}
+		var r map[string]json.RawMessage
+		s.result(s.request(modern, codec.MethodToolsCall, p), &r)
+		return r
+	}
+	r := call(map[string]any{"tag": "x"}, nil)
+	var ask struct {
+		Method string
+		Params struct{ Message string }
+	}
+	var state string
+	var inputs map[string]json.RawMessage
+	json.Unmarshal(r["requestState"], &state)
+	json.Unmarshal(r["inputRequests"], &inputs)
+	json.Unmarshal(inputs[router.ApprovalInput], &ask)
+	if string(r["resultType"]) != `"input_required"` || state == "" || ask.Method != codec.MethodElicit ||
+		!strings.Contains(ask.Params.Message, router.ArgsDigest("wipe", []byte(`{"tag":"x"}`))) {
+		t.Fatalf("first call: %v, want input_required asking to approve wipe {tag:x}", r)
+	}
+	yes := map[string]any{router.ApprovalInput: map[string]any{"action": "accept", "content": map[string]any{"approve": true}}}
+	no := map[string]any{router.ApprovalInput: map[string]any{"action": "decline"}}
+	for _, tc := range []struct {
+		name  string
+		tag   string
+		extra map[string]any
+		want  string // "" means: it ran
+	}{
+		{"other arguments", "y", map[string]any{"requestState": state, "inputResponses": yes}, "given for another call"},
+		{"forged state", "x", map[string]any{"requestState": strings.Replace(state, ".", "x.", 1), "inputResponses": yes}, "not one of ours"},
+		{"declined", "x", map[string]any{"requestState": state, "inputResponses": no}, "the user answered decline"},
+		{"no answer", "x", map[string]any{"requestState": state}, "not an elicitation result"},
+		{"approved", "x", map[string]any{"requestState": state, "inputResponses": yes}, ""},
+	} {
+		r := call(map[string]any{"tag": tc.tag}, tc.extra)
+		var res codec.CallToolResult
+		b, _ := json.Marshal(r)
+		json.Unmarshal(b, &res)
+		if tc.want == "" {
+			wantOK(t, &res, "wiped x")
+			continue
+		}
+		wantErr(t, &res, "not run", tc.want)
+		if ran(f, tc.tag) {
+			t.Errorf("%s: the tool ran", tc.name)
+		}
+	}
+	// A client that declares no elicitation is refused at once.
 	var r2 codec.CallToolResult
-	s.result(s.request(modern, codec.MethodToolsCall, map[string]any{"name": "wipe", "arguments": map[string]any{"tag": "m"}}), &r2)
-	wantOK(t, &r2, "wiped m")
-	if !strings.Contains(s.stderr.String(), "call not approved: nothing ran") {
-		t.Errorf("the refusal is not logged:\n%s", s.stderr.String())
+	s.result(s.request(modern, codec.MethodToolsCall, map[string]any{"name": "wipe", "arguments": map[string]any{"tag": "z"}}), &r2)
+	wantErr(t, &r2, "not run", "declares no elicitation capability")
+	// look is not gated.
+	var r3 codec.CallToolResult
+	s.result(s.request(modern, codec.MethodToolsCall, map[string]any{"name": "look"}), &r3)
+	wantOK(t, &r3, "looked")
+}
+
+// The Go SDK client in 2026-07-28 (its default) fulfils input_required
+// by itself: its elicitation handler approves, or declines.
+func TestConfirmModernGoSDK(t *testing.T) {
+	f := newFixture(t)
+	confirmTools(f)
+	for _, tc := range []struct {
+		action  string
+		wantRun bool
+	}{{"accept", true}, {"decline", false}} {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		defer cancel()
+		a := &approver{action: tc.action, approve: true}
+		cs, _, _, err := goSDKRoute(t, ctx, f.tools, f.root, a.options(), nil, "--confirm", "destructive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := cs.InitializeResult().ProtocolVersion; v != modern {
+			t.Fatalf("the SDK speaks %s, want %s", v, modern)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wipe", Arguments: map[string]any{"tag": tc.action}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError == tc.wantRun || ran(f, tc.action) != tc.wantRun || len(a.asked) != 1 {
+			b, _ := json.Marshal(res)
+			t.Errorf("%s: result %s, ran %v, asked %d times", tc.action, b, ran(f, tc.action), len(a.asked))
+		}
+		cs.Close()
 	}
 }
 
@@ -245,5 +328,76 @@ func TestConfirmHTTPApprovalBound(t *testing.T) {
 	}
 	if ran(f, "two") {
 		t.Error("call 2 ran on an approval that came after its question expired")
+	}
+}
+
+// 2026-07-28 over HTTP: an approval asked by one replica is honoured by
+// another that shares --session-key-file, for the caller it was asked
+// for (the bearer token) only.
+func TestConfirmModernAcrossReplicas(t *testing.T) {
+	f := newFixture(t)
+	confirmTools(f)
+	dir := t.TempDir()
+	key, tokens := filepath.Join(dir, "key"), filepath.Join(dir, "tokens")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 48)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokens, []byte("token-alice-0123456789\ntoken-bob-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r1 := startRouteReplica(t, f.tools, f.root, key, "--confirm", "wipe", "--http-token-file", tokens)
+	r2 := startRouteReplica(t, f.tools, f.root, key, "--confirm", "wipe", "--http-token-file", tokens)
+	call := func(url, token, tag string, extra map[string]any) map[string]json.RawMessage {
+		t.Helper()
+		p := map[string]any{"name": "wipe", "arguments": map[string]any{"tag": tag}, "_meta": meta(modern)}
+		p["_meta"].(map[string]any)[codec.MetaClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+		for k, v := range extra {
+			p[k] = v
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": p})
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("MCP-Protocol-Version", modern)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "wipe")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m struct {
+			Result map[string]json.RawMessage
+			Error  *codec.Error
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &m); err != nil || m.Result == nil {
+			t.Fatalf("%s: %s", resp.Status, b)
+		}
+		return m.Result
+	}
+	first := call(r1.url, "token-alice-0123456789", "r", nil)
+	var state string
+	json.Unmarshal(first["requestState"], &state)
+	if state == "" {
+		t.Fatalf("first call: %v, want input_required", first)
+	}
+	yes := map[string]any{router.ApprovalInput: map[string]any{"action": "accept", "content": map[string]any{"approve": true}}}
+	again := map[string]any{"requestState": state, "inputResponses": yes}
+	isErr := func(r map[string]json.RawMessage, want string) {
+		t.Helper()
+		if string(r["isError"]) != "true" || !strings.Contains(string(r["content"]), want) {
+			t.Errorf("result %v, want isError with %q", r, want)
+		}
+	}
+	// Bob presents Alice's approval: refused, nothing ran.
+	isErr(call(r2.url, "token-bob-0123456789", "r", again), "given to another caller")
+	if ran(f, "r") {
+		t.Fatal("the tool ran on another caller's approval")
+	}
+	// Alice, on the other replica: it runs.
+	if r := call(r2.url, "token-alice-0123456789", "r", again); string(r["isError"]) == "true" || !ran(f, "r") {
+		t.Errorf("Alice's approval on replica 2: %v, ran %v", r, ran(f, "r"))
 	}
 }

@@ -147,3 +147,20 @@ var (
 func nextOutgoingID() codec.ID {
 	return codec.StringID(fmt.Sprintf("%s-%d", outgoingPrefix, outgoingSeq.Add(1)))
 }
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the identity of the caller (Serve's ctx
+// is every handler's parent, so its handlers see it through CallerOf): a
+// transport that authenticates its clients (HTTP bearer tokens) names
+// the one that sent the request, so that what is granted to one caller
+// (an approval) is not taken for another's. "" is an anonymous caller.
+func WithCaller(ctx context.Context, caller string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// CallerOf returns what WithCaller put in ctx, "" without one.
+func CallerOf(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(string)
+	return c
+}

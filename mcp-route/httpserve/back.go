@@ -1,7 +1,11 @@
 package httpserve
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,4 +155,16 @@ func (h *Handler) routeAnswer(sid string, m *codec.Message) {
 	case <-x.closed:
 	case <-t.C:
 	}
+}
+
+// caller names the client of r for what is granted per caller (the
+// approval gate's requestState): the SHA-256 of its bearer token, when
+// tokens are required (and so checked); "" otherwise.
+func (h *Handler) caller(r *http.Request) string {
+	if len(h.opts.Tokens) == 0 {
+		return ""
+	}
+	_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	sum := sha256.Sum256([]byte(tok))
+	return "token:" + hex.EncodeToString(sum[:16])
 }

@@ -299,9 +299,11 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// serve runs one conversation; the drain shuts it down.
-func (h *Handler) serve(x *exchange, sess *codec.Session) {
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+// serve runs one conversation of r; the drain shuts it down. Its
+// handlers see the caller (server.CallerOf): a digest of r's bearer
+// token when Tokens are set, else anonymous.
+func (h *Handler) serve(r *http.Request, x *exchange, sess *codec.Session) {
+	h.opts.Backend.Serve(server.WithCaller(h.drainCtx, h.caller(r)), x, sess)
 }
 
 // Drain starts the drain (see the package doc): /readyz turns 503, a new
@@ -581,7 +583,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !initialize { // its answer carries the session id header: JSON only
 		x.startKeepalive()
 	}
-	h.serve(x, sess)
+	h.serve(r, x, sess)
 	if sc != nil {
 		h.keepLevel(sid, sc, sess)
 	}
@@ -758,7 +760,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	x.toSSE()
 	x.mu.Unlock()
 	x.startKeepalive()
-	h.serve(x, sess)
+	h.serve(r, x, sess)
 }
 
 // openStream takes a slot for a long-lived stream, a GET stream of

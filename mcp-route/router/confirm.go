@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,13 +20,15 @@ import (
 // names runs, the user is asked by elicitation to approve that call, its
 // tool, arguments and their digest shown. Declined, cancelled, not
 // answered within Timeout, or a client that cannot be asked (no
-// elicitation capability, a 2026-07-28 request, an HTTP request without
-// a session or an SSE stream): the call gets an isError result saying
-// so, and nothing runs. Clients cannot be trusted to ask on their own;
+// elicitation capability, an HTTP request without a session or an SSE
+// stream): the call gets an isError result saying so, and nothing runs.
+// A 2026-07-28 request is asked with an input_required result instead
+// (confirm_modern.go). Clients cannot be trusted to ask on their own;
 // this gate does not rely on them.
 //
-// An approval is an answer to one question about one call: it is taken
-// once, from the connection (over HTTP, the session) that made the call,
+// In the legacy revisions an approval is an answer to one question about
+// one call: it is taken once, from the connection (over HTTP, the
+// session) that made the call,
 // and only while the question is open (Timeout). It covers those
 // arguments only: a later call, with the same arguments or others, is
 // asked again. Every decision is logged (Info: approved; Warn: refused),
@@ -117,8 +118,9 @@ func compactArgs(args []byte) []byte {
 const maxShownArgs = 2000
 
 // approve asks the user to approve the call of def with args; it returns
-// nil when they did, else the isError result the call gets.
-func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool, args []byte) *codec.CallToolResult {
+// nil when they did, else what the call gets: an isError result, or (in
+// 2026-07-28) the input_required result that asks (confirm_modern.go).
+func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool, args []byte) any {
 	c := s.opts.Confirm
 	digest := ArgsDigest(def.Name, args)
 	attrs := []slog.Attr{slog.String("tool", def.Name), slog.String("call", req.ID.String()), slog.String("digest", digest)}
@@ -126,11 +128,9 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 		s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "call not approved: nothing ran", append(attrs, slog.String("why", why))...)
 		return codec.ErrorResult(fmt.Sprintf("not run: tool %s needs the user's approval (--confirm), and %s", def.Name, why))
 	}
-	if !req.CanAsk(codec.MethodElicit, codec.ElicitForm) {
+	if !codec.IsModernRevision(req.Revision) && !req.CanAsk(codec.MethodElicit, codec.ElicitForm) {
 		why := "this client cannot be asked: it did not declare the elicitation capability"
-		if codec.IsModernRevision(req.Revision) {
-			why = "this client cannot be asked: a " + req.Revision + " request is asked through an input_required result, which mcp-route does not offer yet"
-		} else if req.Revision < codec.Rev20250618 {
+		if req.Revision < codec.Rev20250618 {
 			why = "this client cannot be asked: its protocol revision " + req.Revision + " has no elicitation"
 		}
 		return refuse(why)
@@ -160,10 +160,18 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 			"required": []string{"approve"},
 		},
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultConfirmTimeout
+	approvedLog := func() {
+		s.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "call approved by the user", attrs...)
 	}
+	if codec.IsModernRevision(req.Revision) {
+		res := s.approveModern(ctx, req, def, digest, params, refuse)
+		if res == nil {
+			approvedLog()
+			return nil
+		}
+		return res
+	}
+	timeout := c.timeout()
 	actx, cancel := context.WithTimeoutCause(ctx, timeout, errApprovalTimeout)
 	defer cancel()
 	resp, err := req.Call(actx, codec.MethodElicit, params)
@@ -177,23 +185,18 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 	case resp.Error != nil:
 		return refuse(fmt.Sprintf("the client could not ask: %s (%d)", resp.Error.Message, resp.Error.Code))
 	}
-	var r struct {
-		Action  string         `json:"action"`
-		Content map[string]any `json:"content"`
+	if res := s.approved(ctx, req, def, resp.Result, refuse); res != nil {
+		return res
 	}
-	if err := json.Unmarshal(resp.Result, &r); err != nil {
-		return refuse("the client's answer is not an elicitation result")
+	approvedLog()
+	return nil
+}
+
+func (c *Confirm) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return DefaultConfirmTimeout
 	}
-	switch {
-	case r.Action == "accept" && r.Content["approve"] == true:
-		s.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "call approved by the user", attrs...)
-		return nil
-	case r.Action == "accept":
-		return refuse("the user did not approve it")
-	case slices.Contains([]string{"decline", "cancel"}, r.Action):
-		return refuse("the user answered " + r.Action)
-	}
-	return refuse(fmt.Sprintf("the client answered %s", codec.QuoteClip(r.Action, 40)))
+	return c.Timeout
 }
 
 var errApprovalTimeout = errors.New("approval timed out")

@@ -87,6 +87,7 @@ package router
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -142,6 +143,10 @@ type Options struct {
 	// Confirm, optional, is the approval gate (--confirm): the calls it
 	// names run only once the user approved them (confirm.go).
 	Confirm *Confirm
+	// StateKey, optional, authenticates the requestState of 2026-07-28
+	// approvals (confirm_modern.go): replicas that share it continue each
+	// other's. nil: a random key of this process.
+	StateKey []byte
 	// Upstreams, optional, are the upstream MCP servers whose tools are
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.
@@ -237,6 +242,10 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 		return nil, errors.New("router: no Registry")
 	}
 	opts.defaults()
+	if len(opts.StateKey) == 0 {
+		opts.StateKey = make([]byte, 32)
+		rand.Read(opts.StateKey)
+	}
 	s := &Router{
 		opts:   opts,
 		sem:    make(chan struct{}, opts.MaxProcs),
