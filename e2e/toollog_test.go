@@ -113,7 +113,10 @@ func TestToolLoggingStdio(t *testing.T) {
 // still answers.
 func TestToolLoggingFlood(t *testing.T) {
 	f := newFixture(t)
+	// The sleep: the channel is drained for --drain only once the tool
+	// exits, and a slow machine may not have read 1500 lines by then.
 	f.tool("flood", def("flood", "", ""), `i=0; while [ $i -lt 1500 ]; do echo '{"level":"error","data":"x"}'; i=$((i+1)); done >&3
+sleep 2
 echo done`)
 	s := f.start()
 	s.initialize(codec.LatestLegacyRevision)
