@@ -110,6 +110,9 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 			return fail(1, "--session-key-file: %v", err)
 		}
 	}
+	// The replicas that share session ids share approvals too (--confirm
+	// in 2026-07-28: a sealed requestState).
+	ropts.StateKey = key
 	rt, err := router.New(ctx, ropts)
 	if err != nil {
 		return fail(1, "%v", err)

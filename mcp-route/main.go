@@ -426,6 +426,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	upstreamProfiles := &listFlag{}
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	confirmSpec := fs.String("confirm", "", "ask the user to approve each call (by elicitation: the tool, its arguments and their digest) of the tools in `LIST`, comma-separated: destructive (every tool not annotated readOnlyHint or destructiveHint false), all, or tool names; declined, unanswered or a client that cannot be asked: an isError result, and nothing runs")
+	confirmTimeout := fs.Duration("confirm-timeout", router.DefaultConfirmTimeout, "how long an approval question of --confirm waits for the user")
 	hf := httpFlags(fs)
 	configPath := configFlag(fs)
 	usage := func(w io.Writer) {
@@ -476,6 +478,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		{*upstreamTimeout <= 0, "upstream-timeout", "a positive duration"},
 		{*limitPids < 0, "limit-pids", "a number of processes, or 0 for none"},
 		{*limitCPU < 0, "limit-cpu", "a positive duration, or 0 for none"},
+		{*confirmTimeout <= 0, "confirm-timeout", "a positive duration"},
 	} {
 		if c.bad {
 			fmt.Fprintf(stderr, "%s: --%s %s: want %s%s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want, cfg.fromFile(c.flag))
@@ -488,6 +491,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	limits := proc.Limits{Memory: limitMemBytes, Pids: *limitPids, CPU: *limitCPU}
+	var approval *router.Confirm
+	if *confirmSpec != "" {
+		if approval, err = router.ParseConfirm(*confirmSpec); err != nil {
+			fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+			return 2
+		}
+		approval.Timeout = *confirmTimeout
+	}
 	mode, err := confinement.ParseMode(*confineMode)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
@@ -906,6 +917,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Poll:       pollEvery,
 		Logger:     logger,
 		Explain:    conf.ExplainFailure,
+		Confirm:    approval,
 	}
 	if len(specs) > 0 {
 		var gate *pinGate

@@ -20,7 +20,8 @@
 //     bounded however much is written; with a ReadLimit, passing it also
 //     kills.
 //   - fd 3, only when Cmd.Progress is set: a pipe whose lines go to
-//     Progress. It is always drained.
+//     Progress. It is always drained. fd 4, only when Cmd.Answers is
+//     set too: that file (the read end of the caller's answer pipe).
 //
 // The group gets SIGTERM when Cmd.Timeout passes (TimedOut) or the
 // context is done (Canceled), and SIGKILL Cmd.Grace later if the leader

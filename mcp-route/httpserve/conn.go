@@ -40,7 +40,10 @@ type exchange struct {
 	carriesLists bool
 
 	read   bool        // the body was given out
-	inject chan []byte // frames routed here from other requests (cancellation)
+	inject chan []byte // frames routed here from other requests (cancellation, answers)
+	// ask, when set, registers a request to the client before it goes
+	// out (back.go); its error refuses it. nil: no request can go out.
+	ask func(id *codec.ID) error
 
 	mu      sync.Mutex
 	pending map[string]bool // request ids not answered yet
@@ -153,8 +156,19 @@ func (x *exchange) Write(_ context.Context, m *codec.Message) error {
 		x.out = append(x.out, m)
 		return nil
 	}
-	// A notification (or a request to the client, which mcp-route never
-	// sends): only over SSE.
+	if m.IsRequest() {
+		// A question to the client: on this request's SSE stream, its
+		// answer routed back by the session (back.go).
+		if x.ask == nil || x.isDone {
+			return server.ErrNoBackChannel
+		}
+		if err := x.ask(m.ID); err != nil {
+			return err
+		}
+		x.toSSE()
+		return x.event(m)
+	}
+	// A notification: only over SSE.
 	if !x.carries(m) || !x.sseOK || x.isDone && !x.sse {
 		return nil
 	}

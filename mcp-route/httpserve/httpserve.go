@@ -259,6 +259,7 @@ type Handler struct {
 	live       map[string]*exchange // session id + request id → its exchange, while it runs
 	streams    int                  // long-lived streams open (GET, subscriptions/listen)
 	getStreams map[string]bool      // session ids with a GET stream open here
+	back       backChannel          // questions to clients, log levels (back.go)
 }
 
 // New returns a Handler.
@@ -298,9 +299,11 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// serve runs one conversation; the drain shuts it down.
-func (h *Handler) serve(x *exchange, sess *codec.Session) {
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+// serve runs one conversation of r; the drain shuts it down. Its
+// handlers see the caller (server.CallerOf): a digest of r's bearer
+// token when Tokens are set, else anonymous.
+func (h *Handler) serve(r *http.Request, x *exchange, sess *codec.Session) {
+	h.opts.Backend.Serve(server.WithCaller(h.drainCtx, h.caller(r)), x, sess)
 }
 
 // Drain starts the drain (see the package doc): /readyz turns 503, a new
@@ -515,6 +518,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var sess *codec.Session
+	var sc *claims
 	sid := r.Header.Get(HeaderSession)
 	initialize := !batch && first.Method == codec.MethodInitialize && first.IsRequest()
 	rev, modern := codec.RequestRevision(first.Params)
@@ -525,7 +529,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		if c == nil {
 			return
 		}
-		sess, _ = codec.ResumeSession(c.Rev)
+		sess, sc = h.resume(sid, c), c
 	case initialize:
 		sid = ""
 		if rewritten, ok := skip20241105(first); ok {
@@ -551,8 +555,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		// Notifications and responses: cancellations go to their request
 		// when it runs here; the rest needs nothing of a session token.
 		for _, m := range msgs {
-			if m.Method == codec.MethodCancelled {
+			switch {
+			case m.Method == codec.MethodCancelled:
 				h.routeCancel(sid, m)
+			case m.IsResponse():
+				h.routeAnswer(sid, m)
 			}
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -571,10 +578,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.register(sid, x)
 		defer h.unregister(sid, x)
 	}
+	x.ask = h.asking(sid, x)
+	defer h.forgetAsks(x)
 	if !initialize { // its answer carries the session id header: JSON only
 		x.startKeepalive()
 	}
-	h.serve(x, sess)
+	h.serve(r, x, sess)
+	if sc != nil {
+		h.keepLevel(sid, sc, sess)
+	}
 	out, isBatch, sse := x.answers()
 	if sse {
 		return
@@ -748,7 +760,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	x.toSSE()
 	x.mu.Unlock()
 	x.startKeepalive()
-	h.serve(x, sess)
+	h.serve(r, x, sess)
 }
 
 // openStream takes a slot for a long-lived stream, a GET stream of

@@ -87,6 +87,7 @@ package router
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -139,6 +140,13 @@ type Options struct {
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
 	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
 	Limits     proc.Limits                 // optional: limits of each tool process tree, a call's or a worker's (a tool's run.limit* wins per field)
+	// Confirm, optional, is the approval gate (--confirm): the calls it
+	// names run only once the user approved them (confirm.go).
+	Confirm *Confirm
+	// StateKey, optional, authenticates the requestState of 2026-07-28
+	// approvals (confirm_modern.go): replicas that share it continue each
+	// other's. nil: a random key of this process.
+	StateKey []byte
 	// Upstreams, optional, are the upstream MCP servers whose tools are
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.
@@ -234,6 +242,10 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 		return nil, errors.New("router: no Registry")
 	}
 	opts.defaults()
+	if len(opts.StateKey) == 0 {
+		opts.StateKey = make([]byte, 32)
+		rand.Read(opts.StateKey)
+	}
 	s := &Router{
 		opts:   opts,
 		sem:    make(chan struct{}, opts.MaxProcs),
@@ -324,12 +336,16 @@ func (s *Router) Close() {
 // one. conn is closed when Serve returns.
 func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Session) error {
 	conv := core.New(core.Options{
-		ServerInfo:   s.opts.ServerInfo,
-		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
-		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
-		Grace:        s.opts.Grace,
-		Logger:       s.opts.Logger,
-		Session:      session,
+		ServerInfo: s.opts.ServerInfo,
+		Capabilities: codec.ServerCapabilities{
+			Tools: &codec.ToolsCapability{ListChanged: true},
+			// Tools log through their channel (channel.go).
+			Logging: json.RawMessage(`{}`),
+		},
+		DiscoverTTL: time.Duration(DiscoverTTL) * time.Millisecond,
+		Grace:       s.opts.Grace,
+		Logger:      s.opts.Logger,
+		Session:     session,
 	})
 	conv.HandleFunc(codec.MethodToolsList, s.list)
 	conv.Handle(codec.MethodToolsCall, core.Method{
