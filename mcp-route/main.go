@@ -11,8 +11,8 @@
 //	                                  (package mcp-route/httpserve; see README's HTTP)
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
-//	mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
-//	                                  pin the upstreams' tool definitions
+//	mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
+//	                                  review and pin the upstreams' tool definitions
 //
 // With --pin FILE, upstream tools are served only as they were approved
 // (package mcp-route/pin): an upstream the file does not know has its tools
@@ -21,8 +21,9 @@
 // matches its pin, or a new tool, is withheld: left out of tools/list, a
 // call to it gets isError naming the change, and the log shows a diff.
 // `mcp-route pin` takes the server's flags, starts the upstreams as the
-// server would, and pins their current definitions on purpose, one line
-// per tool on stdout.
+// server would, and shows their changed definitions field by field
+// (--dry-run) or pins them on purpose, one tool (--accept NAME__TOOL) or
+// all (--all), one line per tool on stdout.
 //
 // It serves every MCP revision from 2024-11-05 to 2026-07-28: the legacy
 // initialize handshake and the stateless 2026-07-28 requests with
@@ -198,11 +199,15 @@ const usageText = `Usage:
                              serve MCP over Streamable HTTP at http://ADDR/mcp
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
-  mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
-                             pin the upstreams' current tool definitions in
-                             FILE (the server's flags: they start as served),
-                             one "ACTION UPSTREAM TOOL sha256:..." line per
-                             tool on stdout
+  mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
+                             review and pin the upstreams' current tool
+                             definitions in FILE (the server's flags: they
+                             start as served): --dry-run prints each added,
+                             changed or removed tool with a diff of its
+                             fields and writes nothing; --accept pins one
+                             tool (repeatable), --all every one, one
+                             "ACTION UPSTREAM TOOL sha256:..." line per tool
+                             on stdout; with changes and neither, exit 2
 
 Every executable file in a --tools directory is a tool; its definition comes
 from a sidecar NAME.json or from NAME --mcp-describe.
@@ -283,7 +288,8 @@ confinement refused a file says which, and the flag that grants it.
 not know is pinned when first listed (trust on first use); then a tool whose
 name, title, description, schemas, annotations or _meta changed, or a new tool, is
 withheld (left out of tools/list; a call gets isError naming the change; the
-log shows a diff) until mcp-route pin records it.
+log shows a diff) until mcp-route pin --accept NAME__TOOL (or --all)
+records it; mcp-route pin --dry-run shows every change field by field.
 
 Flags:
 `
@@ -310,7 +316,8 @@ Exit status:
      directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
-     upstream could not be listed (nothing pinned) or FILE not written;
+     upstream could not be listed (nothing pinned), FILE not written, an
+     --accept naming no tool or whose digest is no longer the listed one;
      a launcher profile that cannot be made (npx without node in PATH,
      no home directory for the cache)
   2  usage error (a bad flag or value, e.g. --confine other than auto,
@@ -321,7 +328,9 @@ Exit status:
      --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      an --allow-host with /, comma or white space;
-     pin without --pin or --upstream)
+     pin without --pin or --upstream, --dry-run with --accept or --all,
+     --accept not NAME__TOOL[=sha256:HEX]; pin with tools added, changed
+     or removed and neither --accept nor --all)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -405,6 +414,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
+	var po *pinOpts
+	if pinning {
+		po = pinFlags(fs)
+	}
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
 		fmt.Fprint(w, usageText)
@@ -822,7 +835,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:      logger,
 	}
 	if pinning {
-		return pinMain(ctx, pins, specs, uopts, stdout, stderr)
+		return pinMain(ctx, pins, specs, uopts, po, stdout, stderr)
 	}
 	if len(dirs) == 0 && len(specs) == 0 {
 		logf("no --tools directory: serving no tools")
