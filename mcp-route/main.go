@@ -199,6 +199,9 @@ const usageText = `Usage:
                              serve MCP over Streamable HTTP at http://ADDR/mcp
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
+  mcp-route completion bash|zsh|fish
+                             print the shell completion script (made from
+                             these flags): source <(mcp-route completion bash)
   mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
                              review and pin the upstreams' current tool
                              definitions in FILE (the server's flags: they
@@ -362,7 +365,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// as the server starts them (environment, root, confinement) to list
 	// the definitions it will serve.
 	pinning := len(args) > 0 && args[0] == "pin"
-	if pinning {
+	// `mcp-route completion SHELL` is generated from the flags below.
+	completing := len(args) > 0 && args[0] == "completion"
+	if pinning || completing {
 		args = args[1:]
 	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
@@ -371,7 +376,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	passEnv := &listFlag{}
 	envs := &listFlag{}
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
-	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
+	root := fs.String("root", "", "working directory `DIR` of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins); also caps an upstream tool's result (its JSON) and error")
@@ -414,6 +419,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	hf := httpFlags(fs)
+	if completing {
+		return completionMain(fs, args, stdout, stderr)
+	}
 	var po *pinOpts
 	if pinning {
 		po = pinFlags(fs)
@@ -1069,11 +1077,17 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 }
 
 // runNew is `mcp-route new NAME [--lang L] [--dir DIR]`.
+// newFlags defines the flags of `mcp-route new`.
+func newFlags(fs *flag.FlagSet) (lang, dir *string) {
+	lang = fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
+	dir = fs.String("dir", ".", "`DIR`ectory to write the tool into (created when missing)")
+	return lang, dir
+}
+
 func runNew(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(prog+" new", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	lang := fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
-	dir := fs.String("dir", ".", "directory to write the tool into (created when missing)")
+	lang, dir := newFlags(fs)
 	fs.Usage = func() {}
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
