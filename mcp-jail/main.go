@@ -104,7 +104,9 @@ system directories (/usr /bin /sbin /lib* /opt) and CMD itself, reading
 the files of /etc programs need (passwd, hosts, resolv.conf, localtime,
 ssl/certs...; never shadow, sudoers, ssl/private, SSH host keys) and the
 machine's files of /proc (cpuinfo, meminfo, loadavg...), and /dev/null,
-zero, urandom, random. Home, /tmp, the rest of /etc, /proc/<pid>,
+zero, urandom, random (not /dev/tty; a terminal given to CMD as its
+stdin, stdout or stderr stays usable: run an untrusted CMD </dev/null).
+Home, /tmp, the rest of /etc, /proc/<pid>,
 /proc/self and /sys are refused. CMD runs in DIR with TMPDIR a fresh
 private directory outside DIR, read-write and removed when CMD ends (the
 inherited TMPDIR is kept when it is writable and not DIR). The exit

@@ -103,3 +103,19 @@ func TestCompletionBinary(t *testing.T) {
 		}
 	}
 }
+
+// --help and the README say the same about the terminal: confined tools
+// may not open /dev/tty (internal/confine's Devices leave it out).
+func TestHelpSaysNoTTY(t *testing.T) {
+	_, out, _ := runWith(t, "", "--help")
+	if !strings.Contains(out, "use /dev/null, zero, random and\nurandom (not /dev/tty:") || strings.Contains(out, "urandom and tty") {
+		t.Errorf("--help on devices:\n%s", out)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Skip("README.md not beside the test:", err)
+	}
+	if !strings.Contains(string(readme), "(not `/dev/tty`") {
+		t.Errorf("README.md does not say tools may not use /dev/tty")
+	}
+}

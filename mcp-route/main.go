@@ -233,10 +233,12 @@ SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
 stat, uptime, version...); read and write --root (read only with
 --readonly) and a private TMPDIR made for this server; read --allow-read
 and read and write --allow-write paths; use /dev/null, zero, random and
-urandom. Nothing else: not the home directory, not /run, not /proc/<pid>
-nor /proc/self (ps does not work confined). Tools hold no capability (of a
-root mcp-route too) and are refused mount, unshare, setns, chroot, bpf,
-kexec, module loading, clone with a namespace flag and the like (seccomp).
+urandom (not /dev/tty: through it a tool could type commands into the
+terminal that started mcp-route). Nothing else: not the home directory,
+not /run, not /proc/<pid> nor /proc/self (ps does not work confined).
+Tools hold no capability (of a root mcp-route too) and are refused mount,
+unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
+flag and the like (seccomp).
 With --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect
 or bind, MPTCP and TCP Fast Open included, no UDP, raw or packet socket,
 and no io_uring; on ABI 6
