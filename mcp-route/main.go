@@ -13,6 +13,8 @@
 //	                                  write a tool skeleton
 //	mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
 //	                                  review and pin the upstreams' tool definitions
+//	mcp-route completion bash|zsh|fish
+//	                                  print the shell completion script
 //
 // With --pin FILE, upstream tools are served only as they were approved
 // (package mcp-route/pin): an upstream the file does not know has its tools
@@ -335,7 +337,8 @@ Exit status:
      an --allow-host with /, comma or white space;
      pin without --pin or --upstream, --dry-run with --accept or --all,
      --accept not NAME__TOOL[=sha256:HEX]; pin with tools added, changed
-     or removed and neither --accept nor --all)
+     or removed and neither --accept nor --all; completion without one
+     of bash, zsh, fish)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
