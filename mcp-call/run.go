@@ -349,6 +349,10 @@ func describeErr(err error, timeout time.Duration) string {
 	case errors.Is(err, context.Canceled):
 		return fmt.Sprintf("%v (interrupted)", err)
 	}
+	var he *client.HTTPError
+	if errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized {
+		return err.Error() + "; the server wants a credential it accepts: give its bearer token with --token-file FILE (first line of FILE), or another scheme with --header 'Authorization: ...'"
+	}
 	return err.Error()
 }
 

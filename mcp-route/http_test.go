@@ -453,12 +453,12 @@ func TestHTTPBindNeedsTokens(t *testing.T) {
 func TestHTTPSessionAcrossReplicas(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key")
-	os.WriteFile(key, []byte(strings.Repeat("k", 40)), 0o600)
+	os.WriteFile(key, []byte(testKey), 0o600)
 	other := filepath.Join(dir, "other")
-	os.WriteFile(other, []byte(strings.Repeat("o", 40)), 0o600)
+	os.WriteFile(other, []byte("another-test-key-ABCDEFGHIJKLMNOPQRSTU"), 0o600)
 	short := filepath.Join(dir, "short")
 	os.WriteFile(short, []byte("tooshort"), 0o600)
-	if code, _, errs := runWith(t, "", "--http", "127.0.0.1:0", "--session-key-file", short); code != 1 || !strings.Contains(errs, "at least 32") {
+	if code, _, errs := runWith(t, "", "--http", "127.0.0.1:0", "--session-key-file", short); code != 1 || !strings.Contains(errs, "session key file "+short+": 8 bytes, want at least 32") {
 		t.Errorf("short key: exit %d %q", code, errs)
 	}
 	tools := httpTools(t)

@@ -15,8 +15,10 @@
 //	                                  print the effective configuration as TOML
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
-//	mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
-//	                                  pin the upstreams' tool definitions
+//	mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
+//	                                  review and pin the upstreams' tool definitions
+//	mcp-route completion bash|zsh|fish
+//	                                  print the shell completion script
 //
 // With --pin FILE, upstream tools are served only as they were approved
 // (package mcp-route/pin): an upstream the file does not know has its tools
@@ -25,8 +27,9 @@
 // matches its pin, or a new tool, is withheld: left out of tools/list, a
 // call to it gets isError naming the change, and the log shows a diff.
 // `mcp-route pin` takes the server's flags, starts the upstreams as the
-// server would, and pins their current definitions on purpose, one line
-// per tool on stdout.
+// server would, and shows their changed definitions field by field
+// (--dry-run) or pins them on purpose, one tool (--accept NAME__TOOL) or
+// all (--all), one line per tool on stdout.
 //
 // It serves every MCP revision from 2024-11-05 to 2026-07-28: the legacy
 // initialize handshake and the stateless 2026-07-28 requests with
@@ -211,11 +214,18 @@ const usageText = `Usage:
                              format, secrets withheld
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
-  mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
-                             pin the upstreams' current tool definitions in
-                             FILE (the server's flags: they start as served),
-                             one "ACTION UPSTREAM TOOL sha256:..." line per
-                             tool on stdout
+  mcp-route completion bash|zsh|fish
+                             print the shell completion script (made from
+                             these flags): source <(mcp-route completion bash)
+  mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
+                             review and pin the upstreams' current tool
+                             definitions in FILE (the server's flags: they
+                             start as served): --dry-run prints each added,
+                             changed or removed tool with a diff of its
+                             fields and writes nothing; --accept pins one
+                             tool (repeatable), --all every one, one
+                             "ACTION UPSTREAM TOOL sha256:..." line per tool
+                             on stdout; with changes and neither, exit 2
 
 Every executable file in a --tools directory is a tool; its definition comes
 from a sidecar NAME.json or from NAME --mcp-describe.
@@ -238,10 +248,12 @@ SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
 stat, uptime, version...); read and write --root (read only with
 --readonly) and a private TMPDIR made for this server; read --allow-read
 and read and write --allow-write paths; use /dev/null, zero, random and
-urandom. Nothing else: not the home directory, not /run, not /proc/<pid>
-nor /proc/self (ps does not work confined). Tools hold no capability (of a
-root mcp-route too) and are refused mount, unshare, setns, chroot, bpf,
-kexec, module loading, clone with a namespace flag and the like (seccomp).
+urandom (not /dev/tty: through it a tool could type commands into the
+terminal that started mcp-route). Nothing else: not the home directory,
+not /run, not /proc/<pid> nor /proc/self (ps does not work confined).
+Tools hold no capability (of a root mcp-route too) and are refused mount,
+unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
+flag and the like (seccomp).
 With --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect
 or bind, MPTCP and TCP Fast Open included, no UDP, raw or packet socket,
 and no io_uring; on ABI 6
@@ -296,7 +308,8 @@ confinement refused a file says which, and the flag that grants it.
 not know is pinned when first listed (trust on first use); then a tool whose
 name, title, description, schemas, annotations or _meta changed, or a new tool, is
 withheld (left out of tools/list; a call gets isError naming the change; the
-log shows a diff) until mcp-route pin records it.
+log shows a diff) until mcp-route pin --accept NAME__TOOL (or --all)
+records it; mcp-route pin --dry-run shows every change field by field.
 
 Flags:
 `
@@ -323,7 +336,8 @@ Exit status:
      directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
-     upstream could not be listed (nothing pinned) or FILE not written;
+     upstream could not be listed (nothing pinned), FILE not written, an
+     --accept naming no tool or whose digest is no longer the listed one;
      a launcher profile that cannot be made (npx without node in PATH,
      no home directory for the cache); --config: the file unreadable, or
      where tools can write (--root without --readonly, an --allow-write
@@ -337,8 +351,11 @@ Exit status:
      --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      an --allow-host with /, comma or white space;
-     pin without --pin or --upstream; a bad key or value in the --config
-     file: FILE:LINE and what is wanted)
+     pin without --pin or --upstream, --dry-run with --accept or --all,
+     --accept not NAME__TOOL[=sha256:HEX]; pin with tools added, changed
+     or removed and neither --accept nor --all; completion without one
+     of bash, zsh, fish; a bad key or value in the --config file:
+     FILE:LINE and what is wanted)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -370,7 +387,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// as the server starts them (environment, root, confinement) to list
 	// the definitions it will serve.
 	pinning := len(args) > 0 && args[0] == "pin"
-	if pinning {
+	// `mcp-route completion SHELL` is generated from the flags below.
+	completing := len(args) > 0 && args[0] == "completion"
+	if pinning || completing {
 		args = args[1:]
 	}
 	args, printing, err := configCommand(args)
@@ -384,7 +403,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	passEnv := &listFlag{}
 	envs := &listFlag{}
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
-	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
+	root := fs.String("root", "", "working directory `DIR` of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins); also caps an upstream tool's result (its JSON) and error")
@@ -430,6 +449,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	confirmTimeout := fs.Duration("confirm-timeout", router.DefaultConfirmTimeout, "how long an approval question of --confirm waits for the user")
 	hf := httpFlags(fs)
 	configPath := configFlag(fs)
+	if completing {
+		return completionMain(fs, args, stdout, stderr)
+	}
+	var po *pinOpts
+	if pinning {
+		po = pinFlags(fs)
+	}
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
 		fmt.Fprint(w, usageText)
@@ -869,7 +895,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:      logger,
 	}
 	if pinning {
-		return pinMain(ctx, pins, specs, uopts, stdout, stderr)
+		return pinMain(ctx, pins, specs, uopts, po, stdout, stderr)
 	}
 	if len(dirs) == 0 && len(specs) == 0 {
 		logf("no --tools directory: serving no tools")
@@ -1104,11 +1130,17 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 }
 
 // runNew is `mcp-route new NAME [--lang L] [--dir DIR]`.
+// newFlags defines the flags of `mcp-route new`.
+func newFlags(fs *flag.FlagSet) (lang, dir *string) {
+	lang = fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
+	dir = fs.String("dir", ".", "`DIR`ectory to write the tool into (created when missing)")
+	return lang, dir
+}
+
 func runNew(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(prog+" new", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	lang := fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
-	dir := fs.String("dir", ".", "directory to write the tool into (created when missing)")
+	lang, dir := newFlags(fs)
 	fs.Usage = func() {}
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)

@@ -436,7 +436,7 @@ func TestSecretInInterpreterGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTool(t, tools, "venv_tool", "#!"+writeInterp+"\n")
-	key := strings.Repeat("k", 48) + "\n"
+	key := testKey + "\n"
 	inVenv, beside := filepath.Join(venv, "session.key"), filepath.Join(dir, "session.key")
 	for _, f := range []string{inVenv, beside} {
 		if err := os.WriteFile(f, []byte(key), 0o600); err != nil {

@@ -39,6 +39,7 @@ EXTRA_DATA = {
         "interop/ts-server/server.cjs",
     ],
     "mcp-route/scaffold": ["//examples/tools/src/hello:main.go"],
+    "mcp-route": ["README.md"],  # TestHelpSaysNoTTY: --help and README agree
     "internal/buildcheck": [
         "//:MODULE.bazel",
         "//:deps.bzl",
