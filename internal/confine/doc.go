@@ -200,6 +200,14 @@
 // and access(2) are not restricted, so a confined process can see that a
 // path exists.
 //
+// # Denials explained
+//
+// Explain reads a confined program's failure (a tool call's outcome and
+// stderr, an upstream's stderr) for a path the rules refused and the
+// file's own mode allows, and names the narrowest flag that grants it,
+// never one Check would refuse (see explain.go). mcp-route's tool calls
+// and its upstreams' start failures both use it.
+//
 // # Exec
 //
 // Exec is for mcp-jail --exec: the same checks on a locked thread, then
