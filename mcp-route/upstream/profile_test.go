@@ -332,8 +332,8 @@ npm error   sudo chown -R 0:0 "` + home + `/.npm"`
 	}
 	for _, s := range []string{
 		"Error: EACCES: permission denied, open '" + proj + "/a.txt'", // the rules open it: not confinement
-		"npm error code E404\nnpm error path " + home + "/.npm/x",      // no denial
-		"EACCES fetching https://registry.npmjs.org/pkg",             // a URL is no path
+		"npm error code E404\nnpm error path " + home + "/.npm/x",     // no denial
+		"EACCES fetching https://registry.npmjs.org/pkg",              // a URL is no path
 	} {
 		if got := fail("fs", s, rules); strings.Contains(got, "confinement") {
 			t.Errorf("%q: want no explanation, got %q", s, got)
