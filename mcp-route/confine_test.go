@@ -483,7 +483,7 @@ func TestConfineCheck(t *testing.T) {
 			t.Errorf("--confine-check: %q", l)
 		}
 	}
-	for _, want := range []string{"allow read       /proc/cpuinfo (file)  [proc]", "/proc/self and every /proc/<pid> denied", "allow read       /etc/passwd (file)  [etc]"} {
+	for _, want := range []string{"allow read       /proc/cpuinfo (file)  [proc]", "/proc/self and every /proc/<pid> denied (no private pid namespace", "allow read       /etc/passwd (file)  [etc]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--confine-check output lacks %q:\n%s", want, out)
 		}

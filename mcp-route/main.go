@@ -149,6 +149,7 @@ func main() {
 	lessGC()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	proc.Sweep()
+	proc.ReleaseLimits() // the empty cgroups kept for reuse
 	stop()
 	os.Exit(code)
 }

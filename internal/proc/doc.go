@@ -140,8 +140,15 @@
 // controller killed (oom_kill), the pids controller refused a fork, or
 // RLIMIT_CPU ended the leader, unless this package ended it first
 // (timeout, cancel, output). Then every process still in the tree's
-// cgroups is killed, one that left the group (setsid) included, and the
-// cgroups are removed once empty. A cgroup setup that fails is
+// cgroups is killed, one that left the group (setsid) included. The
+// emptied cgroups are kept for the next tree with the same limits (at
+// most 16 pairs, each with the event counts it had, so that a limit an
+// earlier tree hit is not reported for the next; not one still charged
+// with more than 1/64 of its memory limit), since making and removing a
+// memory cgroup per tree was most of what the limits cost; the others are
+// removed once empty. ReleaseLimits removes the kept ones: a program that
+// uses Limits calls it at exit (the next process removes those of one
+// that is gone). A cgroup setup that fails is
 // NotStarted: limits asked for are never silently dropped, though a
 // missing hierarchy falls back as above.
 //
