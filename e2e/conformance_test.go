@@ -51,21 +51,6 @@ var conformanceExpected = map[string]string{
 	"tools-call-elicitation":       "issue 24 item 5: elicitation from tools",
 	"elicitation-sep1034-defaults": "issue 24 item 5: elicitation from tools",
 	"elicitation-sep1330-enums":    "issue 24 item 5: elicitation from tools",
-	// No completion/complete: issue 24 item 3.
-	"completion-complete": "issue 24 item 3: completion",
-	// No --resources: issue 24 item 1.
-	"resources-list":           "issue 24 item 1: resources",
-	"resources-read-text":      "issue 24 item 1: resources",
-	"resources-read-binary":    "issue 24 item 1: resources",
-	"resources-templates-read": "issue 24 item 1: resources",
-	"resources-subscribe":      "issue 24 item 1: resources",
-	"resources-unsubscribe":    "issue 24 item 1: resources",
-	// No --prompts: issue 24 item 2.
-	"prompts-list":                  "issue 24 item 2: prompts",
-	"prompts-get-simple":            "issue 24 item 2: prompts",
-	"prompts-get-with-args":         "issue 24 item 2: prompts",
-	"prompts-get-embedded-resource": "issue 24 item 2: prompts",
-	"prompts-get-with-image":        "issue 24 item 2: prompts",
 }
 
 // conformanceMinScenarios is how many server scenarios the pinned suite

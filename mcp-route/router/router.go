@@ -104,6 +104,7 @@ import (
 	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
@@ -143,6 +144,10 @@ type Options struct {
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.
 	Upstreams *upstream.Set
+	// Surface, optional, is the resources and prompts served beside the
+	// tools (package mcp-route/surface; see surface.go). New loads it
+	// and polls it with the tool directories.
+	Surface *surface.Set
 	// Observe, optional, is told of every finished tools/call that ran
 	// or was refused busy: the tool, the outcome (ok, tool_error, timeout,
 	// canceled, busy, failed), the time it took, whether a process was
@@ -217,6 +222,8 @@ type Router struct {
 	// clashes are the names both a local and an upstream tool claim,
 	// already logged.
 	clashes map[string]bool
+	// subs are the resource subscriptions of each conversation.
+	subs map[*core.Server]map[string]bool
 
 	stopLoad, stopPoll context.CancelFunc
 	watch              sync.WaitGroup
@@ -245,6 +252,9 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	if opts.Upstreams != nil {
 		opts.Upstreams.OnChange(s.listChanged)
 	}
+	if opts.Surface != nil {
+		opts.Surface.SetRun(s.runSurface)
+	}
 	// The first load may run --mcp-describe for every tool; requests that
 	// do not need the tools (server/discover, initialize, ping) are served
 	// meanwhile, and tools/list and tools/call wait for it (s.loaded). The
@@ -256,6 +266,7 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	go func() {
 		defer s.watch.Done()
 		opts.Registry.Reload(loadCtx)
+		s.watchSurface(pollCtx)
 		if opts.Loaded != nil {
 			opts.Loaded()
 		}
@@ -325,7 +336,7 @@ func (s *Router) Close() {
 func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Session) error {
 	conv := core.New(core.Options{
 		ServerInfo:   s.opts.ServerInfo,
-		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
+		Capabilities: s.capabilities(),
 		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
 		Grace:        s.opts.Grace,
 		Logger:       s.opts.Logger,
@@ -337,12 +348,14 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		Limit:   s.limit(),
 		Refuse:  s.busy,
 	})
+	s.registerSurface(conv)
 	s.mu.Lock()
 	s.convs[conv] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.convs, conv)
+		delete(s.subs, conv)
 		s.mu.Unlock()
 	}()
 	return conv.Serve(ctx, conn)

@@ -1,0 +1,202 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	core "github.com/mcpipe/mcpipe/codec/server"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
+	"github.com/mcpipe/mcpipe/mcp-route/runner"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
+)
+
+// Resources, prompts and completion (package mcp-route/surface) are
+// served beside the tools when Options.Surface is set: the methods are
+// registered on every conversation, the capabilities declared, and the
+// executables run as tools do (runSurface: the same process slots,
+// environment, confinement, limits and timeout). resources/subscribe
+// records the uri for the conversation (the uri must name a resource:
+// -32602 otherwise); a change of the file then sends
+// notifications/resources/updated to each conversation that subscribed,
+// in a legacy session. Over Streamable HTTP a POST's conversation ends
+// with its answer, so a subscription made there is acknowledged and ends
+// with it: updates reach stdio sessions (2026-07-28 resource
+// subscriptions through subscriptions/listen are not served).
+
+// capabilities is what initialize and server/discover declare.
+func (s *Router) capabilities() codec.ServerCapabilities {
+	caps := codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}}
+	if sf := s.opts.Surface; sf != nil {
+		if sf.HasResources() {
+			caps.Resources = json.RawMessage(`{"subscribe":true,"listChanged":true}`)
+		}
+		if sf.HasPrompts() {
+			caps.Prompts = json.RawMessage(`{"listChanged":true}`)
+		}
+		if sf.HasResources() || sf.HasPrompts() {
+			caps.Completions = json.RawMessage(`{}`)
+		}
+	}
+	return caps
+}
+
+// registerSurface adds the resources, prompts and completion methods.
+func (s *Router) registerSurface(conv *core.Server) {
+	sf := s.opts.Surface
+	if sf == nil {
+		return
+	}
+	if sf.HasResources() {
+		conv.HandleFunc("resources/list", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListResources(req.Params) })
+		})
+		conv.HandleFunc("resources/templates/list", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListTemplates(req.Params) })
+		})
+		conv.HandleFunc("resources/read", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.Read(ctx, req.Params, req.Revision) })
+		})
+		conv.HandleFunc("resources/subscribe", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, true) })
+		})
+		conv.HandleFunc("resources/unsubscribe", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, false) })
+		})
+	}
+	if sf.HasPrompts() {
+		conv.HandleFunc("prompts/list", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListPrompts(req.Params) })
+		})
+		conv.HandleFunc("prompts/get", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.Get(ctx, req.Params, req.Revision) })
+		})
+	}
+	if sf.HasResources() || sf.HasPrompts() {
+		conv.HandleFunc("completion/complete", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.Complete(ctx, req.Params, req.Revision) })
+		})
+	}
+}
+
+// surfaceWait runs f once the first load is done.
+func (s *Router) surfaceWait(ctx context.Context, f func() (any, error)) (any, error) {
+	if err := s.waitLoaded(ctx); err != nil {
+		return nil, codec.Errorf(codec.CodeInternalError, "canceled: %v", err)
+	}
+	return f()
+}
+
+// subscribe records (on) or drops a resource subscription of conv.
+func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (any, error) {
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.URI == nil {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: want {\"uri\": STRING}")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !on {
+		delete(s.subs[conv], *p.URI)
+		return struct{}{}, nil
+	}
+	if r, _ := s.opts.Surface.Lookup(*p.URI); r == nil {
+		e := codec.Errorf(codec.CodeInvalidParams, "Resource not found: %s", codec.QuoteClip(*p.URI, 200))
+		e.Data, _ = json.Marshal(map[string]string{"uri": *p.URI})
+		return nil, e
+	}
+	if s.subs == nil {
+		s.subs = map[*core.Server]map[string]bool{}
+	}
+	if s.subs[conv] == nil {
+		s.subs[conv] = map[string]bool{}
+	}
+	if len(s.subs[conv]) >= maxSubscriptions {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
+	}
+	s.subs[conv][*p.URI] = true
+	return struct{}{}, nil
+}
+
+// maxSubscriptions bounds one conversation's resource subscriptions.
+const maxSubscriptions = 1024
+
+// resourceUpdated sends notifications/resources/updated to every
+// conversation subscribed to uri.
+func (s *Router) resourceUpdated(uri string) {
+	s.mu.Lock()
+	var convs []*core.Server
+	for c, uris := range s.subs {
+		if uris[uri] {
+			convs = append(convs, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range convs {
+		c.Notify(surface.MethodResourcesUpdated, map[string]string{"uri": uri})
+	}
+}
+
+// surfaceListChanged tells every conversation that a list changed.
+func (s *Router) surfaceListChanged(method string) {
+	s.mu.Lock()
+	convs := slices.Collect(maps.Keys(s.convs))
+	s.mu.Unlock()
+	for _, c := range convs {
+		c.ListChanged(method)
+	}
+}
+
+
+// watchSurface loads the resources and prompts, then polls them with the
+// tool directories' interval.
+func (s *Router) watchSurface(ctx context.Context) {
+	sf := s.opts.Surface
+	if sf == nil {
+		return
+	}
+	sf.Reload()
+	if s.opts.Poll > 0 {
+		s.watch.Add(1)
+		go func() {
+			defer s.watch.Done()
+			sf.Watch(ctx, s.opts.Poll, s.surfaceListChanged, s.resourceUpdated)
+		}()
+	}
+}
+
+// runSurface runs a resource's, prompt's or completion's executable as a
+// tool call runs: a process slot, the tools' environment (MCP_ARG_* from
+// stdin's object, plus env), --root, the confinement, the limits, the
+// timeout and the output cap.
+func (s *Router) runSurface(ctx context.Context, path string, argv []string, stdin []byte, env map[string]string, rev string) ([]byte, string) {
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-ctx.Done():
+		return nil, "canceled"
+	}
+	e := toolenv.Call{Root: s.opts.Root, ProtocolVersion: rev, Lookup: s.opts.LookupEnv, Args: stdin, Env: env}.Build(s.opts.Env)
+	e = slices.DeleteFunc(e, func(kv string) bool { return len(kv) >= 9 && kv[:9] == "MCP_TOOL=" })
+	spec := runner.Spec{
+		Path: path, Args: argv, Dir: s.opts.Root, Env: e, Stdin: stdin,
+		Timeout: s.opts.Timeout, Grace: s.opts.Grace, MaxOutput: s.opts.MaxOutput,
+		Spawn: s.opts.Spawn, Limits: s.opts.Limits,
+	}
+	start := time.Now()
+	res := runner.Run(ctx, spec)
+	if !res.OK() {
+		failure := res.Failure()
+		if res.Canceled && errors.Is(context.Cause(ctx), core.ErrShutdown) {
+			failure = "canceled: server shutting down"
+		}
+		s.warnf("%s: failed after %v: %s", path, time.Since(start).Round(time.Millisecond), failure)
+		return nil, failure
+	}
+	return res.Stdout, ""
+}
