@@ -113,8 +113,8 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/pin"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
-	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )

@@ -152,7 +152,6 @@ func (s *Router) surfaceListChanged(method string) {
 	}
 }
 
-
 // watchSurface loads the resources and prompts, then polls them with the
 // tool directories' interval.
 func (s *Router) watchSurface(ctx context.Context) {
