@@ -839,7 +839,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if pinning {
 		return pinMain(ctx, pins, specs, uopts, stdout, stderr)
 	}
-	if len(dirs) == 0 && len(specs) == 0 {
+	if len(dirs) == 0 && len(specs) == 0 && len(resDirs)+len(promptDirs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
