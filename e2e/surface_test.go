@@ -374,3 +374,36 @@ func TestCallSurfaceCommands(t *testing.T) {
 		}
 	}
 }
+
+// A resource or prompt directory inside the --root tools can write is
+// refused at start, as a tool directory is: a client could write an
+// executable there with a writing tool, then have it run by a read. With
+// the directory outside the root, the same server starts.
+func TestSurfaceDirsOutsideWritableRoot(t *testing.T) {
+	f := newSurfaceFixture(t)
+	inside := filepath.Join(f.root, "res")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--resources", "--prompts"} {
+		cmd := exec.Command(routeBin(t), flag, inside, "--root", f.root)
+		cmd.Env = baseEnv()
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), inside) {
+			t.Errorf("%s inside the writable root: %v %s, want exit 1 naming it", flag, err, out)
+		}
+		cmd = exec.Command(routeBin(t), flag, filepath.Join(f.dir, "nope"), "--root", f.root)
+		cmd.Env = baseEnv()
+		out, err = cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), flag+" "+filepath.Join(f.dir, "nope")+": no such directory") {
+			t.Errorf("%s missing: %v %s", flag, err, out)
+		}
+	}
+	cmd := exec.Command(routeBin(t), f.args()...)
+	cmd.Env = baseEnv()
+	cmd.Stdin = strings.NewReader("")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("outside the root: %v %s", err, out)
+	}
+}

@@ -364,8 +364,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	envs := &listFlag{}
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
 	resources, prompts := &listFlag{split: ":"}, &listFlag{split: ":"}
-	fs.Var(resources, "resources", "resource directory: files are resources, executables dynamic ones, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources)")
-	fs.Var(prompts, "prompts", "prompt directory: templates and executables that print messages, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Prompts)")
+	fs.Var(resources, "resources", "resource directory: files are resources, executables dynamic ones, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources and prompts)")
+	fs.Var(prompts, "prompts", "prompt directory: templates and executables that print messages, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources and prompts)")
 	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
