@@ -407,3 +407,38 @@ func TestSurfaceDirsOutsideWritableRoot(t *testing.T) {
 		t.Errorf("outside the root: %v %s", err, out)
 	}
 }
+
+// 2026-07-28: the same methods, stateless, each answer with the members
+// that revision requires (ttlMs and cacheScope on lists and reads: the
+// schema check of every line proves them); resources/subscribe does not
+// exist there.
+func TestSurfaceModern(t *testing.T) {
+	f := newSurfaceFixture(t)
+	s := startServer(t, f.dir, nil, f.args()...)
+	s.rev = modern
+	var list struct {
+		Resources  []listedResource
+		TTLMs      *int64
+		CacheScope string
+	}
+	s.result(s.request(s.rev, "resources/list", nil), &list)
+	if len(list.Resources) != 4 || list.TTLMs == nil || *list.TTLMs != 100 || list.CacheScope != "public" {
+		t.Errorf("resources/list: %+v", list)
+	}
+	var read struct {
+		Contents   []struct{ Text string }
+		TTLMs      *int64
+		CacheScope string
+	}
+	s.result(s.request(s.rev, "resources/read", map[string]any{"uri": "greet://you"}), &read)
+	if len(read.Contents) != 1 || read.Contents[0].Text != "hello you at greet://you" || read.TTLMs == nil || *read.TTLMs != 0 || read.CacheScope != "private" {
+		t.Errorf("read of a dynamic resource: %+v", read)
+	}
+	s.result(s.request(s.rev, "resources/templates/list", nil), &struct{}{})
+	s.result(s.request(s.rev, "prompts/list", nil), &struct{}{})
+	s.result(s.request(s.rev, "prompts/get", map[string]any{"name": "review", "arguments": map[string]string{"file": "x"}}), &struct{}{})
+	s.result(s.request(s.rev, "completion/complete", map[string]any{"ref": map[string]string{"type": "ref/prompt", "name": "review"}, "argument": map[string]string{"name": "focus", "value": ""}}), &struct{}{})
+	if e := s.rpcError(s.request(s.rev, "resources/subscribe", map[string]any{"uri": "docs://readme"})); e.Code != codec.CodeMethodNotFound {
+		t.Errorf("modern resources/subscribe: %d %s, want -32601", e.Code, e.Message)
+	}
+}

@@ -892,6 +892,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			PromptDirs:   promptDirs,
 			PageSize:     *pageSize,
 			MaxOutput:    *maxOutput,
+			TTL:          max(pollEvery, 0),
 			Logger:       logger,
 		})
 	}

@@ -53,24 +53,30 @@ func (s *Router) registerSurface(conv *core.Server) {
 	}
 	if sf.HasResources() {
 		conv.HandleFunc("resources/list", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.ListResources(req.Params) })
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListResources(req.Params, req.Revision) })
 		})
 		conv.HandleFunc("resources/templates/list", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.ListTemplates(req.Params) })
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListTemplates(req.Params, req.Revision) })
 		})
 		conv.HandleFunc("resources/read", func(ctx context.Context, req *core.Request) (any, error) {
 			return s.surfaceWait(ctx, func() (any, error) { return sf.Read(ctx, req.Params, req.Revision) })
 		})
 		conv.HandleFunc("resources/subscribe", func(ctx context.Context, req *core.Request) (any, error) {
+			if codec.IsModernRevision(req.Revision) {
+				return nil, legacyOnly(req.Method)
+			}
 			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, true) })
 		})
 		conv.HandleFunc("resources/unsubscribe", func(ctx context.Context, req *core.Request) (any, error) {
+			if codec.IsModernRevision(req.Revision) {
+				return nil, legacyOnly(req.Method)
+			}
 			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, false) })
 		})
 	}
 	if sf.HasPrompts() {
 		conv.HandleFunc("prompts/list", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.ListPrompts(req.Params) })
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListPrompts(req.Params, req.Revision) })
 		})
 		conv.HandleFunc("prompts/get", func(ctx context.Context, req *core.Request) (any, error) {
 			return s.surfaceWait(ctx, func() (any, error) { return sf.Get(ctx, req.Params, req.Revision) })
@@ -81,6 +87,12 @@ func (s *Router) registerSurface(conv *core.Server) {
 			return s.surfaceWait(ctx, func() (any, error) { return sf.Complete(ctx, req.Params, req.Revision) })
 		})
 	}
+}
+
+// legacyOnly refuses a method 2026-07-28 does not have: its resource
+// subscriptions go through subscriptions/listen.
+func legacyOnly(method string) error {
+	return codec.Errorf(codec.CodeMethodNotFound, "method not found: %q (2026-07-28 has no %s; resource subscriptions are not served in that revision yet)", method, method)
 }
 
 // surfaceWait runs f once the first load is done.

@@ -81,7 +81,7 @@ func parsePrompt(en entry) (*Prompt, error) {
 }
 
 // ListPrompts answers prompts/list.
-func (s *Set) ListPrompts(params json.RawMessage) (any, error) {
+func (s *Set) ListPrompts(params json.RawMessage, rev string) (any, error) {
 	cursor, cerr := cursorParam(params)
 	if cerr != nil {
 		return nil, cerr
@@ -104,7 +104,8 @@ func (s *Set) ListPrompts(params json.RawMessage) (any, error) {
 	return struct {
 		Prompts    []PromptDef `json:"prompts"`
 		NextCursor string      `json:"nextCursor,omitempty"`
-	}{defs, next}, nil
+		Cache
+	}{defs, next, s.cache(rev, false)}, nil
 }
 
 func (s *Set) prompt(name string) *Prompt {

@@ -133,7 +133,7 @@ func parseResource(en entry) (*Resource, error) {
 // Resources and templates are listed from these handlers.
 
 // ListResources answers resources/list.
-func (s *Set) ListResources(params json.RawMessage) (any, error) {
+func (s *Set) ListResources(params json.RawMessage, rev string) (any, error) {
 	cursor, cerr := cursorParam(params)
 	if cerr != nil {
 		return nil, cerr
@@ -152,11 +152,12 @@ func (s *Set) ListResources(params json.RawMessage) (any, error) {
 	return struct {
 		Resources  []*Resource `json:"resources"`
 		NextCursor string      `json:"nextCursor,omitempty"`
-	}{append([]*Resource{}, all[start:end]...), next}, nil
+		Cache
+	}{append([]*Resource{}, all[start:end]...), next, s.cache(rev, false)}, nil
 }
 
 // ListTemplates answers resources/templates/list.
-func (s *Set) ListTemplates(params json.RawMessage) (any, error) {
+func (s *Set) ListTemplates(params json.RawMessage, rev string) (any, error) {
 	cursor, cerr := cursorParam(params)
 	if cerr != nil {
 		return nil, cerr
@@ -175,7 +176,8 @@ func (s *Set) ListTemplates(params json.RawMessage) (any, error) {
 	return struct {
 		ResourceTemplates []*Resource `json:"resourceTemplates"`
 		NextCursor        string      `json:"nextCursor,omitempty"`
-	}{append([]*Resource{}, all[start:end]...), next}, nil
+		Cache
+	}{append([]*Resource{}, all[start:end]...), next, s.cache(rev, false)}, nil
 }
 
 // uriParam reads params.uri.
@@ -273,7 +275,8 @@ func (s *Set) Read(ctx context.Context, params json.RawMessage, rev string) (any
 	}
 	return struct {
 		Contents []Contents `json:"contents"`
-	}{[]Contents{c}}, nil
+		Cache
+	}{[]Contents{c}, s.cache(rev, r.exec)}, nil
 }
 
 // isText says whether data goes out as text: UTF-8, of a textual type or

@@ -34,6 +34,8 @@
 // "Resource not found" with data {"uri": ...} (SEP-2164; never an empty
 // contents). resources/list and resources/templates/list are paginated
 // (Options.PageSize), sorted by uri and uriTemplate, with an opaque cursor.
+// In 2026-07-28, lists and reads carry ttlMs (Options.TTL, the poll) and
+// cacheScope public; a dynamic resource's read ttlMs 0, cacheScope private.
 //
 // Refused, each with one log line, the rest served: a symlink whose target
 // is outside DIR, a name or uri holding "..", a sidecar that is not valid
@@ -117,12 +119,15 @@ type RunFunc func(ctx context.Context, path string, argv []string, stdin []byte,
 
 // Options configure a Set.
 type Options struct {
-	ResourceDirs []string     // optional: --resources
-	PromptDirs   []string     // optional: --prompts
-	Run          RunFunc      // required when a directory holds an executable
-	PageSize     int          // optional
-	MaxOutput    int64        // optional: the most bytes a resource may have
-	Logger       *slog.Logger // optional: Warn for what is left out and why
+	ResourceDirs []string // optional: --resources
+	PromptDirs   []string // optional: --prompts
+	Run          RunFunc  // required when a directory holds an executable
+	PageSize     int      // optional
+	MaxOutput    int64    // optional: the most bytes a resource may have
+	// TTL is the ttlMs of 2026-07-28 lists and static reads: how often
+	// the directories are polled (0: every answer may be stale at once).
+	TTL    time.Duration
+	Logger *slog.Logger // optional: Warn for what is left out and why
 }
 
 // Set is the resources and prompts of the directories.
@@ -353,6 +358,28 @@ func page(keys []string, cursor string, size int) (start, end int, next string, 
 }
 
 const cursorPrefix = "after:"
+
+// Cache is the ttlMs and cacheScope 2026-07-28 requires on lists and
+// reads; empty (left out) in the legacy revisions.
+type Cache struct {
+	TTLMs      *int64 `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+// cache returns the Cache members for rev: ttl for what the poll finds
+// changed, 0 for what an executable makes anew each time.
+func (s *Set) cache(rev string, dynamic bool) Cache {
+	if !codec.IsModernRevision(rev) {
+		return Cache{}
+	}
+	ttl := max(int64(s.opts.TTL/time.Millisecond), 0)
+	scope := codec.CacheScopePublic
+	if dynamic {
+		// Its output may depend on anything, the caller included.
+		ttl, scope = 0, codec.CacheScopePrivate
+	}
+	return Cache{TTLMs: &ttl, CacheScope: scope}
+}
 
 // cursorParam reads params.cursor.
 func cursorParam(params json.RawMessage) (string, *codec.Error) {
