@@ -26,7 +26,8 @@ import (
 // in a legacy session. Over Streamable HTTP a POST's conversation ends
 // with its answer, so a subscription made there is acknowledged and ends
 // with it: updates reach stdio sessions (2026-07-28 resource
-// subscriptions through subscriptions/listen are not served).
+// subscriptions through subscriptions/listen are not served, and
+// resources/subscribe, which that revision lacks, is -32601).
 
 // capabilities is what initialize and server/discover declare.
 func (s *Router) capabilities() codec.ServerCapabilities {
