@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -440,5 +443,74 @@ func TestSurfaceModern(t *testing.T) {
 	s.result(s.request(s.rev, "completion/complete", map[string]any{"ref": map[string]string{"type": "ref/prompt", "name": "review"}, "argument": map[string]string{"name": "focus", "value": ""}}), &struct{}{})
 	if e := s.rpcError(s.request(s.rev, "resources/subscribe", map[string]any{"uri": "docs://readme"})); e.Code != codec.CodeMethodNotFound {
 		t.Errorf("modern resources/subscribe: %d %s, want -32601", e.Code, e.Message)
+	}
+}
+
+// Over Streamable HTTP a resource subscription belongs to the session: the
+// subscribe is one POST, the update arrives on the session's GET stream.
+func TestResourceSubscriptionHTTP(t *testing.T) {
+	f := newSurfaceFixture(t)
+	url := startRouteHTTP(t, f.root, append([]string{"--http", "127.0.0.1:0"}, f.args()...)...)
+	post := func(sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" || !strings.Contains(body, `"subscribe":true`) {
+		t.Fatalf("initialize: %s %s", resp.Status, body)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- d
+			}
+		}
+		close(events)
+	}()
+	notes := "file://" + filepath.Join(f.resources, "notes.txt")
+	if _, body := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); !strings.Contains(body, `"result":{}`) {
+		t.Fatalf("subscribe: %s", body)
+	}
+	time.Sleep(150 * time.Millisecond)
+	write(t, filepath.Join(f.resources, "notes.txt"), "changed over HTTP, longer\n", 0o644)
+	timeout := time.After(waitLong)
+	for {
+		select {
+		case d, ok := <-events:
+			if !ok {
+				t.Fatal("the GET stream ended before notifications/resources/updated")
+			}
+			if strings.Contains(d, `"notifications/resources/updated"`) && strings.Contains(d, notes) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no notifications/resources/updated on the GET stream within %v", waitLong)
+		}
 	}
 }

@@ -33,8 +33,10 @@
 // initialize: a token cannot be re-issued mid-session. DELETE with a valid
 // id answers 204: the id stays valid until it expires, there being no
 // store to revoke it in (a client that wants it dead forgets it). GET with
-// a valid id opens the session's stream, which carries
-// notifications/tools/list_changed. 2024-11-05 is stdio only: an
+// a valid id opens the session's stream, which carries the list_changed
+// notifications and notifications/resources/updated (those never go on a
+// POST's stream); the Backend learns a POST's or GET's session from its
+// Conn's SessionID method. 2024-11-05 is stdio only: an
 // initialize asking for it gets 2025-11-25, the newest legacy revision,
 // as the spec's negotiation says.
 //
@@ -561,6 +563,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	x := newExchange(w, r, body, pending, h.opts.Keepalive)
+	x.sid = sid
 	x.carriesLists = first.Method == codec.MethodSubscriptionsListen
 	if x.carriesLists {
 		if !h.openStream(w, first.ID, "") {
@@ -744,6 +747,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	defer h.closeStream(sid)
 	sess, _ := codec.ResumeSession(c.Rev)
 	x := newExchange(w, r, nil, nil, h.opts.Keepalive)
+	x.sid = sid
 	x.carriesLists = true
 	x.mu.Lock()
 	x.toSSE()

@@ -222,8 +222,10 @@ type Router struct {
 	// clashes are the names both a local and an upstream tool claim,
 	// already logged.
 	clashes map[string]bool
-	// subs are the resource subscriptions of each conversation.
-	subs map[*core.Server]map[string]bool
+	// subs are the resource subscriptions by subscriber (subscriberOf),
+	// and subscriber the key of each conversation being served.
+	subs       map[any]map[string]bool
+	subscriber map[*core.Server]any
 
 	stopLoad, stopPoll context.CancelFunc
 	watch              sync.WaitGroup
@@ -349,13 +351,21 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		Refuse:  s.busy,
 	})
 	s.registerSurface(conv)
+	key := subscriberOf(conv, conn)
 	s.mu.Lock()
 	s.convs[conv] = struct{}{}
+	if s.subscriber == nil {
+		s.subscriber = map[*core.Server]any{}
+	}
+	s.subscriber[conv] = key
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.convs, conv)
-		delete(s.subs, conv)
+		delete(s.subscriber, conv)
+		if key == any(conv) {
+			delete(s.subs, key)
+		}
 		s.mu.Unlock()
 	}()
 	return conv.Serve(ctx, conn)

@@ -23,9 +23,12 @@ import (
 // records the uri for the conversation (the uri must name a resource:
 // -32602 otherwise); a change of the file then sends
 // notifications/resources/updated to each conversation that subscribed,
-// in a legacy session. Over Streamable HTTP a POST's conversation ends
-// with its answer, so a subscription made there is acknowledged and ends
-// with it: updates reach stdio sessions (2026-07-28 resource
+// in a legacy session. Over Streamable HTTP the subscriptions belong to
+// the session (its Mcp-Session-Id), kept by the replica that took the
+// subscribe, and updates go out on the session's GET stream on that
+// replica (the transport drops them on a POST's stream); at most
+// maxSubscribers sessions hold subscriptions, kept until unsubscribed
+// (sessions are stateless tokens: nothing says when one ends) (2026-07-28 resource
 // subscriptions through subscriptions/listen are not served, and
 // resources/subscribe, which that revision lacks, is -32601).
 
@@ -44,6 +47,16 @@ func (s *Router) capabilities() codec.ServerCapabilities {
 		}
 	}
 	return caps
+}
+
+// subscriberOf is who holds conv's resource subscriptions: its Streamable
+// HTTP session, whose requests and GET stream are conversations of their
+// own (a conn with a SessionID), or else conv itself (stdio).
+func subscriberOf(conv *core.Server, conn core.Conn) any {
+	if sc, ok := conn.(interface{ SessionID() string }); ok && sc.SessionID() != "" {
+		return "session " + sc.SessionID()
+	}
+	return conv
 }
 
 // registerSurface adds the resources, prompts and completion methods.
@@ -114,8 +127,12 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	key := s.subscriber[conv]
 	if !on {
-		delete(s.subs[conv], *p.URI)
+		delete(s.subs[key], *p.URI)
+		if len(s.subs[key]) == 0 {
+			delete(s.subs, key)
+		}
 		return struct{}{}, nil
 	}
 	if r, _ := s.opts.Surface.Lookup(*p.URI); r == nil {
@@ -124,28 +141,37 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 		return nil, e
 	}
 	if s.subs == nil {
-		s.subs = map[*core.Server]map[string]bool{}
+		s.subs = map[any]map[string]bool{}
 	}
-	if s.subs[conv] == nil {
-		s.subs[conv] = map[string]bool{}
+	if s.subs[key] == nil {
+		if len(s.subs) >= maxSubscribers {
+			// A session's subscriptions outlive its requests, and nothing
+			// says when a stateless session ends: bounded, not evicted.
+			return nil, codec.Errorf(codec.CodeInternalError, "server busy: %d sessions hold resource subscriptions; try again later", maxSubscribers)
+		}
+		s.subs[key] = map[string]bool{}
 	}
-	if len(s.subs[conv]) >= maxSubscriptions {
+	if len(s.subs[key]) >= maxSubscriptions {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
 	}
-	s.subs[conv][*p.URI] = true
+	s.subs[key][*p.URI] = true
 	return struct{}{}, nil
 }
 
-// maxSubscriptions bounds one conversation's resource subscriptions.
-const maxSubscriptions = 1024
+// maxSubscriptions bounds one subscriber's resource subscriptions, and
+// maxSubscribers the subscribers.
+const (
+	maxSubscriptions = 1024
+	maxSubscribers   = 4096
+)
 
 // resourceUpdated sends notifications/resources/updated to every
 // conversation subscribed to uri.
 func (s *Router) resourceUpdated(uri string) {
 	s.mu.Lock()
 	var convs []*core.Server
-	for c, uris := range s.subs {
-		if uris[uri] {
+	for c, key := range s.subscriber {
+		if s.subs[key][uri] {
 			convs = append(convs, c)
 		}
 	}
