@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/internal/proctest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcp-route --resources DIR and --prompts DIR (package mcp-route/surface),
@@ -514,3 +515,77 @@ func TestResourceSubscriptionHTTP(t *testing.T) {
 		}
 	}
 }
+
+// The official Go SDK client lists and reads resources, gets prompts and
+// completes against mcp-route.
+func TestInteropSurfaceGoSDK(t *testing.T) {
+	f := newSurfaceFixture(t)
+	tools := filepath.Join(f.dir, "tools")
+	if err := os.Mkdir(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxTimeout(t)
+	cs, _, _, err := goSDKRoute(t, ctx, tools, f.root, nil, nil, "--resources", f.resources, "--prompts", f.prompts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lr, err := cs.ListResources(ctx, nil)
+	if err != nil || len(lr.Resources) != 4 || lr.Resources[0].URI != "docs://readme" || lr.Resources[0].Title != "Read me" {
+		t.Fatalf("ListResources: %v %+v", err, lr)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "greet://sdk"})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "hello sdk at greet://sdk" {
+		t.Fatalf("ReadResource: %v %+v", err, rr)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://nothing"}); err == nil || !strings.Contains(err.Error(), "Resource not found") {
+		t.Errorf("ReadResource of nothing: %v", err)
+	}
+	lt, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(lt.ResourceTemplates) != 1 || lt.ResourceTemplates[0].URITemplate != "greet://{who}" {
+		t.Errorf("ListResourceTemplates: %v %+v", err, lt)
+	}
+	lp, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(lp.Prompts) != 3 {
+		t.Fatalf("ListPrompts: %v %+v", err, lp)
+	}
+	gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"file": "a.go", "focus": "speed"}})
+	if err != nil || len(gp.Messages) != 1 {
+		t.Fatalf("GetPrompt: %v %+v", err, gp)
+	}
+	if tc, ok := gp.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Review a.go for speed." {
+		t.Errorf("GetPrompt message: %#v", gp.Messages[0].Content)
+	}
+	cr, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "review"}, Argument: mcp.CompleteParamsArgument{Name: "focus", Value: "se"}})
+	if err != nil || !slices.Equal(cr.Completion.Values, []string{"security"}) {
+		t.Errorf("Complete: %v %+v", err, cr)
+	}
+}
+
+// A dynamic resource runs confined like a tool: it cannot read a file
+// outside --root and the granted places, and can read one inside --root.
+// The fixture's resources/escape is a symlink to the secret: refused as a
+// resource, it must not grant its target to the confinement either (the
+// targets of symlinked executables in a tool directory are granted, so
+// that linked tools run; a data file is no tool).
+func TestDynamicResourceConfined(t *testing.T) {
+	if out, err := exec.Command(routeBin(t), "--confine-check").CombinedOutput(); err != nil || !strings.Contains(string(out), "landlock: ABI") {
+		t.Skipf("no Landlock here: %s", out)
+	}
+	f := newSurfaceFixture(t)
+	write(t, filepath.Join(f.root, "inside.txt"), "inside\n", 0o644)
+	write(t, filepath.Join(f.resources, "cat"), "#!/bin/sh\nexec cat \"$MCP_ARG_FILE\"\n", 0o755)
+	write(t, filepath.Join(f.resources, "cat.json"), `{"uriTemplate": "cat://{+file}"}`, 0o644)
+	s := startServer(t, f.dir, nil, f.args("--confine", "require")...)
+	s.initialize(codec.Rev20251125)
+	var c struct{ Contents []struct{ Text string } }
+	s.result(s.request(s.rev, "resources/read", map[string]any{"uri": "cat://" + filepath.Join(f.root, "inside.txt")}), &c)
+	if len(c.Contents) != 1 || c.Contents[0].Text != "inside\n" {
+		t.Errorf("a file inside --root: %+v", c)
+	}
+	e := s.rpcError(s.request(s.rev, "resources/read", map[string]any{"uri": "cat://" + f.secret}))
+	if e.Code != codec.CodeInternalError || strings.Contains(e.Message, "the secret") || !strings.Contains(e.Message, "ermission denied") {
+		t.Errorf("a file outside: %d %s, want -32603 permission denied", e.Code, e.Message)
+	}
+}
+
