@@ -588,4 +588,3 @@ func TestDynamicResourceConfined(t *testing.T) {
 		t.Errorf("a file outside: %d %s, want -32603 permission denied", e.Code, e.Message)
 	}
 }
-
