@@ -588,3 +588,19 @@ func TestDynamicResourceConfined(t *testing.T) {
 		t.Errorf("a file outside: %d %s, want -32603 permission denied", e.Code, e.Message)
 	}
 }
+
+// With --poll 0 nothing polls: each request re-reads the directories, so a
+// new resource is listed and read at once.
+func TestSurfaceNoPoll(t *testing.T) {
+	f := newSurfaceFixture(t)
+	s := startServer(t, f.dir, nil, f.args("--poll", "0")...)
+	s.initialize(codec.Rev20251125)
+	write(t, filepath.Join(f.resources, "fresh.txt"), "fresh\n", 0o644)
+	var list struct{ Resources []listedResource }
+	s.result(s.request(s.rev, "resources/list", nil), &list)
+	fresh := "file://" + filepath.Join(f.resources, "fresh.txt")
+	if !slices.ContainsFunc(list.Resources, func(r listedResource) bool { return r.URI == fresh }) {
+		t.Errorf("a new file is not listed with --poll 0: %+v", list.Resources)
+	}
+	waitNote(t, s, "notifications/resources/list_changed", "")
+}

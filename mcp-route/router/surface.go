@@ -109,10 +109,24 @@ func legacyOnly(method string) error {
 	return codec.Errorf(codec.CodeMethodNotFound, "method not found: %q (2026-07-28 has no %s; resource subscriptions are not served in that revision yet)", method, method)
 }
 
-// surfaceWait runs f once the first load is done.
+// surfaceWait runs f once the first load is done. Without polling
+// (--poll 0) every request re-reads the directories first, as tools/list
+// does, and tells the conversations of a list that changed.
 func (s *Router) surfaceWait(ctx context.Context, f func() (any, error)) (any, error) {
 	if err := s.waitLoaded(ctx); err != nil {
 		return nil, codec.Errorf(codec.CodeInternalError, "canceled: %v", err)
+	}
+	if s.opts.Poll <= 0 {
+		res, prs, upd := s.opts.Surface.Reload()
+		if res {
+			s.surfaceListChanged(surface.MethodResourcesListChanged)
+		}
+		if prs {
+			s.surfaceListChanged(surface.MethodPromptsListChanged)
+		}
+		for _, u := range upd {
+			s.resourceUpdated(u)
+		}
 	}
 	return f()
 }
