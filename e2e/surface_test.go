@@ -319,6 +319,17 @@ func TestPromptsServe(t *testing.T) {
 	// A new prompt: list_changed.
 	write(t, filepath.Join(f.prompts, "later"), "later", 0o644)
 	waitNote(t, s, "notifications/prompts/list_changed", "")
+	// A template swapped for a symlink to a file out of the directory:
+	// refused (by the jail, or left out by the next poll), its content
+	// never sent.
+	os.Remove(filepath.Join(f.prompts, "later"))
+	if err := os.Symlink(f.secret, filepath.Join(f.prompts, "later")); err != nil {
+		t.Fatal(err)
+	}
+	m := s.response(s.request(s.rev, "prompts/get", map[string]any{"name": "later"}))
+	if m.Error == nil || strings.Contains(m.Error.Message, "the secret") {
+		t.Errorf("a template swapped for a symlink out: %s %+v", m.Result, m.Error)
+	}
 }
 
 // mcp-call's commands for resources, prompts and completion, in both eras.

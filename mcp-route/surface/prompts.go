@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"unicode/utf8"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 )
 
 // PromptArgument is an argument a prompt declares.
@@ -31,11 +31,12 @@ type PromptDef struct {
 
 // Prompt is a prompt and how it is made.
 type Prompt struct {
-	Def      PromptDef
-	path     string
-	exec     bool
-	text     bool // an executable whose stdout is one text message (run.result "text")
-	complete map[string]json.RawMessage
+	Def       PromptDef
+	dir, file string
+	path      string
+	exec      bool
+	text      bool // an executable whose stdout is one text message (run.result "text")
+	complete  map[string]json.RawMessage
 }
 
 // MarshalJSON lists the definition: what changes it changes the list.
@@ -49,8 +50,8 @@ func parsePrompt(en entry) (*Prompt, error) {
 		return nil, err
 	}
 	p := &Prompt{
-		Def:  PromptDef{Name: sc.Name, Title: sc.Title, Description: sc.Description, Arguments: sc.Arguments},
-		path: en.path, exec: en.exec, complete: sc.Complete,
+		Def: PromptDef{Name: sc.Name, Title: sc.Title, Description: sc.Description, Arguments: sc.Arguments},
+		dir: en.dir, file: en.name, path: en.path, exec: en.exec, complete: sc.Complete,
 	}
 	if p.Def.Name == "" {
 		p.Def.Name = en.name
@@ -160,11 +161,19 @@ func (s *Set) Get(ctx context.Context, params json.RawMessage, rev string) (any,
 		}
 	}
 	if !p.exec {
-		b, err := os.ReadFile(p.path)
+		// Through the jail, as a resource: a template swapped for a
+		// symlink out of the directory after the scan is refused.
+		root, err := jail.Open(p.dir)
 		if err != nil {
 			return nil, codec.Errorf(codec.CodeInternalError, "prompt %s: %v", p.Def.Name, err)
 		}
-		if int64(len(b)) > s.opts.MaxOutput || !utf8.Valid(b) {
+		b, truncated, err := root.ReadFile(p.file, s.opts.MaxOutput)
+		root.Close()
+		if err != nil {
+			s.warnOnce(p.path+"read", fmt.Sprintf("prompt %s refused: %v", p.path, err))
+			return nil, codec.Errorf(codec.CodeInternalError, "prompt %s: %v", p.Def.Name, err)
+		}
+		if truncated || !utf8.Valid(b) {
 			return nil, codec.Errorf(codec.CodeInternalError, "prompt %s: the template must be UTF-8 text of at most %d bytes", p.Def.Name, s.opts.MaxOutput)
 		}
 		text := placeholderRE.ReplaceAllStringFunc(string(b), func(m string) string {
