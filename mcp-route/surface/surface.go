@@ -51,7 +51,7 @@
 // title, description, arguments ([{name, description, required}]) and
 // "complete". A plain file is a template: prompts/get sends one user text
 // message, the file with each {{NAME}} replaced by the argument NAME ("" when
-// absent). An executable gets the arguments as JSON on stdin and as
+// absent), read through the jail like a static resource. An executable gets the arguments as JSON on stdin and as
 // MCP_ARG_<NAME>, MCP_PROMPT its name, and prints a GetPromptResult object
 // ({"description"?, "messages": [...]}: text, image, audio and embedded
 // resource content), checked for shape. A missing required argument, an
