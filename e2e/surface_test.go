@@ -606,8 +606,9 @@ func TestSurfaceNoPoll(t *testing.T) {
 	f := newSurfaceFixture(t)
 	s := startServer(t, f.dir, nil, f.args("--poll", "0")...)
 	s.initialize(codec.Rev20251125)
-	write(t, filepath.Join(f.resources, "fresh.txt"), "fresh\n", 0o644)
 	var list struct{ Resources []listedResource }
+	s.result(s.request(s.rev, "resources/list", nil), &list) // the first load is done
+	write(t, filepath.Join(f.resources, "fresh.txt"), "fresh\n", 0o644)
 	s.result(s.request(s.rev, "resources/list", nil), &list)
 	fresh := "file://" + filepath.Join(f.resources, "fresh.txt")
 	if !slices.ContainsFunc(list.Resources, func(r listedResource) bool { return r.URI == fresh }) {
