@@ -64,7 +64,7 @@ func TestConfirmGoSDK(t *testing.T) {
 			confirmTools(f)
 			connect := func(ctx context.Context, copts *mcp.ClientOptions) *mcp.ClientSession {
 				if transport == "http" {
-					return goSDKHTTP(t, ctx, startRouteHTTP(t, f.tools, f.root, "--confirm", "destructive").url, copts, codec.LatestLegacyRevision)
+					return goSDKHTTP(t, ctx, startReplicaHTTP(t, f.tools, f.root, "--confirm", "destructive").url, copts, codec.LatestLegacyRevision)
 				}
 				cs, _, _, err := goSDKRoute(t, ctx, f.tools, f.root, copts, &mcp.ClientSessionOptions{ProtocolVersion: codec.LatestLegacyRevision}, "--confirm", "destructive")
 				if err != nil {
@@ -232,7 +232,7 @@ func TestConfirmModernGoSDK(t *testing.T) {
 func TestConfirmHTTPApprovalBound(t *testing.T) {
 	f := newFixture(t)
 	confirmTools(f)
-	url := startRouteHTTP(t, f.tools, f.root, "--confirm", "wipe", "--confirm-timeout", "2s").url
+	url := startReplicaHTTP(t, f.tools, f.root, "--confirm", "wipe", "--confirm-timeout", "2s").url
 	post := func(sid string, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

@@ -87,7 +87,7 @@ func TestToolAsksGoSDK(t *testing.T) {
 			return cs
 		},
 		"http": func(t *testing.T, ctx context.Context, copts *mcp.ClientOptions) *mcp.ClientSession {
-			return goSDKHTTP(t, ctx, startRouteHTTP(t, f.tools, f.root).url, copts, codec.LatestLegacyRevision)
+			return goSDKHTTP(t, ctx, startReplicaHTTP(t, f.tools, f.root).url, copts, codec.LatestLegacyRevision)
 		},
 	}
 	for name, conn := range connect {
@@ -172,7 +172,7 @@ func TestToolAsksRefused(t *testing.T) {
 func TestToolAskHTTPAnswerBoundToSession(t *testing.T) {
 	f := newFixture(t)
 	askTools(f)
-	url := startRouteHTTP(t, f.tools, f.root).url
+	url := startReplicaHTTP(t, f.tools, f.root).url
 	post := func(sid string, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))

@@ -168,7 +168,7 @@ func TestToolLoggingGoSDK(t *testing.T) {
 			return cs
 		},
 		"http": func(t *testing.T, ctx context.Context, copts *mcp.ClientOptions) *mcp.ClientSession {
-			return goSDKHTTP(t, ctx, startRouteHTTP(t, f.tools, f.root).url, copts, codec.LatestLegacyRevision)
+			return goSDKHTTP(t, ctx, startReplicaHTTP(t, f.tools, f.root).url, copts, codec.LatestLegacyRevision)
 		},
 	}
 	for name, conn := range connect {
@@ -208,7 +208,7 @@ func TestToolLoggingGoSDK(t *testing.T) {
 
 // startRouteHTTP starts one mcp-route --http replica with a session key
 // of its own and extra flags.
-func startRouteHTTP(t *testing.T, tools, root string, extra ...string) *routeReplica {
+func startReplicaHTTP(t *testing.T, tools, root string, extra ...string) *routeReplica {
 	t.Helper()
 	key := filepath.Join(t.TempDir(), "session-key")
 	k := make([]byte, 48)

@@ -123,6 +123,7 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
@@ -404,6 +405,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	passEnv := &listFlag{}
 	envs := &listFlag{}
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
+	resources, prompts := &listFlag{split: ":"}, &listFlag{split: ":"}
+	fs.Var(resources, "resources", "resource directory: files are resources, executables dynamic ones, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources and prompts)")
+	fs.Var(prompts, "prompts", "prompt directory: templates and executables that print messages, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources and prompts)")
 	root := fs.String("root", "", "working directory `DIR` of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
@@ -678,17 +682,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		dirs = append(dirs, abs)
 	}
+	resDirs, ok := surfaceDirs("--resources", resources.vals, stderr)
+	if !ok {
+		return 1
+	}
+	promptDirs, ok := surfaceDirs("--prompts", prompts.vals, stderr)
+	if !ok {
+		return 1
+	}
+	// Resource and prompt directories hold executables run as tools are:
+	// the same trust rules and confinement grants.
+	execDirs := slices.Concat(dirs, resDirs, promptDirs)
 	if !*readonly {
 		// Tools can write under the root: one there would be a tool a
 		// client could write, then call (DESIGN.md, "Trust").
-		if err := registry.CheckToolsOutsideRoot(dirs, rootDir); err != nil {
+		if err := registry.CheckToolsOutsideRoot(execDirs, rootDir); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
 	}
 	for _, w := range writePaths {
 		// --readonly does not make these read-only.
-		if err := registry.CheckToolsOutsideWritable(dirs, w); err != nil {
+		if err := registry.CheckToolsOutsideWritable(execDirs, w); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
@@ -705,7 +720,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		penv = slices.Concat(penv, []string{"MCP_ROOT=" + rootDir})
-		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs, NoNetwork: *noNetwork})
+		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: execDirs, NoNetwork: *noNetwork})
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
@@ -724,7 +739,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Mode:       mode,
 		Root:       rootDir,
 		ReadOnly:   *readonly,
-		ToolDirs:   dirs,
+		ToolDirs:   execDirs,
 		AllowRead:  readPaths,
 		AllowWrite: writePaths,
 		AllowExec:  execPaths,
@@ -753,7 +768,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var granted []place
 	if mode != confinement.Off {
 		// What the tools' interpreter chains are granted, they can read.
-		chains := confinement.Config{Root: rootDir, ToolDirs: dirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
+		chains := confinement.Config{Root: rootDir, ToolDirs: execDirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
 		for _, tc := range chains {
 			for _, g := range tc.Grants {
 				granted = append(granted, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
@@ -763,7 +778,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, p := range profiles {
 		granted = append(granted, p.places()...)
 	}
-	readable := readablePlaces(toolPolicy, dirs, granted...)
+	readable := readablePlaces(toolPolicy, execDirs, granted...)
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue
@@ -898,7 +913,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if pinning {
 		return pinMain(ctx, pins, specs, uopts, po, stdout, stderr)
 	}
-	if len(dirs) == 0 && len(specs) == 0 {
+	if len(dirs) == 0 && len(specs) == 0 && len(resDirs)+len(promptDirs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
@@ -945,6 +960,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:     logger,
 		Explain:    conf.ExplainFailure,
 		Confirm:    approval,
+	}
+	if len(resDirs)+len(promptDirs) > 0 {
+		ropts.Surface = surface.New(surface.Options{
+			ResourceDirs: resDirs,
+			PromptDirs:   promptDirs,
+			PageSize:     *pageSize,
+			MaxOutput:    *maxOutput,
+			TTL:          max(pollEvery, 0),
+			Logger:       logger,
+		})
 	}
 	if len(specs) > 0 {
 		var gate *pinGate

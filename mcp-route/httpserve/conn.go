@@ -38,6 +38,9 @@ type exchange struct {
 	// forward tells which notifications this exchange carries: progress
 	// always; list changes only on a GET stream or a subscription.
 	carriesLists bool
+	// sid is the legacy session the exchange belongs to ("" for none):
+	// SessionID tells the Backend, which keys resource subscriptions by it.
+	sid string
 
 	read   bool        // the body was given out
 	inject chan []byte // frames routed here from other requests (cancellation, answers)
@@ -198,8 +201,15 @@ func (x *exchange) WriteBatch(_ context.Context, msgs []*codec.Message) error {
 }
 
 // carries tells whether notification m belongs on this exchange.
+// SessionID is the Mcp-Session-Id of the exchange's session, "" for a
+// request without one: a Backend keeps what outlives one POST (resource
+// subscriptions) by it.
+func (x *exchange) SessionID() string { return x.sid }
+
 func (x *exchange) carries(m *codec.Message) bool {
-	if strings.HasSuffix(m.Method, "/list_changed") {
+	// Notifications of no request (list changes, resource updates) go on
+	// a GET stream or a subscription, never on another request's stream.
+	if strings.HasSuffix(m.Method, "/list_changed") || m.Method == "notifications/resources/updated" {
 		return x.carriesLists
 	}
 	return true

@@ -23,15 +23,20 @@
 // authenticated with HMAC-SHA256 under SessionKey. Nothing is stored: any
 // replica with the same key serves any request of the session, and memory
 // does not grow with the number of sessions. A later request needs the
-// id (400 without it) and MCP-Protocol-Version equal to the session's
-// revision (400 otherwise; a 2025-03-26 session may omit it, that revision
-// did not define it); an id that is forged, from another key or expired
+// id (400 without it) and an MCP-Protocol-Version header naming a
+// revision that has sessions, 2025-03-26, 2025-06-18 or 2025-11-25, not
+// necessarily the negotiated one: the spec asks for 400 only for an
+// invalid or unsupported version, and the request is served in the
+// negotiated revision all the same (400 for any other value, or none; a
+// 2025-03-26 session may omit it, that revision did not define it); an id that is forged, from another key or expired
 // gets 404, and the client initializes again. The TTL is absolute from
 // initialize: a token cannot be re-issued mid-session. DELETE with a valid
 // id answers 204: the id stays valid until it expires, there being no
 // store to revoke it in (a client that wants it dead forgets it). GET with
-// a valid id opens the session's stream, which carries
-// notifications/tools/list_changed. 2024-11-05 is stdio only: an
+// a valid id opens the session's stream, which carries the list_changed
+// notifications and notifications/resources/updated (those never go on a
+// POST's stream); the Backend learns a POST's or GET's session from its
+// Conn's SessionID method. 2024-11-05 is stdio only: an
 // initialize asking for it gets 2025-11-25, the newest legacy revision,
 // as the spec's negotiation says.
 //
@@ -450,10 +455,8 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request, id string) *cl
 		httpError(w, http.StatusNotFound, nil, codec.CodeInvalidRequest, "session not found: "+err.Error()+"; send initialize for a new session")
 		return nil
 	}
-	v := r.Header.Get(HeaderVersion)
-	if v == "" && c.Rev != codec.Rev20250326 || v != "" && v != c.Rev {
-		httpError(w, http.StatusBadRequest, nil, codec.CodeInvalidRequest,
-			fmt.Sprintf("bad request: %s header %q: this session negotiated %s", HeaderVersion, v, c.Rev))
+	if err := codec.CheckSessionVersionHeader(r.Header.Get(HeaderVersion), c.Rev); err != nil {
+		httpError(w, http.StatusBadRequest, nil, codec.CodeInvalidRequest, "bad request: "+err.Error())
 		return nil
 	}
 	return c
@@ -567,6 +570,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	x := newExchange(w, r, body, pending, h.opts.Keepalive)
+	x.sid = sid
 	x.carriesLists = first.Method == codec.MethodSubscriptionsListen
 	if x.carriesLists {
 		if !h.openStream(w, first.ID, "") {
@@ -755,6 +759,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	defer h.closeStream(sid)
 	sess, _ := codec.ResumeSession(c.Rev)
 	x := newExchange(w, r, nil, nil, h.opts.Keepalive)
+	x.sid = sid
 	x.carriesLists = true
 	x.mu.Lock()
 	x.toSSE()

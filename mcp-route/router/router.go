@@ -105,6 +105,7 @@ import (
 	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
@@ -151,6 +152,10 @@ type Options struct {
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.
 	Upstreams *upstream.Set
+	// Surface, optional, is the resources and prompts served beside the
+	// tools (package mcp-route/surface; see surface.go). New loads it
+	// and polls it with the tool directories.
+	Surface *surface.Set
 	// Observe, optional, is told of every finished tools/call that ran
 	// or was refused busy: the tool, the outcome (ok, tool_error, timeout,
 	// canceled, busy, failed), the time it took, whether a process was
@@ -225,6 +230,10 @@ type Router struct {
 	// clashes are the names both a local and an upstream tool claim,
 	// already logged.
 	clashes map[string]bool
+	// subs are the resource subscriptions by subscriber (subscriberOf),
+	// and subscriber the key of each conversation being served.
+	subs       map[any]map[string]bool
+	subscriber map[*core.Server]any
 
 	stopLoad, stopPoll context.CancelFunc
 	watch              sync.WaitGroup
@@ -257,6 +266,9 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	if opts.Upstreams != nil {
 		opts.Upstreams.OnChange(s.listChanged)
 	}
+	if opts.Surface != nil {
+		opts.Surface.SetRun(s.runSurface)
+	}
 	// The first load may run --mcp-describe for every tool; requests that
 	// do not need the tools (server/discover, initialize, ping) are served
 	// meanwhile, and tools/list and tools/call wait for it (s.loaded). The
@@ -268,6 +280,7 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	go func() {
 		defer s.watch.Done()
 		opts.Registry.Reload(loadCtx)
+		s.watchSurface(pollCtx)
 		if opts.Loaded != nil {
 			opts.Loaded()
 		}
@@ -336,16 +349,12 @@ func (s *Router) Close() {
 // one. conn is closed when Serve returns.
 func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Session) error {
 	conv := core.New(core.Options{
-		ServerInfo: s.opts.ServerInfo,
-		Capabilities: codec.ServerCapabilities{
-			Tools: &codec.ToolsCapability{ListChanged: true},
-			// Tools log through their channel (channel.go).
-			Logging: json.RawMessage(`{}`),
-		},
-		DiscoverTTL: time.Duration(DiscoverTTL) * time.Millisecond,
-		Grace:       s.opts.Grace,
-		Logger:      s.opts.Logger,
-		Session:     session,
+		ServerInfo:   s.opts.ServerInfo,
+		Capabilities: s.capabilities(),
+		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
+		Grace:        s.opts.Grace,
+		Logger:       s.opts.Logger,
+		Session:      session,
 	})
 	conv.HandleFunc(codec.MethodToolsList, s.list)
 	conv.Handle(codec.MethodToolsCall, core.Method{
@@ -353,12 +362,22 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		Limit:   s.limit(),
 		Refuse:  s.busy,
 	})
+	s.registerSurface(conv)
+	key := subscriberOf(conv, conn)
 	s.mu.Lock()
 	s.convs[conv] = struct{}{}
+	if s.subscriber == nil {
+		s.subscriber = map[*core.Server]any{}
+	}
+	s.subscriber[conv] = key
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.convs, conv)
+		delete(s.subscriber, conv)
+		if key == any(conv) {
+			delete(s.subs, key)
+		}
 		s.mu.Unlock()
 	}()
 	return conv.Serve(ctx, conn)
