@@ -116,9 +116,9 @@ func BenchmarkColdStart(b *testing.B) {
 			p.stop()
 		}
 	}
-	build := "go build (no flags: DWARF and symbols kept)"
-	if os.Getenv("MCP_ROUTE_BIN") != "" {
-		build = "MCP_ROUTE_BIN (Bazel's build)"
+	build := "go build with no flags: DWARF and symbols kept"
+	if env := os.Getenv("MCP_ROUTE_BIN"); env != "" {
+		build = "MCP_ROUTE_BIN=" + env + ": Bazel's build under Bazel"
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n%-10s %12s %12s %14s %14s %12s\n", "server", "cold p50", "cold p90", "idle RSS p50", "peak RSS(sh)", "binary")
