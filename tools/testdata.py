@@ -22,6 +22,8 @@ BINARIES = {
     "MCP_GOSDK_SERVER_BIN": "//e2e/interop/gosdk-server",
     "EXAMPLE_PRIMES_BIN": "//examples/tools/src/primes",
     "MCP_TESTWORKER_BIN": "//internal/testbin/testworker",
+    "MCP_NULL_SERVER_BIN": "//internal/testbin/nullserver",
+    "MCP_RELAY_BIN": "//internal/testbin/relay",
 }
 # The official MCP schemas, for every test package using internal/spectest.
 SPEC_IMPORT = '"github.com/mcpipe/mcpipe/internal/spectest"'

@@ -361,7 +361,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		h.opts.Metrics.handler.ServeHTTP(w, r)
+		h.opts.Metrics.ServeHTTP(w, r)
 		return
 	case Path:
 	default:
