@@ -77,7 +77,6 @@ if [[ -z $commit ]]; then
 		die "$root is not a git checkout: set MCPIPE_COMMIT=HASH and SOURCE_DATE_EPOCH=SECONDS (the commit's time) to build it"
 	commit=$(git -C "$root" rev-parse HEAD)
 	if [[ -n $(git -C "$root" status --porcelain --untracked-files=no) ]]; then
-		echo "$prog: warning: the tree has uncommitted changes: stamping $commit-dirty; release from a clean checkout" >&2
 		commit=$commit-dirty
 	fi
 fi
@@ -94,6 +93,9 @@ out=$(cd "$out" && pwd)
 [[ -z $(ls -A "$out") ]] || die "OUTDIR $out is not empty: give a new or empty directory (SHA256SUMS lists everything in it)"
 stage=$(mktemp -d "${TMPDIR:-/tmp}/mcpipe-release.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
+if [[ $commit == *-dirty && -z ${MCPIPE_COMMIT:-} ]]; then
+	echo "$prog: warning: the tree has uncommitted changes: stamping $commit; release from a clean checkout" >&2
+fi
 
 # Fixed code generation whatever the caller's environment says.
 export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOAMD64=v1 GOARM64=v8.0 GOEXPERIMENT=
