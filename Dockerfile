@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1
 #
-# mcp-route over Streamable HTTP in an image that holds nothing else: the
+# mcp-route over Streamable HTTP in an image that holds little else: the
 # static mcpipe binaries of the release archive, the 32 stock tools
-# (/srv/mcp/tools, links to mcp-stock), the CA certificates (for HTTPS
-# upstreams), /tmp, and a user of its own. No shell, no package manager, no
-# libc: tools must be static executables too (mount your own over
-# /srv/mcp/tools); examples/deploy/README.md shows how to add an
-# interpreter for script tools.
+# (/srv/mcp/tools, links to mcp-stock), a static /bin/sh (busybox; no other
+# command is linked), the CA certificates (for HTTPS upstreams), /tmp, and a
+# user of its own. No package manager, no libc: your tools must be static
+# executables or /bin/sh scripts (mount them over /srv/mcp/tools);
+# examples/deploy/README.md shows how to add an interpreter.
 #
 # Build it from a clone of the repository (with its .git: the binaries are
 # stamped with the commit):
@@ -33,12 +33,25 @@ ARG TARGETARCH=amd64
 ARG VERSION=
 ARG MCPIPE_COMMIT=
 ARG SOURCE_DATE_EPOCH=
+# /bin/sh for the image: mcp-route's start-up probe of the kernel
+# confinement runs a POSIX shell script in a confined child (without one the
+# tools run unconfined, with a warning), and sh_exec and #!/bin/sh tools need
+# it. Debian's static busybox (GPL-2.0; its copyright file goes in the image,
+# the source is Debian's busybox package), for the target's architecture
+# (amd64 and arm64 are the same names in Go and Debian).
+RUN set -e; \
+    if [ "$TARGETARCH" != "$(dpkg --print-architecture)" ]; then dpkg --add-architecture "$TARGETARCH"; fi; \
+    apt-get update; \
+    cd /tmp && apt-get download "busybox-static:$TARGETARCH" && dpkg-deb -x busybox-static_*.deb /busybox; \
+    rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN MCPIPE_RELEASE_PLATFORMS="$TARGETOS/$TARGETARCH" tools/release.sh /release $VERSION
 # The image's file tree. The links are made by a build-platform mcp-stock
 # (the target's may not run here) and point where the image has it.
-RUN mkdir -p /rootfs/usr/local/bin /rootfs/usr/share/doc/mcpipe /rootfs/srv/mcp/root /rootfs/tmp /rootfs/etc/ssl/certs \
+RUN mkdir -p /rootfs/bin /rootfs/usr/local/bin /rootfs/usr/share/doc/mcpipe /rootfs/usr/share/doc/busybox-static /rootfs/srv/mcp/root /rootfs/tmp /rootfs/etc/ssl/certs \
+ && cp /busybox/bin/busybox /rootfs/bin/sh \
+ && cp /busybox/usr/share/doc/busybox-static/copyright /rootfs/usr/share/doc/busybox-static/copyright \
  && tar -xzf /release/mcpipe_*_"$TARGETOS"_"$TARGETARCH".tar.gz -C /rootfs/usr/local/bin --strip-components=1 --wildcards '*/mcp-*' \
  && tar -xzf /release/mcpipe_*_"$TARGETOS"_"$TARGETARCH".tar.gz -C /rootfs/usr/share/doc/mcpipe --strip-components=1 --wildcards '*/LICENSE' '*/NOTICE' '*/README.md' \
  && CGO_ENABLED=0 go run -trimpath -buildvcs=false ./mcp-stock install --exe /usr/local/bin/mcp-stock /rootfs/srv/mcp/tools \
