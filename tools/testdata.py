@@ -39,6 +39,14 @@ EXTRA_DATA = {
         "interop/ts-server/server.cjs",
     ],
     "mcp-route/scaffold": ["//examples/tools/src/hello:main.go"],
+    # TestDockerfile, TestDeployUsesImage and TestServerJSON; the tests that
+    # run tools/release.sh need the source tree and skip under Bazel.
+    "tools/release": [
+        "//:Dockerfile",
+        "//:server.json",
+        "//third_party/mcp-registry:server.schema.json",
+        "//examples/deploy:kubernetes/mcp-route.yaml",
+    ],
     "internal/buildcheck": [
         "//:MODULE.bazel",
         "//:deps.bzl",

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpipe/mcpipe/internal/version"
 )
 
 // A dockerfile is the instructions of each stage, continuation lines joined
@@ -191,7 +194,7 @@ var secretName = regexp.MustCompile(`(?i)(secret|token|passw|credential|private|
 // stage takes a secret in an ARG, ENV or COPY, or fetches with ADD.
 func TestDockerfile(t *testing.T) {
 	root := repoRoot(t)
-	df := parseDockerfile(t, root+"/Dockerfile")
+	df := parseDockerfile(t, filepath.Join(root, "Dockerfile"))
 	if len(df.stages) < 2 {
 		t.Fatalf("Dockerfile has %d stage(s), want a build stage and the image", len(df.stages))
 	}
@@ -314,5 +317,35 @@ func TestDockerfileChecks(t *testing.T) {
 	var v []string
 	if err := json.Unmarshal([]byte(df.stages[1].all("ENTRYPOINT")[0].args), &v); err == nil {
 		t.Errorf("a shell-form ENTRYPOINT parsed as exec form")
+	}
+}
+
+// TestDeployUsesImage: the Kubernetes example runs the image as the
+// Dockerfile makes it: this version, its user, its tools and root, and a
+// writable /tmp (mcp-route keeps the tools' TMPDIR there) beside the
+// read-only root file system.
+func TestDeployUsesImage(t *testing.T) {
+	root := repoRoot(t)
+	final := parseDockerfile(t, filepath.Join(root, "Dockerfile")).stages[1:]
+	img := final[len(final)-1]
+	yaml := string(readFile(t, filepath.Join(root, "examples", "deploy", "kubernetes", "mcp-route.yaml")))
+	find := func(re string) string {
+		if m := regexp.MustCompile(re).FindStringSubmatch(yaml); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	if image := find(`(?m)^\s+image: (\S+)$`); !strings.HasSuffix(image, "/mcp-route:"+version.Number) {
+		t.Errorf("kubernetes/mcp-route.yaml: image %q, want the Dockerfile's image, REGISTRY/mcp-route:%s", image, version.Number)
+	}
+	uid, gid := img.user(t)
+	if find(`runAsUser: (\d+)`) != strconv.Itoa(uid) || find(`runAsGroup: (\d+)`) != strconv.Itoa(gid) {
+		t.Errorf("kubernetes/mcp-route.yaml: runAsUser %s runAsGroup %s, the image's USER %d:%d", find(`runAsUser: (\d+)`), find(`runAsGroup: (\d+)`), uid, gid)
+	}
+	if tools, r := find(`--tools=(\S+)`), find(`--root=(\S+)`); tools != img.toolsDir(t) || r != img.rootDir(t) {
+		t.Errorf("kubernetes/mcp-route.yaml: --tools=%s --root=%s, the image has %s and %s", tools, r, img.toolsDir(t), img.rootDir(t))
+	}
+	if find(`readOnlyRootFilesystem: (true)`) != "" && find(`mountPath: (/tmp)\}`) == "" {
+		t.Errorf("kubernetes/mcp-route.yaml: a read-only root file system and no volume at /tmp: mcp-route cannot make the tools' TMPDIR")
 	}
 }

@@ -3,7 +3,6 @@ package release
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,8 +121,8 @@ func TestServerJSON(t *testing.T) {
 	if !strings.HasSuffix(sj.Name, "/mcp-route") {
 		t.Errorf("server.json name %q is not mcp-route's", sj.Name)
 	}
-	if fi, err := os.Stat(filepath.Join(root, sj.Repository.Subfolder, "main.go")); sj.Repository.Subfolder == "" || err != nil || fi.IsDir() {
-		t.Errorf("server.json repository.subfolder %q is not a command of the repository", sj.Repository.Subfolder)
+	if sj.Repository.Subfolder != "mcp-route" {
+		t.Errorf("server.json repository.subfolder %q, want mcp-route", sj.Repository.Subfolder)
 	}
 
 	// The package is the image the Dockerfile builds, tagged with this
