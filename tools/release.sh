@@ -25,7 +25,8 @@
 # without .git builds the same bytes given MCPIPE_COMMIT and
 # SOURCE_DATE_EPOCH) and GOFLAGS, GOAMD64, GOARM64 and GOEXPERIMENT are
 # fixed so the caller's environment cannot change the code generated. A
-# tree with uncommitted changes is stamped COMMIT-dirty, with a warning.
+# tree with uncommitted changes or untracked files is stamped COMMIT-dirty,
+# with a warning.
 #
 # Needs Go (the go.mod version), git (or MCPIPE_COMMIT and
 # SOURCE_DATE_EPOCH), GNU tar, gzip and sha256sum or shasum.
@@ -76,7 +77,8 @@ if [[ -z $commit ]]; then
 	git -C "$root" rev-parse --git-dir >/dev/null 2>&1 ||
 		die "$root is not a git checkout: set MCPIPE_COMMIT=HASH and SOURCE_DATE_EPOCH=SECONDS (the commit's time) to build it"
 	commit=$(git -C "$root" rev-parse HEAD)
-	if [[ -n $(git -C "$root" status --porcelain --untracked-files=no) ]]; then
+	# Untracked files count: one in a package directory is compiled in.
+	if [[ -n $(git -C "$root" status --porcelain) ]]; then
 		commit=$commit-dirty
 	fi
 fi
@@ -98,7 +100,7 @@ if [[ $commit == *-dirty && -z ${MCPIPE_COMMIT:-} ]]; then
 fi
 
 # Fixed code generation whatever the caller's environment says.
-export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOAMD64=v1 GOARM64=v8.0 GOEXPERIMENT=
+export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOWORK=off GOAMD64=v1 GOARM64=v8.0 GOEXPERIMENT=
 unset GOARM GO386 GOMIPS GOPPC64 GORISCV64 2>/dev/null || true
 pkg=github.com/mcpipe/mcpipe/internal/version
 ldflags="-s -w -X $pkg.Number=$version -X $pkg.Commit=$commit"

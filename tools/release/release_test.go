@@ -82,8 +82,8 @@ func runRelease(t *testing.T, root, out string, args ...string) (string, int) {
 	return stderr.String(), 0
 }
 
-// gitHead is the commit release.sh stamps: HEAD, with -dirty when tracked
-// files changed.
+// gitHead is the commit release.sh stamps: HEAD, with -dirty when the tree
+// has changes or files git does not ignore.
 func gitHead(t *testing.T, root string) (commit string, epoch int64) {
 	t.Helper()
 	git := func(args ...string) string {
@@ -94,7 +94,7 @@ func gitHead(t *testing.T, root string) (commit string, epoch int64) {
 		return strings.TrimSpace(string(out))
 	}
 	commit = git("rev-parse", "HEAD")
-	if git("status", "--porcelain", "--untracked-files=no") != "" {
+	if git("status", "--porcelain") != "" {
 		commit += "-dirty"
 	}
 	epoch, err := strconv.ParseInt(git("log", "-1", "--format=%ct", "HEAD"), 10, 64)
