@@ -14,6 +14,9 @@
 //     runs tools/release.sh for the target platform, a final stage from
 //     scratch with a non-root USER, the stamped static binaries, CA
 //     certificates, a tools volume, and no secret baked in.
+//   - TestDeployUsesImage checks that the Kubernetes example runs that
+//     image as it is made: its version, user, tools, root and a writable
+//     /tmp.
 //   - TestDockerImageFiles builds the final image's file tree as the
 //     Dockerfile does (the build stage's commands, with the release script)
 //     and runs mcp-route from it as the image's ENTRYPOINT and CMD would,
