@@ -226,6 +226,9 @@ func TestReleaseScriptRefuses(t *testing.T) {
 	}{
 		{[]string{t.TempDir(), "v1.2.3"}, "", "VERSION v1.2.3 is not a semantic version: give 1.2.3"},
 		{[]string{t.TempDir(), "1.2"}, "", "VERSION 1.2 is not a semantic version"},
+		// The version goes into -ldflags: a space would add linker flags.
+		{[]string{t.TempDir(), "1.2.3 -X main.evil=1"}, "", "is not a semantic version"},
+		{[]string{"--help"}, "", "usage: tools/release.sh OUTDIR [VERSION]"},
 		{[]string{full}, "", "is not empty: give a new or empty directory"},
 		{[]string{t.TempDir()}, "MCPIPE_RELEASE_PLATFORMS=plan9/amd64", "platform plan9/amd64 is not released"},
 		{[]string{t.TempDir()}, "MCPIPE_COMMIT=$(id)", "MCPIPE_COMMIT $(id) is not a git hash"},
