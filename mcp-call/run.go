@@ -112,7 +112,7 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		return fail(exitProtocol, err)
 	}
 	if opts.showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.String())
 		return exitOK
 	}
 	if len(pos) == 0 {

@@ -42,6 +42,14 @@ EXTRA_DATA = {
     ],
     "mcp-route/scaffold": ["//examples/tools/src/hello:main.go"],
     "mcp-route": ["README.md"],  # TestHelpSaysNoTTY: --help and README agree
+    # TestDockerfile, TestDeployUsesImage and TestServerJSON; the tests that
+    # run tools/release.sh need the source tree and skip under Bazel.
+    "tools/release": [
+        "//:Dockerfile",
+        "//:server.json",
+        "//third_party/mcp-registry:server.schema.json",
+        "//examples/deploy:kubernetes/mcp-route.yaml",
+    ],
     "internal/buildcheck": [
         "//:MODULE.bazel",
         "//:deps.bzl",
