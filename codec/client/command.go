@@ -1,8 +1,10 @@
 package client
 
 import (
+	"errors"
 	"io"
 	"os/exec"
+	"runtime"
 	"time"
 )
 
@@ -34,3 +36,9 @@ type StartError struct{ Err error }
 
 func (e *StartError) Error() string { return "cannot start server: " + e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
+
+// ErrNoStdio is Start's error (in a StartError) where a stdio server cannot
+// be started: on systems other than Unix ones (Windows), since stopping a
+// server safely needs a process group to signal (Process.Stop). Streamable
+// HTTP ([DialHTTP]) works everywhere.
+var ErrNoStdio = errors.New("starting a stdio server is not supported on " + runtime.GOOS + ": connect to it over Streamable HTTP instead (mcp-call --url)")

@@ -4,17 +4,9 @@ package client
 
 import (
 	"context"
-	"errors"
 	"io"
-	"runtime"
 	"time"
 )
-
-// ErrNoStdio is Start's error where a stdio server cannot be started:
-// stopping one safely needs a process group to signal (Process.Stop), which
-// this package has only on Unix systems. Streamable HTTP ([DialHTTP]) works
-// everywhere.
-var ErrNoStdio = errors.New("starting a stdio server is not supported on " + runtime.GOOS + ": connect to it over Streamable HTTP instead (mcp-call --url)")
 
 // Process is a running server. Here Start makes none; the methods exist so
 // that code written for Unix builds.
