@@ -22,31 +22,35 @@ start=$SECONDS
 failures=0
 
 # run LABEL CMD...: runs CMD, printing each failure as one line prefixed by
-# LABEL. The go command's "# package" headers are dropped and an indented
-# continuation ("\timports x: ...") is joined to the line it continues.
+# LABEL, and returns 1 if it failed. The go command's "# package" headers
+# are dropped, an indented continuation ("\timports x: ...") is joined to the
+# line it continues, and a line repeated (a package and its test variant)
+# is printed once.
 run() {
   local label=$1 out
   shift
   out=$("$@" 2>&1) && return 0
   local lines
   lines=$(awk -v label="$label" '
+    function emit() { if (line != "" && !seen[line]++) print label ": " line }
     /^#/ { next }
     /^[ \t]/ { if (line != "") { sub(/^[ \t]+/, ""); line = line " " $0 }; next }
-    { if (line != "") print label ": " line; line = $0; sub(/^vet: /, "", line) }
-    END { if (line != "") print label ": " line }' <<<"$out")
+    { emit(); line = $0; sub(/^vet: /, "", line) }
+    END { emit() }' <<<"$out")
   [[ -n $lines ]] || lines="$label: failed without output"
   printf '%s\n' "$lines" >&2
   failures=$((failures + $(wc -l <<<"$lines")))
+  return 1
 }
 
 for platform in darwin/amd64 darwin/arm64 freebsd/amd64; do
   export GOOS=${platform%/*} GOARCH=${platform#*/}
-  run "$platform build" go build ./...
-  run "$platform vet" go vet ./...
+  # vet would repeat a build's errors: it runs on what builds.
+  run "$platform build" go build ./... && run "$platform vet" go vet ./...
 done
 export GOOS=windows GOARCH=amd64
-run "windows/amd64 build" go build ./mcp-call/... ./mcp-frame/...
-run "windows/amd64 vet" go vet ./mcp-call/... ./mcp-frame/...
+run "windows/amd64 build" go build ./mcp-call/... ./mcp-frame/... &&
+  run "windows/amd64 vet" go vet ./mcp-call/... ./mcp-frame/...
 unset GOOS GOARCH
 run staticcheck tools/staticcheck.sh ./...
 
