@@ -4,9 +4,9 @@
 #
 #   darwin/amd64, darwin/arm64, freebsd/amd64   go build + go vet ./...
 #                                               (vet covers the test files)
-#   windows/amd64                               go build + go vet of mcp-call
-#                                               and mcp-frame (and what they
-#                                               import)
+#   windows/amd64                               go build of mcp-call and
+#                                               mcp-frame, go vet of them and
+#                                               of our packages they import
 #   linux (this machine)                        tools/staticcheck.sh ./...
 #
 #   tools/crossbuild.sh
@@ -50,7 +50,7 @@ for platform in darwin/amd64 darwin/arm64 freebsd/amd64; do
 done
 export GOOS=windows GOARCH=amd64
 run "windows/amd64 build" go build ./mcp-call/... ./mcp-frame/... &&
-  run "windows/amd64 vet" go vet ./mcp-call/... ./mcp-frame/...
+  run "windows/amd64 vet" go vet $(go list -deps ./mcp-call/... ./mcp-frame/... | grep '^github.com/mcpipe/mcpipe/')
 unset GOOS GOARCH
 run staticcheck tools/staticcheck.sh ./...
 
