@@ -79,14 +79,6 @@ func pyenvRoot() string {
 	return root
 }
 
-// makeVenv makes a venv at dir with python, or skips t saying why.
-func makeVenv(t *testing.T, python, dir string) {
-	t.Helper()
-	if out, err := exec.Command(python, "-m", "venv", "--without-pip", dir).CombinedOutput(); err != nil {
-		t.Skipf("%s -m venv: %v: %s (python3-venv missing?)", python, err, out)
-	}
-}
-
 // TestToolchainMatrix runs tools written for the usual toolchains through
 // the real mcp-route under its default confinement: each one's
 // interpreter chain must be granted (a pyenv shim is a bash script that

@@ -232,10 +232,8 @@ type plan struct {
 	// be installed on the thread (set by restrictThread).
 	filter    bool
 	filterErr error
-	// dropCaps: drop every capability on the thread; capsErr: what
-	// failed (set by restrictThread).
+	// dropCaps: drop every capability on the thread.
 	dropCaps bool
-	capsErr  error
 	scoped   uint64
 	masks    []uint64 // one per report.Rules entry
 	// root: Policy.Root got a rule, its own or one shared with another

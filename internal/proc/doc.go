@@ -160,13 +160,15 @@
 // # Platforms
 //
 // Linux has every guarantee above. macOS and the BSDs build and run the
-// same code with two documented fallbacks: there is no waitid WNOWAIT
+// same code with documented fallbacks: there is no waitid WNOWAIT
 // here, so the leader is reaped when it exits and the group is killed
 // after that (a pid reused in between by a process that makes itself a
 // group leader could get the signal; the window is the Drain); and there
 // is no subreaper (Subreap returns ErrNoSubreaper, Sweep does nothing),
 // so a daemon that left its group escapes. Process.StdinConsumed is
-// known only on Linux (FIONREAD on a pipe).
+// known only on Linux (FIONREAD on a pipe). Cmd.Limits are Linux's too
+// (cgroups, prlimit): elsewhere they are not enforced, and LimitSupport
+// says so (a process is started as without them rather than refused).
 //
 // All functions and methods are safe for concurrent use; every limit is
 // a Cmd field, so runs with different limits do not interfere.

@@ -156,7 +156,7 @@ func (c *Cmd) prepareAndStart(cmd *exec.Cmd, run bool) (*treeLimit, error) {
 			return nil, err
 		}
 		if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
-			return nil, errors.New("Prepare cleared SysProcAttr.Setpgid")
+			return nil, errors.New("proc: Cmd.Prepare cleared SysProcAttr.Setpgid")
 		}
 	}
 	spawn, tree, err := withLimits(c.Limits, cmd, c.Spawn)
@@ -327,7 +327,7 @@ wait:
 		}
 	}
 
-	// The leader has exited (a zombie, where peekExit): give the pipes a
+	// The leader has exited (a zombie, on Linux): give the pipes a
 	// moment to reach EOF, then kill whatever is left in the group.
 	drain := time.NewTimer(c.Drain)
 	for n := 0; n < nreaders; {

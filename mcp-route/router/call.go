@@ -186,7 +186,7 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 			if note, attrs, ok := s.opts.Explain(failure); ok {
 				failure += "\n" + note
 				s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "confinement refused a path the tool needed",
-					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", fmt.Sprintf("%s", id))}, attrs...)...)
+					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", id.String())}, attrs...)...)
 			}
 		}
 		return codec.ErrorResult(failure)

@@ -196,7 +196,7 @@ func SetHeaders(specs []Spec, headers, tokenFiles []string) error {
 			}
 			return &specs[i], rest, nil
 		}
-		return nil, "", fmt.Errorf("--%s %s: no --upstream %s=https://...", flag, name, name)
+		return nil, "", fmt.Errorf("--%s %s: no --upstream %s=URL (headers are for an HTTP upstream)", flag, name, name)
 	}
 	for _, h := range headers {
 		sp, kv, err := find("upstream-header", "'Key: value'", h)
