@@ -184,3 +184,33 @@ func DecodeHeaderValue(v string) (string, error) {
 	}
 	return string(dec), nil
 }
+
+// SessionRevisions are the revisions whose Streamable HTTP requests run in
+// a session (Mcp-Session-Id), oldest first: 2024-11-05 had no Streamable
+// HTTP, 2026-07-28 has no sessions. Treat it as read-only.
+var SessionRevisions = []string{Rev20250326, Rev20250618, Rev20251125}
+
+// CheckSessionVersionHeader checks the MCP-Protocol-Version header v of a
+// request in a Streamable HTTP session that negotiated sessionRev. The spec
+// asks for 400 only when the version is invalid or unsupported, so any of
+// SessionRevisions is accepted, whichever the session negotiated (the
+// conversation goes on in the negotiated revision: the header is a
+// transport check, and the official SDKs send a fixed one on some
+// requests). A missing header is accepted only in a 2025-03-26 session,
+// which did not define it. The error says what was wrong and what is
+// expected.
+func CheckSessionVersionHeader(v, sessionRev string) error {
+	switch {
+	case v == "" && sessionRev == Rev20250326:
+		return nil
+	case v == "":
+		return fmt.Errorf("missing %s header: this session negotiated %s; send it on every request", HeaderProtocolVersion, sessionRev)
+	case slices.Contains(SessionRevisions, v):
+		return nil
+	case IsSupportedRevision(v):
+		return fmt.Errorf("%s header %q: that revision has no Streamable HTTP sessions; this session negotiated %s (accepted: %s)",
+			HeaderProtocolVersion, v, sessionRev, strings.Join(SessionRevisions, ", "))
+	}
+	return fmt.Errorf("%s header %q: unsupported protocol version; this session negotiated %s (accepted: %s)",
+		HeaderProtocolVersion, v, sessionRev, strings.Join(SessionRevisions, ", "))
+}

@@ -49,3 +49,26 @@ func TestHeaderParams(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSessionVersionHeader(t *testing.T) {
+	for _, c := range []struct {
+		header, session string
+		ok              bool
+		want            string
+	}{
+		{"2025-11-25", "2025-11-25", true, ""},
+		{"2025-03-26", "2025-11-25", true, ""}, // supported, not the negotiated one
+		{"2025-06-18", "2025-03-26", true, ""},
+		{"", "2025-03-26", true, ""}, // that revision did not define the header
+		{"", "2025-06-18", false, "missing Mcp-Protocol-Version header"},
+		{"2024-11-05", "2025-11-25", false, "no Streamable HTTP sessions"},
+		{"2026-07-28", "2025-11-25", false, "no Streamable HTTP sessions"},
+		{"2025-01-01", "2025-11-25", false, "unsupported protocol version"},
+		{"2025-11-25, 2025-06-18", "2025-11-25", false, "unsupported protocol version"},
+	} {
+		err := CheckSessionVersionHeader(c.header, c.session)
+		if (err == nil) != c.ok || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckSessionVersionHeader(%q, %q) = %v, want ok=%v %q", c.header, c.session, err, c.ok, c.want)
+		}
+	}
+}

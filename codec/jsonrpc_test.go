@@ -79,7 +79,7 @@ func TestIDConstructors(t *testing.T) {
 	if !(ID{}).IsZero() || IntID(0).IsZero() {
 		t.Error("IsZero wrong")
 	}
-	if StringID("x") != StringID("x") {
+	if seen := map[ID]bool{StringID("x"): true}; !seen[StringID("x")] || seen[IntID(0)] {
 		t.Error("IDs must be comparable by value")
 	}
 	var id ID

@@ -195,8 +195,10 @@ func metaError(key string, err error) error {
 //     notifications/progress, which allows nothing else.
 type Session struct {
 	mu          sync.Mutex
-	rev         string // negotiated legacy revision; "" before initialize
-	initialized bool   // notifications/initialized seen
+	rev         string             // negotiated legacy revision; "" before initialize
+	initialized bool               // notifications/initialized seen
+	caps        ClientCapabilities // declared in initialize (sessionstate.go)
+	logLevel    string             // set by logging/setLevel (sessionstate.go)
 }
 
 // NewSession returns a session that has not negotiated yet.

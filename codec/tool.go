@@ -38,6 +38,7 @@ func ValidateToolName(name string) error {
 		if r == utf8.RuneError {
 			what = fmt.Sprintf("byte %#x (not UTF-8)", name[i])
 		}
+		//lint:ignore ST1005 the final "." is one of the allowed characters listed, not punctuation
 		return fmt.Errorf("name %q has %s at position %d; allowed: A-Z a-z 0-9 _ - .", name, what, pos)
 	}
 	return nil

@@ -21,9 +21,9 @@ import (
 // from the tools).
 func TestDeploySecretsOutOfReach(t *testing.T) {
 	type deploy struct {
-		file                string
-		secrets             []string // as the file names them, %d expanded
-		root, tools, source string
+		file        string
+		secrets     []string // as the file names them, %d expanded
+		root, tools string
 	}
 	unit := string(repoFile(t, "examples/deploy/systemd/mcp-route@.service"))
 	// %d is $CREDENTIALS_DIRECTORY: /run/credentials/UNIT.

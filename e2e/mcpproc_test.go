@@ -146,20 +146,6 @@ func exitStatus(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-// use makes the helper report to t, a subtest of the test that started the
-// server, until restore is called: a failure in a subtest must go to the
-// subtest's T (FailNow on the parent from a subtest panics).
-//
-//	t.Run(name, func(t *testing.T) {
-//		defer s.use(t)()
-//		...
-//	})
-func (s *server) use(t *testing.T) (restore func()) {
-	prev := s.t
-	s.t = t
-	return func() { s.t = prev }
-}
-
 // raw sends one line exactly as given. codec.Writer refuses to write a frame
 // that is not JSON, which is what the malformed-input tests need, so these
 // bytes go straight to the pipe: one Write, from the one test goroutine

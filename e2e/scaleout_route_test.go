@@ -39,13 +39,13 @@ type routeReplica struct {
 
 var servingRE = regexp.MustCompile(`serving MCP at (http://\S+?)"?$`)
 
-// startRouteReplica starts mcp-route --http on a free loopback port and
+// startRouteReplica starts mcp-route --http (and extra flags) on a free loopback port and
 // waits for its "serving MCP at URL" line. Cleanup kills it if the test
 // has not ended it.
-func startRouteReplica(t *testing.T, tools, root, key string) *routeReplica {
+func startRouteReplica(t *testing.T, tools, root, key string, extra ...string) *routeReplica {
 	t.Helper()
-	cmd := exec.Command(routeBin(t), "--http", "127.0.0.1:0", "--tools", tools, "--root", root,
-		"--session-key-file", key, "--grace", "10s")
+	cmd := exec.Command(routeBin(t), append([]string{"--http", "127.0.0.1:0", "--tools", tools, "--root", root,
+		"--session-key-file", key, "--grace", "10s"}, extra...)...)
 	cmd.Env = baseEnv()
 	cmd.Dir = root
 	pr, pw, err := os.Pipe()

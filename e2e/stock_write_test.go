@@ -16,12 +16,6 @@ import (
 	"time"
 )
 
-// writeTools is DESIGN.md's mutating roster less sh_exec.
-var writeTools = []string{
-	"fs_append", "fs_chmod", "fs_copy", "fs_delete", "fs_mkdir", "fs_move",
-	"fs_replace", "fs_rmdir", "fs_touch", "fs_write",
-}
-
 // outsideState records everything outside the fixture's root: each file
 // and directory below base but not below the root, with its mode, size,
 // modification time and (for files) contents. Two states differ when any

@@ -55,7 +55,8 @@ func TestURLTokenFile(t *testing.T) {
 	for _, argv := range [][]string{{"--url", url, "tools"}, {"--url", url, "--token-file", wrong, "tools"}} {
 		r := runT(t, "", nil, argv...)
 		if r.code != 2 || !strings.Contains(r.stderr, "HTTP 401 Unauthorized") ||
-			!strings.Contains(r.stderr, `WWW-Authenticate: Bearer realm="mcp"`) || r.stdout != "" {
+			!strings.Contains(r.stderr, `WWW-Authenticate: Bearer realm="mcp"`) || r.stdout != "" ||
+			!strings.HasSuffix(r.stderr, "; the server wants a credential it accepts: give its bearer token with --token-file FILE (first line of FILE), or another scheme with --header 'Authorization: ...'\n") {
 			t.Errorf("%q: %+v", argv, r)
 		}
 	}

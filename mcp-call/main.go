@@ -8,8 +8,10 @@
 //
 // The server is the command line after --, or $MCP_SERVER (split with shell
 // word rules by internal/cmdline; no shell runs, so an unquoted ; | & < > is
-// a usage error, not the end of the command). Commands: tools, describe TOOL, call TOOL
-// [ARGS], discover, ping, raw, script. Run `mcp-call --help` for the full
+// a usage error, not the end of the command). Commands: tools, describe
+// TOOL, call TOOL [ARGS], discover, ping, raw, script, resources,
+// templates, read URI, prompts, prompt NAME [key=value...], complete
+// prompt|resource REF ARG [VALUE]. Run `mcp-call --help` for the full
 // text (usage.go holds it), including the argument syntax (a JSON object,
 // key=value coerced by the tool's inputSchema, key:=json) and the flags.
 //

@@ -112,7 +112,7 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		return fail(exitProtocol, err)
 	}
 	if opts.showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.String())
 		return exitOK
 	}
 	if len(pos) == 0 {
@@ -286,7 +286,7 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 
 func checkArity(name string, a []string) error {
 	switch name {
-	case "tools", "discover", "ping", "raw", "script":
+	case "tools", "discover", "ping", "raw", "script", "resources", "templates", "prompts":
 		if len(a) > 0 {
 			return usagef("%s takes no arguments (got %q)", name, a)
 		}
@@ -297,6 +297,18 @@ func checkArity(name string, a []string) error {
 	case "call":
 		if len(a) < 1 {
 			return usagef("call needs a TOOL")
+		}
+	case "read":
+		if len(a) != 1 {
+			return usagef("read takes one URI")
+		}
+	case "prompt":
+		if len(a) < 1 {
+			return usagef("prompt needs a NAME")
+		}
+	case "complete":
+		if len(a) < 3 || len(a) > 4 {
+			return usagef("complete takes prompt NAME ARG [VALUE] or resource URITEMPLATE VAR [VALUE]")
 		}
 	default:
 		return usagef("unknown command %q (try --help)", name)
@@ -348,6 +360,10 @@ func describeErr(err error, timeout time.Duration) string {
 		return timeoutMessage("no answer from the server", timeout)
 	case errors.Is(err, context.Canceled):
 		return fmt.Sprintf("%v (interrupted)", err)
+	}
+	var he *client.HTTPError
+	if errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized {
+		return err.Error() + "; the server wants a credential it accepts: give its bearer token with --token-file FILE (first line of FILE), or another scheme with --header 'Authorization: ...'"
 	}
 	return err.Error()
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/mcpipe/mcpipe/internal/fakeserver"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 	"github.com/mcpipe/mcpipe/mcp-call/args"
-	"github.com/mcpipe/mcpipe/mcp-route/router"
 )
 
 // The test binary doubles as the fake MCP server: `TEST_BINARY -fake-server
@@ -354,18 +353,6 @@ func TestRawTimeout(t *testing.T) {
 		append([]string{"raw", "--timeout", "300ms"}, fake("legacy-silent")...)...)
 	if want := "mcp-call: no answer to 1 request(s) within 300ms (--timeout); raise it with --timeout 600ms\n"; r.code != 3 || r.stderr != want {
 		t.Errorf("silent: %+v", r)
-	}
-}
-
-// TestDefaultTimeoutOutlastsRoute: mcp-call's default --timeout must
-// outlast mcp-route's per-call timeout and kill grace, or a slow tool ends
-// with mcp-call giving up instead of with the server's "timed out" answer.
-func TestDefaultTimeoutOutlastsRoute(t *testing.T) {
-	if route := router.DefaultTimeout + router.DefaultGrace; defaultTimeout <= route+5*time.Second {
-		t.Errorf("default --timeout %v does not outlast mcp-route's %v + %v by a margin", defaultTimeout, router.DefaultTimeout, router.DefaultGrace)
-	}
-	if !strings.Contains(usage, "(default 45s;") || defaultTimeout != 45*time.Second {
-		t.Errorf("--help and defaultTimeout (%v) disagree", defaultTimeout)
 	}
 }
 

@@ -128,6 +128,22 @@ func (s *session) connected(ctx context.Context, dial dialer, name string, cmdAr
 		code = s.cmdDiscover(info)
 	case "ping":
 		code = s.cmdPing(ctx)
+	case "resources":
+		code = s.cmdList(ctx, "resources/list", "resources", "uri")
+	case "templates":
+		code = s.cmdList(ctx, "resources/templates/list", "resourceTemplates", "uriTemplate")
+	case "prompts":
+		code = s.cmdList(ctx, "prompts/list", "prompts", "name")
+	case "read":
+		code = s.cmdRead(ctx, cmdArgs[0])
+	case "prompt":
+		code = s.cmdPrompt(ctx, cmdArgs[0], cmdArgs[1:])
+	case "complete":
+		value := ""
+		if len(cmdArgs) == 4 {
+			value = cmdArgs[3]
+		}
+		code = s.cmdComplete(ctx, cmdArgs[0], cmdArgs[1], cmdArgs[2], value)
 	case "script":
 		code = s.cmdScript(ctx)
 	}

@@ -21,6 +21,19 @@ Commands:
                      capabilities (legacy server: what initialize answered)
   ping               check that the server answers; prints "ok" (2026-07-28 has
                      no ping: a server/discover round trip stands in)
+  resources          resource URIs, one per line with the description (--json:
+                     the definitions)
+  templates          resource templates (uriTemplate), likewise
+  read URI           print a resource's contents: text as it is, a blob decoded
+                     (--json: the whole result)
+  prompts            prompt names, one per line with the description (--json)
+  prompt NAME [key=value...]
+                     get a prompt and print its messages, "ROLE: TEXT" (other
+                     content noted); --json: the whole result
+  complete prompt NAME ARG [VALUE]
+  complete resource URITEMPLATE VAR [VALUE]
+                     completion values for a prompt argument or a template
+                     variable, one per line
   raw                send the non-blank lines of stdin as they are, also ones
                      that are not JSON or not JSON-RPC (no handshake, nothing
                      answered for you); print every line the server writes;

@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usageErr(stderr, err.Error())
 	}
 	if *showVer {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.String())
 		return 0
 	}
 	if fs.NArg() > 0 {

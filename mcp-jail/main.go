@@ -80,6 +80,7 @@ const usage = `Usage: mcp-jail --root DIR [--lexical] [--relative] [-0] [PATH...
        mcp-jail --root DIR --exec [--allow-read DIR]... [--allow-write DIR]...
                 [--allow-exec DIR]... [--no-network] [--readonly]
                 [--best-effort] -- CMD [ARGS...]
+       mcp-jail completion bash|zsh|fish   (print the shell completion script)
 
 Resolve each PATH (from the arguments, else one per line on standard input)
 under DIR and print it as an absolute path. A path that leads outside DIR -
@@ -104,7 +105,9 @@ system directories (/usr /bin /sbin /lib* /opt) and CMD itself, reading
 the files of /etc programs need (passwd, hosts, resolv.conf, localtime,
 ssl/certs...; never shadow, sudoers, ssl/private, SSH host keys) and the
 machine's files of /proc (cpuinfo, meminfo, loadavg...), and /dev/null,
-zero, urandom, random. Home, /tmp, the rest of /etc, /proc/<pid>,
+zero, urandom, random (not /dev/tty; a terminal given to CMD as its
+stdin, stdout or stderr stays usable: run an untrusted CMD </dev/null).
+Home, /tmp, the rest of /etc, /proc/<pid>,
 /proc/self and /sys are refused. CMD runs in DIR with TMPDIR a fresh
 private directory outside DIR, read-write and removed when CMD ends (the
 inherited TMPDIR is kept when it is writable and not DIR). The exit
@@ -143,19 +146,23 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
-	root := fl.String("root", "", "")
-	lexical := fl.Bool("lexical", false, "")
-	relative := fl.Bool("relative", false, "")
-	nul := fl.Bool("0", false, "")
-	showVersion := fl.Bool("version", false, "")
-	execMode := fl.Bool("exec", false, "")
+	// The usage strings feed the completion scripts; --help prints usage.
+	root := fl.String("root", "", "the jail root `DIR`")
+	lexical := fl.Bool("lexical", false, "resolve without touching the file system")
+	relative := fl.Bool("relative", false, "print paths relative to DIR")
+	nul := fl.Bool("0", false, "NUL-separated records")
+	showVersion := fl.Bool("version", false, "print the version")
+	execMode := fl.Bool("exec", false, "run CMD confined to DIR")
 	var allowRead, allowWrite, allowExec multiFlag
-	fl.Var(&allowRead, "allow-read", "")
-	fl.Var(&allowWrite, "allow-write", "")
-	fl.Var(&allowExec, "allow-exec", "")
-	noNetwork := fl.Bool("no-network", false, "")
-	readonly := fl.Bool("readonly", false, "")
-	bestEffort := fl.Bool("best-effort", false, "")
+	fl.Var(&allowRead, "allow-read", "also readable `DIR` (repeatable)")
+	fl.Var(&allowWrite, "allow-write", "also readable and writable `DIR` (repeatable)")
+	fl.Var(&allowExec, "allow-exec", "also readable and executable `DIR` (repeatable)")
+	noNetwork := fl.Bool("no-network", false, "no TCP bind or connect")
+	readonly := fl.Bool("readonly", false, "DIR is read-only too")
+	bestEffort := fl.Bool("best-effort", false, "run CMD unconfined when the kernel cannot confine")
+	if len(args) > 0 && args[0] == "completion" {
+		return completion(fl, args[1:], stdout, stderr)
+	}
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, usage)
@@ -165,7 +172,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.String())
 		return 0
 	}
 	if *root == "" {

@@ -628,9 +628,12 @@ func TestHostileUpstreamMetaPinned(t *testing.T) {
 		}
 		return listed, text
 	}
-	pin := func(mode string) string {
+	pin := func(mode string, decision ...string) string {
 		t.Helper()
-		out, err := exec.CommandContext(ctx, bin, append([]string{"pin"}, args(mode)...)...).Output()
+		if decision == nil {
+			decision = []string{"--all"}
+		}
+		out, err := exec.CommandContext(ctx, bin, append(append([]string{"pin"}, args(mode)...), decision...)...).Output()
 		if err != nil {
 			t.Fatalf("mcp-route pin: %v", err)
 		}
@@ -653,6 +656,11 @@ func TestHostileUpstreamMetaPinned(t *testing.T) {
 	}
 	if ok, _ := served("meta="); ok {
 		t.Errorf("_meta removed: served, want withheld")
+	}
+	// The review shows the _meta change, old against new.
+	if out := pin("meta=ui://h/evil", "--dry-run"); !strings.Contains(out, "changed h__echo sha256:") ||
+		!strings.Contains(out, "  _meta:\n      {\n        \"io.example/ui\": {\n    -     \"resourceUri\": \"ui://h/benign\"\n    +     \"resourceUri\": \"ui://h/evil\"\n") {
+		t.Errorf("pin --dry-run of a changed _meta:\n%s", out)
 	}
 
 	// A pin file of before: pinned without _meta, no "coversMeta".

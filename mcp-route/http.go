@@ -29,7 +29,7 @@ type httpOpts struct {
 func httpFlags(fs *flag.FlagSet) *httpOpts {
 	o := &httpOpts{origins: &listFlag{}, hosts: &listFlag{}}
 	fs.StringVar(&o.addr, "http", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio: PORT or HOST:PORT (PORT alone binds 127.0.0.1; :PORT binds every interface and needs --http-token-file or --http-insecure)")
-	fs.StringVar(&o.keyFile, "session-key-file", "", "HMAC key of session ids, shared by every replica (at least 32 bytes; default: a random key of this process)")
+	fs.StringVar(&o.keyFile, "session-key-file", "", "HMAC key of session ids, shared by every replica: every byte of `FILE` as it is, 32 to 4096 (head -c 32 /dev/urandom > FILE; default: a random key of this process)")
 	fs.DurationVar(&o.ttl, "session-ttl", httpserve.DefaultSessionTTL, "a session's lifetime from its initialize; then 404 and the client initializes again")
 	fs.StringVar(&o.tokenFile, "http-token-file", "", "bearer tokens accepted on --http, one per `FILE` line; others get 401")
 	fs.BoolVar(&o.insecure, "http-insecure", false, "let --http bind beyond loopback without --http-token-file (behind a proxy that authenticates)")
@@ -110,6 +110,9 @@ func serveHTTP(ctx context.Context, o *httpOpts, ropts router.Options, logger *s
 			return fail(1, "--session-key-file: %v", err)
 		}
 	}
+	// The replicas that share session ids share approvals too (--confirm
+	// in 2026-07-28: a sealed requestState).
+	ropts.StateKey = key
 	rt, err := router.New(ctx, ropts)
 	if err != nil {
 		return fail(1, "%v", err)

@@ -183,10 +183,26 @@ func TestHTTPLegacySession(t *testing.T) {
 		if strings.Contains(body, "resultType") {
 			t.Errorf("%s: a legacy answer carries 2026-07-28's resultType: %s", rev, body)
 		}
-		// The version header must name the session's revision.
+		// The version header must name a supported revision that has
+		// sessions (400 only for an invalid or unsupported one, as the
+		// spec says); any of them is served, in the negotiated revision.
 		code, _, body = post(t, r.url, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-01-01")
-		if code != 400 || !strings.Contains(body, "negotiated "+rev) {
+		if code != 400 || !strings.Contains(body, "negotiated "+rev) || !strings.Contains(body, "unsupported protocol version") {
 			t.Errorf("%s: wrong Mcp-Protocol-Version: %d %s", rev, code, body)
+		}
+		for _, bad := range []string{"2024-11-05", modernRev, "latest"} {
+			if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", bad); code != 400 || !strings.Contains(body, "2025-03-26, 2025-06-18, 2025-11-25") {
+				t.Errorf("%s: Mcp-Protocol-Version %s: %d %s, want 400 naming the accepted ones", rev, bad, code, body)
+			}
+		}
+		for _, other := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+			code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":"v"}}}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", other)
+			if code != 200 || !strings.Contains(body, `\"x\":\"v\"`) && !strings.Contains(body, `"x":"v"`) {
+				t.Errorf("%s session, Mcp-Protocol-Version %s: %d %s, want the call served", rev, other, code, body)
+			}
+			if strings.Contains(body, "resultType") {
+				t.Errorf("%s session, header %s: the answer is not in the negotiated revision: %s", rev, other, body)
+			}
 		}
 		// A forged id (the payload's last byte changed) is no session.
 		forged := []byte(sid)
@@ -453,12 +469,12 @@ func TestHTTPBindNeedsTokens(t *testing.T) {
 func TestHTTPSessionAcrossReplicas(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "key")
-	os.WriteFile(key, []byte(strings.Repeat("k", 40)), 0o600)
+	os.WriteFile(key, []byte(testKey), 0o600)
 	other := filepath.Join(dir, "other")
-	os.WriteFile(other, []byte(strings.Repeat("o", 40)), 0o600)
+	os.WriteFile(other, []byte("another-test-key-ABCDEFGHIJKLMNOPQRSTU"), 0o600)
 	short := filepath.Join(dir, "short")
 	os.WriteFile(short, []byte("tooshort"), 0o600)
-	if code, _, errs := runWith(t, "", "--http", "127.0.0.1:0", "--session-key-file", short); code != 1 || !strings.Contains(errs, "at least 32") {
+	if code, _, errs := runWith(t, "", "--http", "127.0.0.1:0", "--session-key-file", short); code != 1 || !strings.Contains(errs, "session key file "+short+": 8 bytes, want at least 32") {
 		t.Errorf("short key: exit %d %q", code, errs)
 	}
 	tools := httpTools(t)

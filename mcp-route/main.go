@@ -9,10 +9,16 @@
 //	mcp-route [flags]                 serve MCP on stdin/stdout
 //	mcp-route --http ADDR [flags]     serve MCP over Streamable HTTP at ADDR/mcp
 //	                                  (package mcp-route/httpserve; see README's HTTP)
+//	mcp-route --config FILE [flags]   take the flags from a TOML file, a key per
+//	                                  flag; flags given here win (config.go)
+//	mcp-route config print [--config FILE] [flags]
+//	                                  print the effective configuration as TOML
 //	mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
 //	                                  write a tool skeleton
-//	mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
-//	                                  pin the upstreams' tool definitions
+//	mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
+//	                                  review and pin the upstreams' tool definitions
+//	mcp-route completion bash|zsh|fish
+//	                                  print the shell completion script
 //
 // With --pin FILE, upstream tools are served only as they were approved
 // (package mcp-route/pin): an upstream the file does not know has its tools
@@ -21,8 +27,9 @@
 // matches its pin, or a new tool, is withheld: left out of tools/list, a
 // call to it gets isError naming the change, and the log shows a diff.
 // `mcp-route pin` takes the server's flags, starts the upstreams as the
-// server would, and pins their current definitions on purpose, one line
-// per tool on stdout.
+// server would, and shows their changed definitions field by field
+// (--dry-run) or pins them on purpose, one tool (--accept NAME__TOOL) or
+// all (--all), one line per tool on stdout.
 //
 // It serves every MCP revision from 2024-11-05 to 2026-07-28: the legacy
 // initialize handshake and the stateless 2026-07-28 requests with
@@ -66,8 +73,10 @@
 // --allow-write path, unwritable --log, --confine require that cannot be
 // met, a skeleton refused; --confine-check when require would refuse; a
 // token or session key file that tools can read; a --pin file that is
-// corrupt or where tools can write; pin: an upstream not listed, the file
-// not written); 2 for a usage error.
+// corrupt or where tools can write; a --config file unreadable, where
+// tools can write or in a --tools directory; pin: an upstream not listed,
+// the file not written); 2 for a usage error (a bad key or value in the
+// --config file among them).
 //
 // --upstream NAME=CMD mounts another MCP server: mcp-route starts it like a
 // tool (own process group, the tools' environment, --root, confinement),
@@ -114,6 +123,7 @@ import (
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/router"
 	"github.com/mcpipe/mcpipe/mcp-route/scaffold"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
@@ -140,6 +150,7 @@ func main() {
 	lessGC()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	proc.Sweep()
+	proc.ReleaseLimits() // the empty cgroups kept for reuse
 	stop()
 	os.Exit(code)
 }
@@ -186,23 +197,50 @@ func lessGC() {
 // processor mostly adds the cost of waking it and handing goroutines over
 // (measured: BenchmarkToolServers in e2e). The first load, which compiles
 // every tool's schemas in parallel, runs before, with every processor.
+// It also goes back to Go's default GOGC=100 unless GOGC is set: lessGC's
+// 400 pays off for HTTP requests' garbage at thousands of calls a second,
+// while a stdio call's garbage is a few kB (at 100, a collection per few
+// hundred calls), and at 400 the heap of 16 calls in flight to sh tools
+// grew the peak RSS from 17 to 28 MiB (BenchmarkColdStart). And it hands
+// the start-up's garbage back to the system once (the trust checks,
+// definitions and schemas leave about 0.6 MiB of freed heap): an idle
+// stdio server's RSS is what a host pays for each one it keeps. In its own
+// goroutine, so that the first calls do not wait for it.
 func oneProcessor() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
 	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(100)
+	}
+	go debug.FreeOSMemory()
 }
 
 const usageText = `Usage:
   mcp-route [flags]          serve MCP over stdin/stdout
   mcp-route --http ADDR [flags]
                              serve MCP over Streamable HTTP at http://ADDR/mcp
+  mcp-route --config FILE [flags]
+                             take the flags from a TOML file: a key per flag
+                             (max-procs = 4; [upstream] fs = "npx ..."); a
+                             flag given here replaces the file's key
+  mcp-route config print [--config FILE] [flags]
+                             print the effective configuration, in the same
+                             format, secrets withheld
   mcp-route new NAME [--lang sh|go|python|node] [--dir DIR]
                              write a tool skeleton into DIR (default .)
-  mcp-route pin --pin FILE --upstream NAME=CMD... [flags]
-                             pin the upstreams' current tool definitions in
-                             FILE (the server's flags: they start as served),
-                             one "ACTION UPSTREAM TOOL sha256:..." line per
-                             tool on stdout
+  mcp-route completion bash|zsh|fish
+                             print the shell completion script (made from
+                             these flags): source <(mcp-route completion bash)
+  mcp-route pin --pin FILE --upstream NAME=CMD... --dry-run|--accept NAME__TOOL...|--all [flags]
+                             review and pin the upstreams' current tool
+                             definitions in FILE (the server's flags: they
+                             start as served): --dry-run prints each added,
+                             changed or removed tool with a diff of its
+                             fields and writes nothing; --accept pins one
+                             tool (repeatable), --all every one, one
+                             "ACTION UPSTREAM TOOL sha256:..." line per tool
+                             on stdout; with changes and neither, exit 2
 
 Every executable file in a --tools directory is a tool; its definition comes
 from a sidecar NAME.json or from NAME --mcp-describe.
@@ -225,10 +263,12 @@ SSH host keys) and the machine's files of /proc (cpuinfo, meminfo, loadavg,
 stat, uptime, version...); read and write --root (read only with
 --readonly) and a private TMPDIR made for this server; read --allow-read
 and read and write --allow-write paths; use /dev/null, zero, random and
-urandom. Nothing else: not the home directory, not /run, not /proc/<pid>
-nor /proc/self (ps does not work confined). Tools hold no capability (of a
-root mcp-route too) and are refused mount, unshare, setns, chroot, bpf,
-kexec, module loading, clone with a namespace flag and the like (seccomp).
+urandom (not /dev/tty: through it a tool could type commands into the
+terminal that started mcp-route). Nothing else: not the home directory,
+not /run, not /proc/<pid> nor /proc/self (ps does not work confined).
+Tools hold no capability (of a root mcp-route too) and are refused mount,
+unshare, setns, chroot, bpf, kexec, module loading, clone with a namespace
+flag and the like (seccomp).
 With --no-network (Landlock ABI 4, Linux 6.7, and seccomp) no TCP connect
 or bind, MPTCP and TCP Fast Open included, no UDP, raw or packet socket,
 and no io_uring; on ABI 6
@@ -283,7 +323,8 @@ confinement refused a file says which, and the flag that grants it.
 not know is pinned when first listed (trust on first use); then a tool whose
 name, title, description, schemas, annotations or _meta changed, or a new tool, is
 withheld (left out of tools/list; a call gets isError naming the change; the
-log shows a diff) until mcp-route pin records it.
+log shows a diff) until mcp-route pin --accept NAME__TOOL (or --all)
+records it; mcp-route pin --dry-run shows every change field by field.
 
 Flags:
 `
@@ -310,9 +351,13 @@ Exit status:
      directories or the files of /etc the tools read; --pin: the
      file is corrupt, a symbolic link, in a missing directory, or inside
      --root (without --readonly) or an --allow-write path; pin: an
-     upstream could not be listed (nothing pinned) or FILE not written;
+     upstream could not be listed (nothing pinned), FILE not written, an
+     --accept naming no tool or whose digest is no longer the listed one;
      a launcher profile that cannot be made (npx without node in PATH,
-     no home directory for the cache)
+     no home directory for the cache); --config: the file unreadable, or
+     where tools can write (--root without --readonly, an --allow-write
+     path, a launcher's cache), in a --tools directory, or holding an
+     upstream's header or URL credentials where tools can read
   2  usage error (a bad flag or value, e.g. --confine other than auto,
      require or off; an --upstream with a bad NAME or CMD, a NAME given
      twice, or plain http beyond loopback; an --upstream-header or
@@ -321,7 +366,11 @@ Exit status:
      --upstream-profile not NAME=npx|uvx|none for a command upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      an --allow-host with /, comma or white space;
-     pin without --pin or --upstream)
+     pin without --pin or --upstream, --dry-run with --accept or --all,
+     --accept not NAME__TOOL[=sha256:HEX]; pin with tools added, changed
+     or removed and neither --accept nor --all; completion without one
+     of bash, zsh, fish; a bad key or value in the --config file:
+     FILE:LINE and what is wanted)
 `
 
 // listFlag is a repeatable string flag; split, when set, also splits each
@@ -353,8 +402,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// as the server starts them (environment, root, confinement) to list
 	// the definitions it will serve.
 	pinning := len(args) > 0 && args[0] == "pin"
-	if pinning {
+	// `mcp-route completion SHELL` is generated from the flags below.
+	completing := len(args) > 0 && args[0] == "completion"
+	if pinning || completing {
 		args = args[1:]
+	}
+	args, printing, err := configCommand(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
 	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed below as one line
@@ -362,7 +418,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	passEnv := &listFlag{}
 	envs := &listFlag{}
 	fs.Var(tools, "tools", "tool directory (repeatable, or several `DIRS` separated by ':')")
-	root := fs.String("root", "", "working directory of every tool and its MCP_ROOT (default the current directory)")
+	resources, prompts := &listFlag{split: ":"}, &listFlag{split: ":"}
+	fs.Var(resources, "resources", "resource directory: files are resources, executables dynamic ones, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources and prompts)")
+	fs.Var(prompts, "prompts", "prompt directory: templates and executables that print messages, NAME.json sidecars (repeatable, or `DIRS` separated by ':'; see README's Resources and prompts)")
+	root := fs.String("root", "", "working directory `DIR` of every tool and its MCP_ROOT (default the current directory)")
 	readonly := fs.Bool("readonly", false, "serve only tools annotated readOnlyHint: true")
 	timeout := fs.Duration("timeout", router.DefaultTimeout, "default per-call timeout (a tool's run.timeout wins); also how long a write to a stdio upstream may make no progress before it is taken as hung and restarted")
 	maxOutput := fs.Int64("max-output", router.DefaultMaxOutput, "default cap on a tool's stdout in bytes (a tool's run.maxOutput wins); also caps an upstream tool's result (its JSON) and error")
@@ -404,7 +463,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	upstreamProfiles := &listFlag{}
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	confirmSpec := fs.String("confirm", "", "ask the user to approve each call (by elicitation: the tool, its arguments and their digest) of the tools in `LIST`, comma-separated: destructive (every tool not annotated readOnlyHint or destructiveHint false), all, or tool names; declined, unanswered or a client that cannot be asked: an isError result, and nothing runs")
+	confirmTimeout := fs.Duration("confirm-timeout", router.DefaultConfirmTimeout, "how long an approval question of --confirm waits for the user")
 	hf := httpFlags(fs)
+	configPath := configFlag(fs)
+	if completing {
+		return completionMain(fs, args, stdout, stderr)
+	}
+	var po *pinOpts
+	if pinning {
+		po = pinFlags(fs)
+	}
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)
 		fmt.Fprint(w, usageText)
@@ -421,12 +490,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "%s %s\n", prog, version.Number)
+		fmt.Fprintf(stdout, "%s %s\n", prog, version.String())
 		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", prog, fs.Arg(0))
 		return 2
+	}
+	cfg, err := applyConfig(fs, *configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return configExit(err)
+	}
+	if printing {
+		return printConfig(fs, args, cfg, stdout, stderr)
 	}
 	// The first flag out of range, with what was written and what is wanted.
 	for _, c := range []struct {
@@ -445,45 +522,54 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		{*upstreamTimeout <= 0, "upstream-timeout", "a positive duration"},
 		{*limitPids < 0, "limit-pids", "a number of processes, or 0 for none"},
 		{*limitCPU < 0, "limit-cpu", "a positive duration, or 0 for none"},
+		{*confirmTimeout <= 0, "confirm-timeout", "a positive duration"},
 	} {
 		if c.bad {
-			fmt.Fprintf(stderr, "%s: --%s %s: want %s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want)
+			fmt.Fprintf(stderr, "%s: --%s %s: want %s%s (see --help)\n", prog, c.flag, fs.Lookup(c.flag).Value, c.want, cfg.fromFile(c.flag))
 			return 2
 		}
 	}
 	limitMemBytes, err := tooldef.ParseSize(*limitMem)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: --limit-mem %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: --limit-mem %v%s (see --help)\n", prog, err, cfg.fromFile("limit-mem"))
 		return 2
 	}
 	limits := proc.Limits{Memory: limitMemBytes, Pids: *limitPids, CPU: *limitCPU}
+	var approval *router.Confirm
+	if *confirmSpec != "" {
+		if approval, err = router.ParseConfirm(*confirmSpec); err != nil {
+			fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+			return 2
+		}
+		approval.Timeout = *confirmTimeout
+	}
 	mode, err := confinement.ParseMode(*confineMode)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	specs, err := upstream.ParseSpecs(upstreams.vals)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	if err := upstream.SetHeaders(specs, upstreamHeaders.vals, upstreamTokens.vals); err != nil {
 		var tfe *upstream.TokenFileError
 		if errors.As(err, &tfe) {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			fmt.Fprintf(stderr, "%s: %v%s\n", prog, err, cfg.about(err.Error()))
 			return 1
 		}
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	chosenProfiles, err := parseProfiles(upstreamProfiles.vals, specs)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	minBackoff, maxBackoff, err := upstream.ParseBackoff(*upstreamBackoff)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
 	if pinning && (*pinPath == "" || len(specs) == 0) {
@@ -491,7 +577,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if *logFormat != "text" && *logFormat != "json" {
-		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json\n", prog, *logFormat)
+		fmt.Fprintf(stderr, "%s: --log-format %q: want text or json%s\n", prog, *logFormat, cfg.fromFile("log-format"))
 		return 2
 	}
 	queue := *maxQueue
@@ -609,17 +695,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		dirs = append(dirs, abs)
 	}
+	resDirs, ok := surfaceDirs("--resources", resources.vals, stderr)
+	if !ok {
+		return 1
+	}
+	promptDirs, ok := surfaceDirs("--prompts", prompts.vals, stderr)
+	if !ok {
+		return 1
+	}
+	// Resource and prompt directories hold executables run as tools are:
+	// the same trust rules and confinement grants.
+	execDirs := slices.Concat(dirs, resDirs, promptDirs)
 	if !*readonly {
 		// Tools can write under the root: one there would be a tool a
 		// client could write, then call (DESIGN.md, "Trust").
-		if err := registry.CheckToolsOutsideRoot(dirs, rootDir); err != nil {
+		if err := registry.CheckToolsOutsideRoot(execDirs, rootDir); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
 	}
 	for _, w := range writePaths {
 		// --readonly does not make these read-only.
-		if err := registry.CheckToolsOutsideWritable(dirs, w); err != nil {
+		if err := registry.CheckToolsOutsideWritable(execDirs, w); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
@@ -636,7 +733,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		penv = slices.Concat(penv, []string{"MCP_ROOT=" + rootDir})
-		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: dirs, NoNetwork: *noNetwork})
+		profiles, err = loadProfiles(specs, chosenProfiles, penv, upstream.Bounds{Root: rootDir, ReadOnly: *readonly, AllowWrite: writePaths, ToolDirs: execDirs, NoNetwork: *noNetwork})
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
@@ -655,7 +752,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Mode:       mode,
 		Root:       rootDir,
 		ReadOnly:   *readonly,
-		ToolDirs:   dirs,
+		ToolDirs:   execDirs,
 		AllowRead:  readPaths,
 		AllowWrite: writePaths,
 		AllowExec:  execPaths,
@@ -680,10 +777,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name, file, _ := strings.Cut(tf, "=") // SetHeaders checked the form
 		secrets = append(secrets, [2]string{"--upstream-token-file " + name, file})
 	}
+	secrets = append(secrets, cfg.secretFiles()...)
 	var granted []place
 	if mode != confinement.Off {
 		// What the tools' interpreter chains are granted, they can read.
-		chains := confinement.Config{Root: rootDir, ToolDirs: dirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
+		chains := confinement.Config{Root: rootDir, ToolDirs: execDirs, AllowWrite: writePaths, Env: os.Environ()}.Chains()
 		for _, tc := range chains {
 			for _, g := range tc.Grants {
 				granted = append(granted, place{"the interpreter grant of tool " + tc.Tool + ",", g.Path})
@@ -693,7 +791,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, p := range profiles {
 		granted = append(granted, p.places()...)
 	}
-	readable := readablePlaces(toolPolicy, dirs, granted...)
+	readable := readablePlaces(toolPolicy, execDirs, granted...)
 	for _, s := range secrets {
 		if s[1] == "" {
 			continue
@@ -702,6 +800,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
+	}
+	if err := cfg.checkPlace(rootDir, *readonly, writePaths, dirs, profiles); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
 	}
 	if *confineCheck {
 		// The interpreter chains shown are those the tools' PATH finds.
@@ -822,9 +924,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:      logger,
 	}
 	if pinning {
-		return pinMain(ctx, pins, specs, uopts, stdout, stderr)
+		return pinMain(ctx, pins, specs, uopts, po, stdout, stderr)
 	}
-	if len(dirs) == 0 && len(specs) == 0 {
+	if len(dirs) == 0 && len(specs) == 0 && len(resDirs)+len(promptDirs) == 0 {
 		logf("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
@@ -870,6 +972,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Poll:       pollEvery,
 		Logger:     logger,
 		Explain:    conf.ExplainFailure,
+		Confirm:    approval,
+	}
+	if len(resDirs)+len(promptDirs) > 0 {
+		ropts.Surface = surface.New(surface.Options{
+			ResourceDirs: resDirs,
+			PromptDirs:   promptDirs,
+			PageSize:     *pageSize,
+			MaxOutput:    *maxOutput,
+			TTL:          max(pollEvery, 0),
+			Logger:       logger,
+		})
 	}
 	if len(specs) > 0 {
 		var gate *pinGate
@@ -1056,11 +1169,17 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 }
 
 // runNew is `mcp-route new NAME [--lang L] [--dir DIR]`.
+// newFlags defines the flags of `mcp-route new`.
+func newFlags(fs *flag.FlagSet) (lang, dir *string) {
+	lang = fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
+	dir = fs.String("dir", ".", "`DIR`ectory to write the tool into (created when missing)")
+	return lang, dir
+}
+
 func runNew(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(prog+" new", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	lang := fs.String("lang", scaffold.Languages[0], "tool language: "+strings.Join(scaffold.Languages, ", "))
-	dir := fs.String("dir", ".", "directory to write the tool into (created when missing)")
+	lang, dir := newFlags(fs)
 	fs.Usage = func() {}
 	usage := func(w io.Writer) {
 		fs.SetOutput(w)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,29 +140,109 @@ func (g *pinGate) watch(ctx context.Context, every time.Duration) {
 	}
 }
 
-// pinMain is `mcp-route pin`: start the upstreams as a server would, wait
-// for each one's tool list, pin them all in one write, print one line per
-// tool on stdout, stop them. Nothing is pinned when an upstream cannot be
-// listed.
-func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts upstream.Options, stdout, stderr io.Writer) int {
-	set := upstream.NewSet(specs, opts)
-	set.Start(ctx)
-	defer set.Close()
-	wctx, cancel := context.WithTimeout(ctx, pinWait)
-	defer cancel()
-	lists := map[string][]codec.Tool{}
-	failed := false
-	for _, u := range set.Upstreams() {
-		if err := u.WaitListed(wctx); err != nil {
-			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
-			failed = true
-			continue
-		}
-		lists[u.Name()] = u.Tools()
+// pinOpts are the flags only `mcp-route pin` takes: how the changes it
+// finds are decided.
+type pinOpts struct {
+	dryRun bool
+	all    bool
+	accept *listFlag
+}
+
+// pinFlags defines the flags of `mcp-route pin` beside the server's.
+func pinFlags(fs *flag.FlagSet) *pinOpts {
+	o := &pinOpts{accept: &listFlag{}}
+	fs.BoolVar(&o.dryRun, "dry-run", false, "pin: print each added, changed or removed tool with a field-level diff of its definition and write nothing")
+	fs.Var(o.accept, "accept", "pin: accept the tool `NAME__TOOL` as the upstream lists it now (repeatable); NAME__TOOL=sha256:HEX accepts it only while its definition is the one --dry-run showed")
+	fs.BoolVar(&o.all, "all", false, "pin: accept every change of every upstream at once")
+	return o
+}
+
+// check refuses flags that contradict each other, and parses --accept.
+func (o *pinOpts) check() (map[string]string, error) {
+	if o.dryRun && (o.all || len(o.accept.vals) > 0) {
+		return nil, errors.New("pin: --dry-run writes nothing: give it alone, then --accept NAME__TOOL or --all")
 	}
-	if failed {
+	if o.all && len(o.accept.vals) > 0 {
+		return nil, errors.New("pin: --all accepts every change: give it or --accept NAME__TOOL, not both")
+	}
+	accept := map[string]string{}
+	for _, v := range o.accept.vals {
+		name, digest, _ := strings.Cut(v, "=")
+		up, tool, ok := strings.Cut(name, "__")
+		if !ok || pin.ValidateUpstream(up) != nil || tool == "" {
+			return nil, fmt.Errorf("pin: --accept %q: want NAME__TOOL (the name a client calls it by, e.g. fs__read_file), optionally =sha256:HEX", v)
+		}
+		if digest != "" && !strings.HasPrefix(digest, "sha256:") {
+			return nil, fmt.Errorf("pin: --accept %q: want NAME__TOOL=sha256:HEX, the digest --dry-run shows", v)
+		}
+		if was, dup := accept[name]; dup && was != digest {
+			return nil, fmt.Errorf("pin: --accept %s given twice with different digests", name)
+		}
+		accept[name] = digest
+	}
+	return accept, nil
+}
+
+// pinMain is `mcp-route pin`: start the upstreams as a server would, wait
+// for each one's tool list, stop them, then: with --dry-run print each
+// pending change as a field-level diff (Change.Review) and write nothing;
+// with --accept pin only the tools named; with --all pin everything in
+// one write. Without any of them, pending changes are refused (exit 2)
+// with the command to run; with none pending, the file is brought up to
+// date (an upstream with no tools, a refused tool) as --all would. stdout
+// gets one "ACTION UPSTREAM TOOL sha256:..." line per tool pinned (or, with
+// --dry-run, the review). Nothing is pinned when an upstream cannot be
+// listed.
+func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts upstream.Options, po *pinOpts, stdout, stderr io.Writer) int {
+	accept, err := po.check()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return 2
+	}
+	lists, ok := listUpstreams(ctx, specs, opts, stderr)
+	if !ok {
 		fmt.Fprintf(stderr, "%s: pin: nothing pinned in %s\n", prog, file.Path())
 		return 1
+	}
+	if len(accept) > 0 {
+		changes, err := file.Accept(lists, accept)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: pin: %v; nothing pinned in %s\n", prog, err, file.Path())
+			return 1
+		}
+		for _, c := range changes {
+			fmt.Fprintln(stdout, c)
+		}
+		return 0
+	}
+	if !po.all {
+		plan, err := file.Plan(lists)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
+			return 1
+		}
+		var pending []pin.Change
+		for _, c := range plan {
+			if c.Pending() {
+				pending = append(pending, c)
+			}
+		}
+		if po.dryRun {
+			for _, c := range plan {
+				if c.Pending() || c.Action == pin.Refused {
+					fmt.Fprint(stdout, c.Review())
+				}
+			}
+			fmt.Fprintf(stdout, "%d to review in %s; nothing written\n", len(pending), file.Path())
+			if len(pending) > 0 {
+				fmt.Fprintf(stdout, "accept with: mcp-route pin%s (and the same flags), or all of them with --all\n", acceptArgs(pending))
+			}
+			return 0
+		}
+		if len(pending) > 0 {
+			fmt.Fprintf(stderr, "%s: pin: %d tool definitions added, changed or removed; nothing pinned in %s: review them with mcp-route pin --dry-run, then accept each with --accept NAME__TOOL or all with --all\n", prog, len(pending), file.Path())
+			return 2
+		}
 	}
 	changes, err := file.PinAll(lists)
 	if err != nil {
@@ -170,4 +253,40 @@ func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts up
 		fmt.Fprintln(stdout, c)
 	}
 	return 0
+}
+
+// acceptArgs is the --accept flags that accept the pending changes as
+// reviewed: with the digest of each new definition.
+func acceptArgs(pending []pin.Change) string {
+	var b strings.Builder
+	for _, c := range pending {
+		b.WriteString(" --accept ")
+		b.WriteString(pin.Served(c.Upstream, c.Tool))
+		if c.Action != pin.Removed {
+			b.WriteString("=" + c.Digest)
+		}
+	}
+	return b.String()
+}
+
+// listUpstreams starts the upstreams as a server would, waits for each
+// one's tool list and stops them. false: one could not be listed (said on
+// stderr).
+func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Options, stderr io.Writer) (map[string][]codec.Tool, bool) {
+	set := upstream.NewSet(specs, opts)
+	set.Start(ctx)
+	defer set.Close()
+	wctx, cancel := context.WithTimeout(ctx, pinWait)
+	defer cancel()
+	lists := map[string][]codec.Tool{}
+	ok := true
+	for _, u := range set.Upstreams() {
+		if err := u.WaitListed(wctx); err != nil {
+			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
+			ok = false
+			continue
+		}
+		lists[u.Name()] = u.Tools()
+	}
+	return lists, ok
 }

@@ -29,7 +29,7 @@ func TestSecretFilesOutOfToolsReach(t *testing.T) {
 		}
 	}
 	const token = "tok-3b1d7c-secret"
-	secret := strings.Repeat("k", 48) // a valid token and a valid key alike
+	secret := testKey // a valid token and a valid key alike
 	for _, d := range []string{root, readable, writable, tools, outside} {
 		if err := os.WriteFile(filepath.Join(d, "secret"), []byte(secret+"\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestSecretFilesInSystemPlaces(t *testing.T) {
 	if opt, err := os.MkdirTemp("/opt", "mcpipe-secret-"); err == nil {
 		t.Cleanup(func() { os.RemoveAll(opt) })
 		key := filepath.Join(opt, "key")
-		if err := os.WriteFile(key, []byte(strings.Repeat("k", 48)+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(key, []byte(testKey+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cases = append(cases, struct{ file, in string }{key, "the system directories (granted to every tool) /opt"})
@@ -161,7 +161,7 @@ func TestSecretFilesInSystemPlaces(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(etc) })
 	key := filepath.Join(etc, "key")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 48)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(key, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"auto", "off"} {

@@ -79,14 +79,6 @@ func pyenvRoot() string {
 	return root
 }
 
-// makeVenv makes a venv at dir with python, or skips t saying why.
-func makeVenv(t *testing.T, python, dir string) {
-	t.Helper()
-	if out, err := exec.Command(python, "-m", "venv", "--without-pip", dir).CombinedOutput(); err != nil {
-		t.Skipf("%s -m venv: %v: %s (python3-venv missing?)", python, err, out)
-	}
-}
-
 // TestToolchainMatrix runs tools written for the usual toolchains through
 // the real mcp-route under its default confinement: each one's
 // interpreter chain must be granted (a pyenv shim is a bash script that
@@ -294,7 +286,7 @@ func TestDenialExplained(t *testing.T) {
 	os.WriteFile(locked, []byte("x"), 0o000)
 	p := f.start(t)
 	got, isErr := p.callRaw("reader", map[string]any{"path": secret})
-	wantNote := "mcp-route's confinement refused " + secret + " (tools are granted nothing there); --allow-read " + f.outside + " grants it"
+	wantNote := "mcp-route's confinement refused " + secret + " (tools are granted nothing there); --allow-read " + secret + " grants it"
 	if !isErr || !strings.Contains(got, "Permission denied") || !strings.Contains(got, wantNote) {
 		t.Errorf("read outside: isError %v %q; want the note %q", isErr, got, wantNote)
 	}
@@ -334,7 +326,7 @@ func TestDenialExplained(t *testing.T) {
 	for sc.Scan() {
 		l := sc.Text()
 		if strings.Contains(l, "level=WARN") && strings.Contains(l, `msg="confinement refused a path the tool needed"`) &&
-			strings.Contains(l, "tool=reader") && strings.Contains(l, "path="+secret) && strings.Contains(l, `grant="--allow-read `+f.outside+`"`) {
+			strings.Contains(l, "tool=reader") && strings.Contains(l, "path="+secret) && strings.Contains(l, `grant="--allow-read `+secret+`"`) {
 			logged = true
 		}
 	}
@@ -342,9 +334,9 @@ func TestDenialExplained(t *testing.T) {
 		t.Errorf("no WARN record with tool, path and grant:\n%s", p.stderr)
 	}
 	// With the flag the note named, the read works.
-	q := f.start(t, "--allow-read", f.outside)
+	q := f.start(t, "--allow-read", secret)
 	if got, isErr := q.callRaw("reader", map[string]any{"path": secret}); isErr || got != "outside-content" {
-		t.Errorf("with --allow-read %s: isError %v %q", f.outside, isErr, got)
+		t.Errorf("with --allow-read %s: isError %v %q", secret, isErr, got)
 	}
 }
 
@@ -436,7 +428,7 @@ func TestSecretInInterpreterGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTool(t, tools, "venv_tool", "#!"+writeInterp+"\n")
-	key := strings.Repeat("k", 48) + "\n"
+	key := testKey + "\n"
 	inVenv, beside := filepath.Join(venv, "session.key"), filepath.Join(dir, "session.key")
 	for _, f := range []string{inVenv, beside} {
 		if err := os.WriteFile(f, []byte(key), 0o600); err != nil {

@@ -27,5 +27,5 @@ import (
 )
 
 func main() {
-	os.Exit(stock.Main(tool.OS(), version.Number))
+	os.Exit(stock.Main(tool.OS(), version.String()))
 }

@@ -82,6 +82,21 @@ func TestBinary(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "fs_write")); err == nil {
 		t.Errorf("install --readonly linked fs_write")
 	}
+
+	// --exe: links for an image built elsewhere point where mcp-stock will
+	// be there, which need not exist here; a relative path is refused.
+	img := filepath.Join(t.TempDir(), "img-tools")
+	out, errs, code = runBin(t, bin, "", nil, "install", "--exe", "/usr/local/bin/mcp-stock", img)
+	if code != 0 || out != "installed 32 tools in "+img+"\n" {
+		t.Fatalf("install --exe: exit %d, %q %q", code, out, errs)
+	}
+	if target, err := os.Readlink(filepath.Join(img, "fs_write")); err != nil || target != "/usr/local/bin/mcp-stock" {
+		t.Errorf("install --exe: fs_write links to %q (%v), want /usr/local/bin/mcp-stock", target, err)
+	}
+	_, errs, code = runBin(t, bin, "", nil, "install", "--exe", "bin/mcp-stock", filepath.Join(t.TempDir(), "rel"))
+	if code != 2 || !strings.Contains(errs, "--exe bin/mcp-stock is not an absolute path") {
+		t.Errorf("install --exe relative: exit %d, %q", code, errs)
+	}
 }
 
 // TestSignals: a read tool keeps SIGTERM's default and dies of it (it

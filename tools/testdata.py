@@ -22,6 +22,8 @@ BINARIES = {
     "MCP_GOSDK_SERVER_BIN": "//e2e/interop/gosdk-server",
     "EXAMPLE_PRIMES_BIN": "//examples/tools/src/primes",
     "MCP_TESTWORKER_BIN": "//internal/testbin/testworker",
+    "MCP_NULL_SERVER_BIN": "//internal/testbin/nullserver",
+    "MCP_RELAY_BIN": "//internal/testbin/relay",
 }
 # The official MCP schemas, for every test package using internal/spectest.
 SPEC_IMPORT = '"github.com/mcpipe/mcpipe/internal/spectest"'
@@ -39,6 +41,15 @@ EXTRA_DATA = {
         "interop/ts-server/server.cjs",
     ],
     "mcp-route/scaffold": ["//examples/tools/src/hello:main.go"],
+    "mcp-route": ["README.md"],  # TestHelpSaysNoTTY: --help and README agree
+    # TestDockerfile, TestDeployUsesImage and TestServerJSON; the tests that
+    # run tools/release.sh need the source tree and skip under Bazel.
+    "tools/release": [
+        "//:Dockerfile",
+        "//:server.json",
+        "//third_party/mcp-registry:server.schema.json",
+        "//examples/deploy:kubernetes/mcp-route.yaml",
+    ],
     "internal/buildcheck": [
         "//:MODULE.bazel",
         "//:deps.bzl",

@@ -14,35 +14,6 @@ import (
 	"github.com/mcpipe/mcpipe/internal/proc"
 )
 
-// DefaultGrace is how long Stop waits after closing the server's stdin before
-// SIGTERM, and after SIGTERM before SIGKILL.
-const DefaultGrace = 2 * time.Second
-
-// Command describes a server to start.
-type Command struct {
-	// Argv is the program and its arguments; required. A program name
-	// without a slash is looked up in PATH.
-	Argv []string
-	// Env is the environment; nil means this process's environment.
-	Env []string
-	// Dir is the working directory; "" means the current one.
-	Dir string
-	// Stderr receives the server's stderr; nil discards it.
-	Stderr io.Writer
-	// Grace is the shutdown step; 0 means DefaultGrace.
-	Grace time.Duration
-	// Spawn, optional, starts the process instead of exec.Cmd.Start
-	// (proc.Cmd.Spawn): mcp-route starts its upstreams on the confined
-	// spawner its tools start on.
-	Spawn func(*exec.Cmd) error
-}
-
-// StartError reports that the server could not be started.
-type StartError struct{ Err error }
-
-func (e *StartError) Error() string { return "cannot start server: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
-
 // Process is a running server in its own process group (a proc.Process).
 // Its stdin and stdout are plain pipes owned by the Process; Stop is the
 // only way to end it and is safe to call more than once and from several

@@ -31,7 +31,14 @@
 //   - The built-in methods: initialize, ping, server/discover (from
 //     Options.ServerInfo, Capabilities, Instructions and DiscoverTTL; a
 //     handler may replace ping and server/discover) and
-//     subscriptions/listen (listen.go).
+//     subscriptions/listen (listen.go); logging/setLevel when
+//     Options.Capabilities declares logging (legacy revisions; -32601 in
+//     2026-07-28). initialize's client capabilities are kept in the
+//     Session (ask.go).
+//   - For a handler: the client's capabilities and log level that apply
+//     to its request, log records at or above that level
+//     ([Request.Log]), and whether the client may be asked
+//     ([Request.CanAsk]; see ask.go).
 //   - The in-flight table: every request of the method table runs on its
 //     own goroutine with a ctx of its own; an id already in flight is
 //     refused (-32600); a Method's Limit caps its requests in flight, the

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"sync"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -66,13 +66,12 @@ func (r *Request) Notify(method string, params any) error {
 // or an error response). It returns ctx's cause when ctx is done first, and
 // ErrClosed when the conversation stops reading. It needs a client that
 // accepts requests from the server: a legacy session on a two-way
-// transport.
+// transport; otherwise it returns ErrNoBackChannel (see ask.go).
 func (r *Request) Call(ctx context.Context, method string, params any) (*codec.Message, error) {
 	s := r.srv
 	ch := make(chan *codec.Message, 1)
+	id := nextOutgoingID()
 	s.mu.Lock()
-	s.nextOut++
-	id := codec.StringID(fmt.Sprintf("srv-%d", s.nextOut))
 	s.outgoing[id.Key()] = ch
 	s.mu.Unlock()
 	defer func() {
@@ -84,7 +83,10 @@ func (r *Request) Call(ctx context.Context, method string, params any) (*codec.M
 	if err != nil {
 		return nil, err
 	}
-	if err := s.write(m); err != nil {
+	if err := s.conn.Write(s.writeCtx, m); err != nil {
+		if !errors.Is(err, ErrNoBackChannel) {
+			s.writeFailed(err)
+		}
 		return nil, err
 	}
 	select {

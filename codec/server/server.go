@@ -109,7 +109,6 @@ type Server struct {
 	counts       map[string]int      // requests in flight by method
 	refusing     map[string]bool     // a Limit is being hit (log once)
 	outgoing     map[string]chan *codec.Message
-	nextOut      int
 	outputDead   bool
 	abortErr     error
 	changedEarly []string // list_changed methods before notifications/initialized
@@ -132,7 +131,7 @@ func New(opts Options) *Server {
 	if sess == nil {
 		sess = codec.NewSession()
 	}
-	return &Server{
+	s := &Server{
 		opts:     opts,
 		methods:  map[string]Method{},
 		sess:     sess,
@@ -142,6 +141,10 @@ func New(opts Options) *Server {
 		refusing: map[string]bool{},
 		outgoing: map[string]chan *codec.Message{},
 	}
+	if opts.Capabilities.Logging != nil {
+		s.methods[codec.MethodLoggingSetLevel] = Method{Handler: s.setLevel}
+	}
+	return s
 }
 
 // Handle registers m for requests named method; call it before Serve. It
@@ -443,6 +446,7 @@ func (s *Server) dispatch(m *codec.Message, reply func(*codec.Message)) {
 	switch m.Method {
 	case codec.MethodInitialize:
 		s.debugf("initialize: protocol version %s", rev)
+		s.rememberCapabilities(m.Params)
 		s.respond(req, codec.InitializeResult{
 			ProtocolVersion: rev,
 			Capabilities:    s.opts.Capabilities,

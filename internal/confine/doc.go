@@ -43,7 +43,12 @@
 // /proc/<pid>, no /proc/self, so a confined tool, even one running as
 // root, cannot read /proc/<pid>/environ or mem of mcp-route or of
 // another tool. Programs that read their own /proc/self (ps, some
-// runtimes' self-inspection) are refused; Report.Detail says so.
+// runtimes' self-inspection) are refused; Report.Detail says so. A
+// private pid namespace with a /proc of its own is not used: mounting
+// that /proc takes code in the child between fork and exec, which Go's
+// fork/exec cannot run and the confined thread (seccomp, no
+// capabilities) may not, so it would take an init exec'd per start
+// (figures in mcp-route's README).
 // Landlock itself refuses ptrace of processes outside the domain. From
 // ABI 6 the domain is also scoped: no signals to processes outside it,
 // no connect to abstract Unix sockets made outside it. With NoNetwork
@@ -199,6 +204,14 @@
 // descriptors passed to a child (stdin, stdout) stay usable. chdir, stat
 // and access(2) are not restricted, so a confined process can see that a
 // path exists.
+//
+// # Denials explained
+//
+// Explain reads a confined program's failure (a tool call's outcome and
+// stderr, an upstream's stderr) for a path the rules refused and the
+// file's own mode allows, and names the narrowest flag that grants it,
+// never one Check would refuse (see explain.go). mcp-route's tool calls
+// and its upstreams' start failures both use it.
 //
 // # Exec
 //

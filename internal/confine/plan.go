@@ -183,8 +183,9 @@ func (r Report) Detail() string {
 	for _, rl := range r.Rules {
 		if strings.Contains(rl.Source, "proc") {
 			// The private pid namespace (a /proc of its own) is not used:
-			// say what of the host's /proc is open.
-			b.WriteString("proc: the host's /proc, its global files above only; /proc/self and every /proc/<pid> denied\n")
+			// it costs an exec per start (see mcp-route's README). Say
+			// what of the host's /proc is open.
+			b.WriteString("proc: the host's /proc, its global files above only; /proc/self and every /proc/<pid> denied (no private pid namespace: it would cost an exec per tool start)\n")
 			break
 		}
 	}
@@ -231,10 +232,8 @@ type plan struct {
 	// be installed on the thread (set by restrictThread).
 	filter    bool
 	filterErr error
-	// dropCaps: drop every capability on the thread; capsErr: what
-	// failed (set by restrictThread).
+	// dropCaps: drop every capability on the thread.
 	dropCaps bool
-	capsErr  error
 	scoped   uint64
 	masks    []uint64 // one per report.Rules entry
 	// root: Policy.Root got a rule, its own or one shared with another

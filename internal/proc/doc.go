@@ -20,7 +20,8 @@
 //     bounded however much is written; with a ReadLimit, passing it also
 //     kills.
 //   - fd 3, only when Cmd.Progress is set: a pipe whose lines go to
-//     Progress. It is always drained.
+//     Progress. It is always drained. fd 4, only when Cmd.Answers is
+//     set too: that file (the read end of the caller's answer pipe).
 //
 // The group gets SIGTERM when Cmd.Timeout passes (TimedOut) or the
 // context is done (Canceled), and SIGKILL Cmd.Grace later if the leader
@@ -139,8 +140,15 @@
 // controller killed (oom_kill), the pids controller refused a fork, or
 // RLIMIT_CPU ended the leader, unless this package ended it first
 // (timeout, cancel, output). Then every process still in the tree's
-// cgroups is killed, one that left the group (setsid) included, and the
-// cgroups are removed once empty. A cgroup setup that fails is
+// cgroups is killed, one that left the group (setsid) included. The
+// emptied cgroups are kept for the next tree with the same limits (at
+// most 16 pairs, each with the event counts it had, so that a limit an
+// earlier tree hit is not reported for the next; not one still charged
+// with more than 1/64 of its memory limit), since making and removing a
+// memory cgroup per tree was most of what the limits cost; the others are
+// removed once empty. ReleaseLimits removes the kept ones: a program that
+// uses Limits calls it at exit (the next process removes those of one
+// that is gone). A cgroup setup that fails is
 // NotStarted: limits asked for are never silently dropped, though a
 // missing hierarchy falls back as above.
 //
@@ -152,13 +160,15 @@
 // # Platforms
 //
 // Linux has every guarantee above. macOS and the BSDs build and run the
-// same code with two documented fallbacks: there is no waitid WNOWAIT
+// same code with documented fallbacks: there is no waitid WNOWAIT
 // here, so the leader is reaped when it exits and the group is killed
 // after that (a pid reused in between by a process that makes itself a
 // group leader could get the signal; the window is the Drain); and there
 // is no subreaper (Subreap returns ErrNoSubreaper, Sweep does nothing),
 // so a daemon that left its group escapes. Process.StdinConsumed is
-// known only on Linux (FIONREAD on a pipe).
+// known only on Linux (FIONREAD on a pipe). Cmd.Limits are Linux's too
+// (cgroups, prlimit): elsewhere they are not enforced, and LimitSupport
+// says so (a process is started as without them rather than refused).
 //
 // All functions and methods are safe for concurrent use; every limit is
 // a Cmd field, so runs with different limits do not interfere.

@@ -6,9 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peekExit is true where watchExit can see an exit without reaping it.
-const peekExit = true
-
 // watchExit returns a channel closed when cmd's process has exited, and
 // reap, which reaps it (cmd.Wait). Until reap the exited process stays a
 // zombie (waitid with WNOWAIT), so its pid, and with it the process group

@@ -26,6 +26,9 @@ type hierarchy struct {
 	base, own  string // directories; "" when the controller is not usable
 	path       string // base as /proc/PID/cgroup names it
 	err        error  // why it is not
+	// leave is our own cgroup's tasks file, open for the life of the
+	// process: a forking thread returns there after every fork.
+	leave *os.File
 }
 
 var v1 struct {
@@ -39,6 +42,11 @@ func setupV1() {
 	v1.once.Do(func() {
 		v1.pids = findHierarchy("pids")
 		v1.memory = findHierarchy("memory")
+		for _, h := range []hierarchy{v1.pids, v1.memory} {
+			if h.base != "" {
+				removeStale(h.base)
+			}
+		}
 	})
 }
 
@@ -77,7 +85,12 @@ func findHierarchy(controller string) hierarchy {
 		return h
 	}
 	os.Remove(probe)
-	h.base, h.own, h.path = base, own, filepath.Join(path, "mcpipe")
+	leave, err := os.OpenFile(filepath.Join(own, "tasks"), os.O_WRONLY, 0)
+	if err != nil {
+		h.err = fmt.Errorf("cannot move threads back to %s: %v", own, err)
+		return h
+	}
+	h.base, h.own, h.path, h.leave = base, own, filepath.Join(path, "mcpipe"), leave
 	return h
 }
 
@@ -137,6 +150,11 @@ func cgroupOf(pid, controller string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	return cgroupIn(b, controller)
+}
+
+// cgroupIn finds controller's cgroup in the text of a /proc/PID/cgroup.
+func cgroupIn(b []byte, controller string) (string, bool) {
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
@@ -179,6 +197,81 @@ type treeLimit struct {
 	name         string      // their name, below each hierarchy's base
 	enter, leave []*os.File  // their tasks files, and our own cgroups'
 	forked       atomic.Bool // aroundFork forked inside the cgroups
+	// The event counts the cgroups had before this tree (a reused pair:
+	// see spare), so that hit sees only this tree's.
+	oomBase, pidsBase int64
+}
+
+// spare holds empty cgroup pairs of ended trees for the next tree with the
+// same limits. Making and removing a memory cgroup per call is the
+// costly part of the limits (the kernel frees a memory cgroup in the
+// background, on the same processors the tools need), and a reused pair
+// needs only its tasks files opened. A pair is kept only when nothing is
+// left in it (no process, little memory charged: page cache and tmpfs
+// pages a tree leaves stay charged to its cgroup, and would count
+// against the next tree's limit), at most maxSpare, and removed at exit
+// by ReleaseLimits or, after a crash, by the next start (setupV1).
+var spare struct {
+	sync.Mutex
+	pairs []*treeLimit
+}
+
+const maxSpare = 16
+
+// spareCharge is the memory a kept pair may still hold charged, a
+// fraction of its limit.
+const spareChargeDiv = 64
+
+// takeSpare returns a kept pair for l, or nil.
+func takeSpare(l Limits) *treeLimit {
+	spare.Lock()
+	defer spare.Unlock()
+	for i, t := range spare.pairs {
+		if t.lim.Pids == l.Pids && t.lim.Memory == l.Memory {
+			spare.pairs = append(spare.pairs[:i], spare.pairs[i+1:]...)
+			return t
+		}
+	}
+	return nil
+}
+
+// ReleaseLimits removes the kept empty cgroups (see spare); a program that
+// starts processes with Limits calls it at exit. Processes started later
+// get fresh cgroups.
+func ReleaseLimits() {
+	spare.Lock()
+	pairs := spare.pairs
+	spare.pairs = nil
+	spare.Unlock()
+	for _, t := range pairs {
+		for _, f := range t.enter {
+			f.Close()
+		}
+		for _, d := range []string{t.pids, t.memory} {
+			if d != "" {
+				unix.Rmdir(d)
+			}
+		}
+	}
+}
+
+// removeStale removes the empty tree cgroups under base that a process
+// of ours that is gone left (one that kept spare pairs and crashed).
+func removeStale(base string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || !e.IsDir() || n == os.Getpid() {
+			continue
+		}
+		if unix.Kill(n, 0) == unix.ESRCH {
+			unix.Rmdir(filepath.Join(base, e.Name())) // fails while not empty
+		}
+	}
 }
 
 // alive reports whether pid is a process that is not exiting nor has
@@ -208,6 +301,18 @@ func newTreeLimit(l Limits) (*treeLimit, error) {
 	setupV1()
 	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
 	t := &treeLimit{lim: l, name: name}
+	reused := takeSpare(l)
+	if reused != nil {
+		// Made, set up and opened by an earlier tree.
+		t.name, t.oomBase, t.pidsBase = reused.name, reused.oomBase, reused.pidsBase
+		t.pids, t.memory, t.enter = reused.pids, reused.memory, reused.enter
+		for _, h := range []hierarchy{v1.pids, v1.memory} {
+			if (h.controller == "pids" && t.pids != "") || (h.controller == "memory" && t.memory != "") {
+				t.leave = append(t.leave, h.leave)
+			}
+		}
+		return t, nil
+	}
 	mk := func(h hierarchy, files map[string]string) (string, error) {
 		dir := filepath.Join(h.base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -228,13 +333,7 @@ func newTreeLimit(l Limits) (*treeLimit, error) {
 			os.Remove(dir)
 			return "", fmt.Errorf("limits: %w", err)
 		}
-		out, err := os.OpenFile(filepath.Join(h.own, "tasks"), os.O_WRONLY, 0)
-		if err != nil {
-			in.Close()
-			os.Remove(dir)
-			return "", fmt.Errorf("limits: %w", err)
-		}
-		t.enter, t.leave = append(t.enter, in), append(t.leave, out)
+		t.enter, t.leave = append(t.enter, in), append(t.leave, h.leave)
 		return dir, nil
 	}
 	var err error
@@ -296,13 +395,17 @@ func (t *treeLimit) started(pid int) error {
 	if (t.pids != "" || t.memory != "") && !t.forked.Load() {
 		return errors.New("limits: the process was not forked inside its cgroups: a Spawn that forks on another thread must use proc.ForkHook")
 	}
+	var cgroups []byte // /proc/PID/cgroup, read once for both
 	for _, h := range []hierarchy{v1.pids, v1.memory} {
 		if (h.controller == "pids" && t.pids == "") || (h.controller == "memory" && t.memory == "") {
 			continue
 		}
+		if cgroups == nil {
+			cgroups, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		}
 		// An exited process (a zombie) shows the root cgroup: only a live
 		// one elsewhere is wrong.
-		if got, _ := cgroupOf(strconv.Itoa(pid), h.controller); got != h.path+"/"+t.name && alive(pid) {
+		if got, _ := cgroupIn(cgroups, h.controller); got != h.path+"/"+t.name && alive(pid) {
 			return fmt.Errorf("limits: the process was not started in its %s cgroup (it is in %q)", h.controller, got)
 		}
 	}
@@ -331,10 +434,10 @@ func (t *treeLimit) started(pid int) error {
 // refused a fork, the memory controller killed for lack of memory, or the
 // leader ended by RLIMIT_CPU (ws is its status, rusage its usage).
 func (t *treeLimit) hit(ws syscall.WaitStatus, ru *syscall.Rusage) (string, int64) {
-	if t.memory != "" && eventCount(filepath.Join(t.memory, "memory.oom_control"), "oom_kill") > 0 {
+	if t.memory != "" && eventCount(filepath.Join(t.memory, "memory.oom_control"), "oom_kill") > t.oomBase {
 		return LimitMemory, t.lim.Memory
 	}
-	if t.pids != "" && eventCount(filepath.Join(t.pids, "pids.events"), "max") > 0 {
+	if t.pids != "" && eventCount(filepath.Join(t.pids, "pids.events"), "max") > t.pidsBase {
 		return LimitPids, int64(t.lim.Pids)
 	}
 	if t.lim.CPU > 0 && ws.Signaled() {
@@ -368,9 +471,6 @@ func eventCount(file, key string) int64 {
 // the process group, a daemon), so none outlives the tree, and removes
 // the cgroups once they are empty.
 func (t *treeLimit) close() {
-	for _, f := range append(t.enter, t.leave...) {
-		f.Close()
-	}
 	dirs := []string{}
 	for _, d := range []string{t.pids, t.memory} {
 		if d != "" {
@@ -380,8 +480,15 @@ func (t *treeLimit) close() {
 	if len(dirs) == 0 {
 		return
 	}
+	empty := true
 	for _, d := range dirs {
-		killCgroup(d)
+		empty = killCgroup(d) && empty
+	}
+	if empty && t.keep() {
+		return
+	}
+	for _, f := range t.enter {
+		f.Close()
 	}
 	go func() {
 		// A killed process leaves its cgroup when it is gone; rmdir
@@ -398,20 +505,51 @@ func (t *treeLimit) close() {
 	}()
 }
 
+// keep puts t's emptied cgroups among the spare ones, with their event
+// counts, when they hold little memory and there is room; false: the
+// caller removes them.
+func (t *treeLimit) keep() bool {
+	if (t.lim.Pids > 0 && v1.pids.base != "") != (t.pids != "") || (t.lim.Memory > 0 && v1.memory.base != "") != (t.memory != "") {
+		return false // half made (its set-up failed): not what its limits need
+	}
+	if t.memory != "" {
+		b, err := os.ReadFile(filepath.Join(t.memory, "memory.usage_in_bytes"))
+		used, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || perr != nil || used > t.lim.Memory/spareChargeDiv {
+			return false
+		}
+		t.oomBase = eventCount(filepath.Join(t.memory, "memory.oom_control"), "oom_kill")
+	}
+	if t.pids != "" {
+		t.pidsBase = eventCount(filepath.Join(t.pids, "pids.events"), "max")
+	}
+	spare.Lock()
+	defer spare.Unlock()
+	if len(spare.pairs) >= maxSpare {
+		return false
+	}
+	spare.pairs = append(spare.pairs, &treeLimit{lim: t.lim, pids: t.pids, memory: t.memory, name: t.name, enter: t.enter, oomBase: t.oomBase, pidsBase: t.pidsBase})
+	return true
+}
+
 // killCgroup sends SIGKILL to every process listed in dir's cgroup.procs
 // until none is listed (a killed process leaves the list when it has
 // exited; one that forks as it is killed is listed again), for at most
 // killWait: when it returns, what it killed is gone, not merely signalled.
-func killCgroup(dir string) {
+// It reports whether the cgroup was seen empty.
+func killCgroup(dir string) bool {
 	deadline := time.Now().Add(killWait)
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
 		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		if err != nil {
-			return
+			return false
 		}
 		pids := strings.Fields(string(b))
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return
+		if len(pids) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
 		}
 		for _, p := range pids {
 			if n, err := strconv.Atoi(p); err == nil && n > 0 {

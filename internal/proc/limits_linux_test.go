@@ -133,3 +133,46 @@ func assertNoCgroupsLeft(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestLimitsReuse: the cgroups of an ended tree are reused by the next
+// tree with the same limits, and what the earlier tree did is not held
+// against it: after a fork bomb and a memory hog hit their limits, an
+// ordinary run in the same (reused) cgroups ends OK. ReleaseLimits
+// removes the kept cgroups.
+func TestLimitsReuse(t *testing.T) {
+	needCgroups(t)
+	lim := Limits{Pids: 33, Memory: 65 << 20} // values no other test uses
+	where := proctest.Script(t, `grep -E ':(pids|memory):' /proc/self/cgroup | sort; echo ok`)
+	first := runLong(t, Cmd{Path: where, Limits: lim})
+	if !first.OK() {
+		t.Fatalf("first run: %v %q", first.Outcome, first.Stderr)
+	}
+	r := runLong(t, Cmd{Path: proctest.Script(t, bomb), Limits: lim, Timeout: 2 * time.Minute})
+	if r.Ending != LimitExceeded || r.LimitName != LimitPids {
+		t.Errorf("fork bomb: %v", r.Outcome)
+	}
+	r = runLong(t, Cmd{Path: proctest.Script(t, `dd if=/dev/zero of=/dev/null bs=200M count=1 2>/dev/null && echo ok`), Limits: lim})
+	if r.Ending != LimitExceeded || r.LimitName != LimitMemory {
+		t.Errorf("memory hog: %v", r.Outcome)
+	}
+	assertNoCgroupsLeft(t)
+	again := runLong(t, Cmd{Path: where, Limits: lim})
+	if !again.OK() || !strings.HasSuffix(string(again.Stdout), "ok\n") {
+		t.Errorf("after the bomb and the hog, in reused cgroups: %v %q", again.Outcome, again.Stderr)
+	}
+	if string(again.Stdout) != string(first.Stdout) {
+		t.Errorf("the cgroups were not reused:\n%s\nthen\n%s", first.Stdout, again.Stdout)
+	}
+	if !strings.Contains(string(first.Stdout), "/mcpipe/"+strconv.Itoa(os.Getpid())+"-") {
+		t.Errorf("not run in a tree cgroup: %q", first.Stdout)
+	}
+	ReleaseLimits()
+	for _, h := range []hierarchy{v1.pids, v1.memory} {
+		ents, _ := os.ReadDir(h.base)
+		for _, e := range ents {
+			if strings.Contains(string(first.Stdout), "/mcpipe/"+e.Name()+"\n") {
+				t.Errorf("ReleaseLimits left %s/%s", h.base, e.Name())
+			}
+		}
+	}
+}

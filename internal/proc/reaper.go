@@ -42,7 +42,7 @@ func startTracked(cmd *exec.Cmd, spawn func(*exec.Cmd) error, run bool) error {
 		return err
 	}
 	if cmd.Process == nil {
-		return errors.New("Spawn returned without starting the process")
+		return errors.New("proc: Cmd.Spawn returned without starting the process")
 	}
 	ours.Store(cmd.Process.Pid, run)
 	return nil

@@ -59,6 +59,12 @@ type Cmd struct {
 	// goroutine, before Run returns. The slice is valid during the call.
 	// The pipe is always drained, so the process never blocks on it.
 	Progress func(line []byte)
+	// Answers, when set with Progress, is fd 4 of the process: the read
+	// end of the pipe on which the caller answers what the process asked
+	// on fd 3 (mcp-route's tool channel). Run owns it: it closes it once
+	// the child holds its copy (or the start failed), so that the
+	// caller's writes fail, instead of blocking, once the process is gone.
+	Answers *os.File
 	// StderrTo, when set, also gets stderr as it arrives (Start: a
 	// server's log for the user). Its errors are ignored.
 	StderrTo io.Writer
@@ -150,7 +156,7 @@ func (c *Cmd) prepareAndStart(cmd *exec.Cmd, run bool) (*treeLimit, error) {
 			return nil, err
 		}
 		if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
-			return nil, errors.New("Prepare cleared SysProcAttr.Setpgid")
+			return nil, errors.New("proc: Cmd.Prepare cleared SysProcAttr.Setpgid")
 		}
 	}
 	spawn, tree, err := withLimits(c.Limits, cmd, c.Spawn)
@@ -193,6 +199,9 @@ func killGroup(pgid int, sig syscall.Signal) {
 func Run(ctx context.Context, c Cmd) *Result {
 	c.defaults()
 	res := &Result{Outcome: Outcome{Ending: NotStarted, ExitCode: -1, Timeout: c.Timeout}}
+	if c.Answers != nil {
+		defer c.Answers.Close() // the child's copy is all it needs
+	}
 	cmd, err := c.command()
 	if err != nil {
 		res.Err = err
@@ -222,6 +231,9 @@ func Run(ctx context.Context, c Cmd) *Result {
 	if c.Progress != nil {
 		progR, progW = pipe()
 		cmd.ExtraFiles = []*os.File{progW} // fd 3
+		if c.Answers != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, c.Answers) // fd 4
+		}
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	var tree *treeLimit
@@ -236,7 +248,7 @@ func Run(ctx context.Context, c Cmd) *Result {
 	pgid := cmd.Process.Pid
 	// The child holds its own copies now; ours would keep the pipes open
 	// and hide EOF.
-	for _, f := range []*os.File{inR, outW, errW, progW} {
+	for _, f := range []*os.File{inR, outW, errW, progW, c.Answers} {
 		if f != nil {
 			f.Close()
 		}
@@ -315,7 +327,7 @@ wait:
 		}
 	}
 
-	// The leader has exited (a zombie, where peekExit): give the pipes a
+	// The leader has exited (a zombie, on Linux): give the pipes a
 	// moment to reach EOF, then kill whatever is left in the group.
 	drain := time.NewTimer(c.Drain)
 	for n := 0; n < nreaders; {

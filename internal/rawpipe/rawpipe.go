@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package rawpipe reads and writes pipes (and sockets) in non-blocking mode
 // through the Go runtime's poller, making the read and write system calls
 // without the runtime's syscall bookkeeping.
@@ -23,9 +25,18 @@
 // a description of one's own.
 //
 // Read and Write do the same on any syscall.RawConn (internal/rawconn uses
-// them for network connections). This package imports no net: a program
-// that must stay statically linked (mcp-stock) uses it through
-// internal/proc.
+// them for network connections).
+//
+// Platforms: the raw calls are Linux's. Every other Unix system (macOS,
+// the BSDs) reads and writes through golang.org/x/sys/unix, with the
+// runtime's bookkeeping: the behaviour is the same (non-blocking, waiting
+// in the poller, the same errors), only the monitor-thread saving is
+// Linux's. macOS has no raw system call interface of its own (its stable
+// one is libSystem's), which is why the fast path is not tried there.
+// Windows is not served (no caller needs it there).
+//
+// This package imports no net: a program that must stay statically linked
+// (mcp-stock) uses it through internal/proc.
 package rawpipe
 
 import (
@@ -33,7 +44,6 @@ import (
 	"io"
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // File is a non-blocking pipe or socket read and written without syscall
@@ -82,14 +92,14 @@ func Read(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	var errno syscall.Errno
 	err := rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			r, e := sysRead(fd, b)
 			switch e {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
 				return false
 			}
-			n, errno = int(r), e
+			n, errno = r, e
 			return true
 		}
 	})
@@ -104,10 +114,10 @@ func Write(rc syscall.RawConn, b []byte) (int, syscall.Errno, error) {
 	var errno syscall.Errno
 	err := rc.Write(func(fd uintptr) bool {
 		for written < len(b) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[written])), uintptr(len(b)-written))
+			r, e := sysWrite(fd, b[written:])
 			switch e {
 			case 0:
-				written += int(r)
+				written += r
 			case syscall.EINTR:
 			case syscall.EAGAIN:
 				return false
@@ -147,10 +157,10 @@ func New(f *os.File) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	var flags uintptr
+	var flags int
 	var errno syscall.Errno
 	if err := rc.Control(func(fd uintptr) {
-		flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		flags, errno = getFlags(fd)
 	}); err != nil {
 		return nil, err
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package rawpipe
 
 import (
@@ -5,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -81,5 +85,28 @@ func TestNewRefusesBlocking(t *testing.T) {
 	r.Fd() // Fd puts the file in blocking mode
 	if _, err := New(r); !errors.Is(err, ErrBlocking) {
 		t.Fatalf("New(blocking pipe): %v, want ErrBlocking", err)
+	}
+}
+
+// The portable path, which macOS and the BSDs take, passes the same tests
+// on Linux (where the raw calls are the default): the counts show that it
+// was the one exercised.
+func TestPortablePath(t *testing.T) {
+	read0, write0, flags0 := sysRead, sysWrite, getFlags
+	t.Cleanup(func() { sysRead, sysWrite, getFlags = read0, write0, flags0 })
+	var reads, writes, flags atomic.Int64
+	sysRead = func(fd uintptr, b []byte) (int, syscall.Errno) { reads.Add(1); return portableRead(fd, b) }
+	sysWrite = func(fd uintptr, b []byte) (int, syscall.Errno) { writes.Add(1); return portableWrite(fd, b) }
+	getFlags = func(fd uintptr) (int, syscall.Errno) { flags.Add(1); return portableGetFlags(fd) }
+	for name, test := range map[string]func(*testing.T){
+		"PipeCarriesEverything": TestPipeCarriesEverything,
+		"CloseEndsWaitingRead":  TestCloseEndsWaitingRead,
+		"WriteToClosedPipe":     TestWriteToClosedPipeFails,
+		"NewRefusesBlocking":    TestNewRefusesBlocking,
+	} {
+		t.Run(name, test)
+	}
+	if reads.Load() == 0 || writes.Load() == 0 || flags.Load() == 0 {
+		t.Fatalf("portable calls made: %d reads, %d writes, %d fcntl; want some of each", reads.Load(), writes.Load(), flags.Load())
 	}
 }

@@ -400,6 +400,15 @@ func checkOne(t testing.TB, rev, requestMethod string, doc []byte, fromServer bo
 			if def == "" {
 				def = "Result"
 			}
+			// A 2026-07-28 request may be answered with a request for
+			// input instead (tools/call, prompts/get, resources/read):
+			// its ...ResultResponse allows either.
+			var rt struct {
+				ResultType string `json:"resultType"`
+			}
+			if json.Unmarshal(probe.Result, &rt) == nil && rt.ResultType == "input_required" && HasDef(t, rev, "InputRequiredResult") {
+				def = "InputRequiredResult"
+			}
 			if !HasDef(t, rev, def) {
 				errs = append(errs, fmt.Errorf("revision %s has no %s (answer to %q)", rev, def, requestMethod))
 				break

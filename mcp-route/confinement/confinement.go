@@ -240,7 +240,10 @@ func linkTargets(dir string) []string {
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+		// Only an executable can be a tool: a symlink to a data file (in a
+		// --resources directory, where one out of the directory is
+		// refused) must not grant its target.
+		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			out = append(out, real)
 		}
 	}

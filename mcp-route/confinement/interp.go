@@ -3,7 +3,6 @@ package confinement
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -366,40 +365,27 @@ func (r *chainer) elf(p string) {
 			continue
 		}
 		r.elfs[cur] = true
-		f, err := elf.Open(cur)
+		deps, err := readELFDeps(cur)
 		if err != nil {
 			continue
 		}
-		for _, prog := range f.Progs {
-			if prog.Type != elf.PT_INTERP {
-				continue
-			}
-			b := make([]byte, prog.Filesz)
-			if _, err := prog.ReadAt(b, 0); err == nil {
-				if ld := strings.TrimRight(string(b), "\x00"); filepath.IsAbs(ld) {
-					r.grant(ld, "loader of "+cur)
-				}
-			}
+		if filepath.IsAbs(deps.interp) {
+			r.grant(deps.interp, "loader of "+cur)
 		}
 		var dirs []string
-		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
-			vals, _ := f.DynString(tag)
-			for _, v := range vals {
-				for _, d := range filepath.SplitList(v) {
-					d = strings.ReplaceAll(strings.ReplaceAll(d, "${ORIGIN}", "$ORIGIN"), "$ORIGIN", filepath.Dir(cur))
-					if filepath.IsAbs(d) && exists(d) {
-						dirs = append(dirs, d)
-					}
+		for _, v := range slices.Concat(deps.runpath, deps.rpath) {
+			for _, d := range filepath.SplitList(v) {
+				d = strings.ReplaceAll(strings.ReplaceAll(d, "${ORIGIN}", "$ORIGIN"), "$ORIGIN", filepath.Dir(cur))
+				if filepath.IsAbs(d) && exists(d) {
+					dirs = append(dirs, d)
 				}
 			}
 		}
-		needed, _ := f.ImportedLibraries()
-		f.Close()
 		for _, d := range dirs {
 			if !r.grant(d, "libraries of "+cur) {
 				continue
 			}
-			for _, lib := range needed {
+			for _, lib := range deps.needed {
 				if l, err := filepath.EvalSymlinks(filepath.Join(d, lib)); err == nil && !isSystem(l) && !r.isUnsafe(l) {
 					queue = append(queue, l)
 				}

@@ -38,9 +38,15 @@ type exchange struct {
 	// forward tells which notifications this exchange carries: progress
 	// always; list changes only on a GET stream or a subscription.
 	carriesLists bool
+	// sid is the legacy session the exchange belongs to ("" for none):
+	// SessionID tells the Backend, which keys resource subscriptions by it.
+	sid string
 
 	read   bool        // the body was given out
-	inject chan []byte // frames routed here from other requests (cancellation)
+	inject chan []byte // frames routed here from other requests (cancellation, answers)
+	// ask, when set, registers a request to the client before it goes
+	// out (back.go); its error refuses it. nil: no request can go out.
+	ask func(id *codec.ID) error
 
 	mu      sync.Mutex
 	pending map[string]bool // request ids not answered yet
@@ -153,8 +159,19 @@ func (x *exchange) Write(_ context.Context, m *codec.Message) error {
 		x.out = append(x.out, m)
 		return nil
 	}
-	// A notification (or a request to the client, which mcp-route never
-	// sends): only over SSE.
+	if m.IsRequest() {
+		// A question to the client: on this request's SSE stream, its
+		// answer routed back by the session (back.go).
+		if x.ask == nil || x.isDone {
+			return server.ErrNoBackChannel
+		}
+		if err := x.ask(m.ID); err != nil {
+			return err
+		}
+		x.toSSE()
+		return x.event(m)
+	}
+	// A notification: only over SSE.
 	if !x.carries(m) || !x.sseOK || x.isDone && !x.sse {
 		return nil
 	}
@@ -184,8 +201,15 @@ func (x *exchange) WriteBatch(_ context.Context, msgs []*codec.Message) error {
 }
 
 // carries tells whether notification m belongs on this exchange.
+// SessionID is the Mcp-Session-Id of the exchange's session, "" for a
+// request without one: a Backend keeps what outlives one POST (resource
+// subscriptions) by it.
+func (x *exchange) SessionID() string { return x.sid }
+
 func (x *exchange) carries(m *codec.Message) bool {
-	if strings.HasSuffix(m.Method, "/list_changed") {
+	// Notifications of no request (list changes, resource updates) go on
+	// a GET stream or a subscription, never on another request's stream.
+	if strings.HasSuffix(m.Method, "/list_changed") || m.Method == "notifications/resources/updated" {
 		return x.carriesLists
 	}
 	return true

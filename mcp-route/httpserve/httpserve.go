@@ -23,15 +23,20 @@
 // authenticated with HMAC-SHA256 under SessionKey. Nothing is stored: any
 // replica with the same key serves any request of the session, and memory
 // does not grow with the number of sessions. A later request needs the
-// id (400 without it) and MCP-Protocol-Version equal to the session's
-// revision (400 otherwise; a 2025-03-26 session may omit it, that revision
-// did not define it); an id that is forged, from another key or expired
+// id (400 without it) and an MCP-Protocol-Version header naming a
+// revision that has sessions, 2025-03-26, 2025-06-18 or 2025-11-25, not
+// necessarily the negotiated one: the spec asks for 400 only for an
+// invalid or unsupported version, and the request is served in the
+// negotiated revision all the same (400 for any other value, or none; a
+// 2025-03-26 session may omit it, that revision did not define it); an id that is forged, from another key or expired
 // gets 404, and the client initializes again. The TTL is absolute from
 // initialize: a token cannot be re-issued mid-session. DELETE with a valid
 // id answers 204: the id stays valid until it expires, there being no
 // store to revoke it in (a client that wants it dead forgets it). GET with
-// a valid id opens the session's stream, which carries
-// notifications/tools/list_changed. 2024-11-05 is stdio only: an
+// a valid id opens the session's stream, which carries the list_changed
+// notifications and notifications/resources/updated (those never go on a
+// POST's stream); the Backend learns a POST's or GET's session from its
+// Conn's SessionID method. 2024-11-05 is stdio only: an
 // initialize asking for it gets 2025-11-25, the newest legacy revision,
 // as the spec's negotiation says.
 //
@@ -259,6 +264,7 @@ type Handler struct {
 	live       map[string]*exchange // session id + request id → its exchange, while it runs
 	streams    int                  // long-lived streams open (GET, subscriptions/listen)
 	getStreams map[string]bool      // session ids with a GET stream open here
+	back       backChannel          // questions to clients, log levels (back.go)
 }
 
 // New returns a Handler.
@@ -298,9 +304,11 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
-// serve runs one conversation; the drain shuts it down.
-func (h *Handler) serve(x *exchange, sess *codec.Session) {
-	h.opts.Backend.Serve(h.drainCtx, x, sess)
+// serve runs one conversation of r; the drain shuts it down. Its
+// handlers see the caller (server.CallerOf): a digest of r's bearer
+// token when Tokens are set, else anonymous.
+func (h *Handler) serve(r *http.Request, x *exchange, sess *codec.Session) {
+	h.opts.Backend.Serve(server.WithCaller(h.drainCtx, h.caller(r)), x, sess)
 }
 
 // Drain starts the drain (see the package doc): /readyz turns 503, a new
@@ -353,7 +361,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		h.opts.Metrics.handler.ServeHTTP(w, r)
+		h.opts.Metrics.ServeHTTP(w, r)
 		return
 	case Path:
 	default:
@@ -447,10 +455,8 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request, id string) *cl
 		httpError(w, http.StatusNotFound, nil, codec.CodeInvalidRequest, "session not found: "+err.Error()+"; send initialize for a new session")
 		return nil
 	}
-	v := r.Header.Get(HeaderVersion)
-	if v == "" && c.Rev != codec.Rev20250326 || v != "" && v != c.Rev {
-		httpError(w, http.StatusBadRequest, nil, codec.CodeInvalidRequest,
-			fmt.Sprintf("bad request: %s header %q: this session negotiated %s", HeaderVersion, v, c.Rev))
+	if err := codec.CheckSessionVersionHeader(r.Header.Get(HeaderVersion), c.Rev); err != nil {
+		httpError(w, http.StatusBadRequest, nil, codec.CodeInvalidRequest, "bad request: "+err.Error())
 		return nil
 	}
 	return c
@@ -515,6 +521,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var sess *codec.Session
+	var sc *claims
 	sid := r.Header.Get(HeaderSession)
 	initialize := !batch && first.Method == codec.MethodInitialize && first.IsRequest()
 	rev, modern := codec.RequestRevision(first.Params)
@@ -525,7 +532,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		if c == nil {
 			return
 		}
-		sess, _ = codec.ResumeSession(c.Rev)
+		sess, sc = h.resume(sid, c), c
 	case initialize:
 		sid = ""
 		if rewritten, ok := skip20241105(first); ok {
@@ -551,8 +558,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		// Notifications and responses: cancellations go to their request
 		// when it runs here; the rest needs nothing of a session token.
 		for _, m := range msgs {
-			if m.Method == codec.MethodCancelled {
+			switch {
+			case m.Method == codec.MethodCancelled:
 				h.routeCancel(sid, m)
+			case m.IsResponse():
+				h.routeAnswer(sid, m)
 			}
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -560,6 +570,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	x := newExchange(w, r, body, pending, h.opts.Keepalive)
+	x.sid = sid
 	x.carriesLists = first.Method == codec.MethodSubscriptionsListen
 	if x.carriesLists {
 		if !h.openStream(w, first.ID, "") {
@@ -571,10 +582,15 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.register(sid, x)
 		defer h.unregister(sid, x)
 	}
+	x.ask = h.asking(sid, x)
+	defer h.forgetAsks(x)
 	if !initialize { // its answer carries the session id header: JSON only
 		x.startKeepalive()
 	}
-	h.serve(x, sess)
+	h.serve(r, x, sess)
+	if sc != nil {
+		h.keepLevel(sid, sc, sess)
+	}
 	out, isBatch, sse := x.answers()
 	if sse {
 		return
@@ -743,12 +759,13 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	defer h.closeStream(sid)
 	sess, _ := codec.ResumeSession(c.Rev)
 	x := newExchange(w, r, nil, nil, h.opts.Keepalive)
+	x.sid = sid
 	x.carriesLists = true
 	x.mu.Lock()
 	x.toSSE()
 	x.mu.Unlock()
 	x.startKeepalive()
-	h.serve(x, sess)
+	h.serve(r, x, sess)
 }
 
 // openStream takes a slot for a long-lived stream, a GET stream of

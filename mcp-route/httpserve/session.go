@@ -8,13 +8,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 )
 
-// MinKeyBytes is the shortest session key accepted from --session-key-file.
-const MinKeyBytes = 32
+// Limits of a --session-key-file.
+const (
+	// MinKeyBytes is the shortest session key accepted.
+	MinKeyBytes = 32
+	// MaxKeyBytes is the longest: HMAC-SHA256 hashes a key longer than
+	// 64 bytes down to 32 anyway, and a cap keeps a wrong path (a log, a
+	// disk image) from being read whole.
+	MaxKeyBytes = 4096
+	// minKeyValues is the fewest different byte values a key must hold:
+	// 32 random bytes have 8 or more but for a chance below 2^-100, while a
+	// file of zeros (truncate -s 32), of one repeated character or of
+	// blank lines has 1 or 2.
+	minKeyValues = 8
+)
 
 // tokenPrefix versions the token format: a replica that cannot read a
 // token refuses it (404), and the client initializes again.
@@ -35,18 +48,77 @@ type claims struct {
 	Caps    json.RawMessage `json:"cc,omitempty"` // client capabilities, when small
 }
 
-// ReadKeyFile reads a session key: the file's bytes, surrounding white
-// space trimmed, at least MinKeyBytes of them.
+// keyRecipe is how to make a key, as the docs give it.
+const keyRecipe = "make one with: head -c 32 /dev/urandom > FILE"
+
+// ReadKeyFile reads a session key: every byte of the file exactly as it
+// is, newlines and white space included, so that any 32 random bytes work
+// (head -c 32 /dev/urandom > FILE). A text key (hex or base64, with its
+// newline) works too: its bytes, newline included, are the key, and every
+// replica must read an identical file (copy it; do not retype it).
+//
+// Refused, with an error naming the file, its size and what is wanted: a
+// file that is not a regular file (a FIFO or /dev/urandom would block or
+// differ between replicas; a symbolic link to a regular file is followed),
+// fewer than MinKeyBytes or more than MaxKeyBytes bytes, and fewer than 8
+// different byte values (a placeholder, not a random key).
 func ReadKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	// Stat before open: opening a named pipe blocks until a writer comes.
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	k := []byte(strings.TrimSpace(string(b)))
-	if len(k) < MinKeyBytes {
-		return nil, fmt.Errorf("session key file %s: %d bytes, want at least %d (e.g. head -c 48 /dev/urandom | base64 > FILE)", path, len(k), MinKeyBytes)
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("session key file %s: a %s, want a regular file of at least %d random bytes; %s", path, kind(fi.Mode()), MinKeyBytes, keyRecipe)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	k, err := io.ReadAll(io.LimitReader(f, MaxKeyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("session key file %s: %w", path, err)
+	}
+	switch {
+	case len(k) < MinKeyBytes:
+		return nil, fmt.Errorf("session key file %s: %d bytes, want at least %d (every byte counts, white space too); %s", path, len(k), MinKeyBytes, keyRecipe)
+	case len(k) > MaxKeyBytes:
+		return nil, fmt.Errorf("session key file %s: more than %d bytes, want %d to %d; %s", path, MaxKeyBytes, MinKeyBytes, MaxKeyBytes, keyRecipe)
+	}
+	var seen [256]bool
+	values := 0
+	for _, b := range k {
+		if !seen[b] {
+			seen[b] = true
+			values++
+		}
+	}
+	if values < minKeyValues {
+		plural := "s"
+		if values == 1 {
+			plural = ""
+		}
+		return nil, fmt.Errorf("session key file %s: %d bytes but only %d distinct byte value%s, want random bytes (at least %d distinct values), not a placeholder; %s", path, len(k), values, plural, minKeyValues, keyRecipe)
 	}
 	return k, nil
+}
+
+// kind names a file type that is not a regular file.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 // randomKey is the key of a process without --session-key-file.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +17,19 @@ import (
 // format names the file's layout; a file of another one is refused.
 const format = "mcpipe-pin/1"
 
-var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// isDigest reports whether s is a SHA-256 digest in lowercase hex. (A
+// loop, not a regexp: {64} compiles into 64 copies at every start.)
+func isDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // encodeFile is the pin file for set.
 func encodeFile(set pinSet) []byte {
@@ -105,7 +116,7 @@ func decodeEntry(name string, v any) (*entry, error) {
 	}
 	noMeta := !hasCovers
 	sum, _ := m["sha256"].(string)
-	if !hexDigest.MatchString(sum) {
+	if !isDigest(sum) {
 		return nil, fmt.Errorf(`"sha256" is %s, want 64 lowercase hex digits`, valueText(m, "sha256"))
 	}
 	_, hasDef := m["definition"]
@@ -121,7 +132,7 @@ func decodeEntry(name string, v any) (*entry, error) {
 		e := &entry{digest: sum, fields: map[string]string{}, noMeta: noMeta}
 		for f, d := range fv {
 			s, _ := d.(string)
-			if !hexDigest.MatchString(s) {
+			if !isDigest(s) {
 				return nil, fmt.Errorf(`"fields": %q is %s, want 64 lowercase hex digits`, f, valueText(fv, f))
 			}
 			e.fields[f] = s

@@ -116,7 +116,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,12 +139,17 @@ const (
 // shows them.
 var Fields = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta"}
 
-// upstreamName is mcp-route's rule for --upstream NAME.
-var upstreamName = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
-
 // ValidateUpstream checks an upstream name: 1 to 32 of A-Z a-z 0-9 -.
+// It is mcp-route's one rule for --upstream NAME. (A loop, not a regexp:
+// a counted repetition compiles into 32 copies at every start, even a
+// stdio server's with no upstream.)
 func ValidateUpstream(name string) error {
-	if !upstreamName.MatchString(name) {
+	ok := len(name) >= 1 && len(name) <= 32
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("upstream name %q: want 1 to 32 of A-Z a-z 0-9 -", name)
 	}
 	return nil
@@ -172,6 +176,11 @@ type Change struct {
 	Fields   []string // Changed: the fields that differ
 	Diff     string   // Changed: old against new, one line, clipped
 	Reason   string   // Refused: why
+
+	// For Review and Accept: the pins before and after (nil when there is
+	// none) and the new definition whole, even when over MaxKept.
+	was, now *entry
+	def      map[string]any
 }
 
 // String is the change as one line of data:
@@ -279,7 +288,7 @@ func (f *File) Check(upstream string, t codec.Tool) (ok bool, reason, diff strin
 	}
 	pins, known := f.set[upstream]
 	if !known {
-		return false, fmt.Sprintf("upstream %s has no pins yet; mcp-route pin records them", upstream), ""
+		return false, fmt.Sprintf("upstream %s has no pins yet; review its tools with mcp-route pin --dry-run, accept them with mcp-route pin --all", upstream), ""
 	}
 	now, err := pinOf(t)
 	if err != nil {
@@ -287,7 +296,7 @@ func (f *File) Check(upstream string, t codec.Tool) (ok bool, reason, diff strin
 	}
 	was, ok := pins[t.Name]
 	if !ok {
-		return false, "it is new since the upstream was pinned; mcp-route pin accepts it", ""
+		return false, fmt.Sprintf("it is new since the upstream was pinned; review it with mcp-route pin --dry-run, accept it with mcp-route pin --accept %s", Served(upstream, t.Name)), ""
 	}
 	if was.digest == now.digest {
 		return true, "", ""
@@ -301,7 +310,7 @@ func (f *File) Check(upstream string, t codec.Tool) (ok bool, reason, diff strin
 		}
 	}
 	fields, diff := compare(was, now)
-	return false, fmt.Sprintf("its definition changed since it was pinned (%s); mcp-route pin accepts the new one", strings.Join(fields, ", ")), diff
+	return false, fmt.Sprintf("its definition changed since it was pinned (%s); review it with mcp-route pin --dry-run, accept it with mcp-route pin --accept %s", strings.Join(fields, ", "), Served(upstream, t.Name)), diff
 }
 
 // TrustFirstUse pins tools when the file has no entry for upstream, and
@@ -354,6 +363,12 @@ func (f *File) PinAll(lists map[string][]codec.Tool) ([]Change, error) {
 // update applies change to the file's current content under the
 // directory lock, writes the result when it differs, and keeps it.
 func (f *File) update(change func(pinSet) []Change) ([]Change, error) {
+	return f.updateOrFail(func(set pinSet) ([]Change, error) { return change(set), nil })
+}
+
+// updateOrFail is update with a change that can fail: then nothing is
+// written.
+func (f *File) updateOrFail(change func(pinSet) ([]Change, error)) ([]Change, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	unlock, err := lockDir(filepath.Dir(f.path))
@@ -366,7 +381,10 @@ func (f *File) update(change func(pinSet) []Change) ([]Change, error) {
 		return nil, err
 	}
 	before := encodeFile(set)
-	changes := change(set)
+	changes, err := change(set)
+	if err != nil {
+		return nil, err
+	}
 	if after := encodeFile(set); !bytes.Equal(before, after) {
 		if stamp, err = writeFile(f.path, after); err != nil {
 			return nil, fmt.Errorf("pin file %s: %w", f.path, err)
@@ -436,15 +454,16 @@ func record(set pinSet, upstream string, tools []codec.Tool) []Change {
 			refuse(t.Name, fmt.Sprintf("the upstream lists more than %d tools, the most a pin file keeps for one", MaxTools))
 			continue
 		}
-		now, err := pinOf(t)
+		def, err := definition(t)
 		if err != nil {
 			refuse(t.Name, err.Error())
 			continue
 		}
+		now := newEntry(def)
 		pins[t.Name] = now
-		c := Change{Action: Added, Upstream: upstream, Tool: t.Name, Digest: "sha256:" + now.digest}
+		c := Change{Action: Added, Upstream: upstream, Tool: t.Name, Digest: "sha256:" + now.digest, now: now, def: def}
 		if was, ok := old[t.Name]; ok {
-			c.Action = Unchanged
+			c.Action, c.was = Unchanged, was
 			if was.digest != now.digest {
 				c.Action, c.Was = Changed, "sha256:"+was.digest
 				c.Fields, c.Diff = compare(was, now)
@@ -459,7 +478,7 @@ func record(set pinSet, upstream string, tools []codec.Tool) []Change {
 			}
 		}
 	}) {
-		changes = append(changes, Change{Action: Removed, Upstream: upstream, Tool: name, Digest: "sha256:" + old[name].digest})
+		changes = append(changes, Change{Action: Removed, Upstream: upstream, Tool: name, Digest: "sha256:" + old[name].digest, was: old[name]})
 	}
 	set[upstream] = pins
 	return changes

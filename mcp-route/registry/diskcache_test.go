@@ -99,7 +99,7 @@ func TestDiskCacheAcrossRegistries(t *testing.T) {
 		t.Errorf("after a same-size same-mtime replacement: %q, %d runs", desc(r, "d"), runs(t, count))
 	}
 	// Another describe environment (--env, --root) is another entry.
-	r, _ = fresh(t, dir, cache, "MCP_ROOT=/elsewhere")
+	fresh(t, dir, cache, "MCP_ROOT=/elsewhere")
 	if runs(t, count) != 4 {
 		t.Errorf("another environment used the cached entry: %d runs", runs(t, count))
 	}
@@ -111,7 +111,7 @@ func TestDiskCacheAcrossRegistries(t *testing.T) {
 	if desc(r, "d") != "two, LONGER" || runs(t, count) != 5 {
 		t.Errorf("corrupt entry: %q, %d runs", desc(r, "d"), runs(t, count))
 	}
-	r, _ = fresh(t, dir, cache)
+	fresh(t, dir, cache)
 	if runs(t, count) != 5 {
 		t.Errorf("entry not rewritten after corruption: %d runs", runs(t, count))
 	}

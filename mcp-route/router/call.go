@@ -67,11 +67,14 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		s.debugf("call %s %s: invalid arguments: %v", req.ID, t.Def.Name, err)
 		return codec.ErrorResult("invalid arguments: " + err.Error()), nil
 	}
-	var progress func([]byte)
-	if _, ok := p.ProgressToken(); ok {
-		progress = func(line []byte) { s.progress(req, t, line) }
+	if s.opts.Confirm.Needs(&t.Def) {
+		if refused := s.approve(ctx, req, &t.Def, args); refused != nil {
+			return refused, nil
+		}
 	}
-	return s.run(ctx, req.Revision, req.ID, t, args, progress), nil
+	ch := s.newChannel(ctx, req, t)
+	defer ch.close()
+	return s.run(ctx, req.Revision, req.ID, t, args, ch), nil
 }
 
 // maxNameEcho bounds how much of a tool name a client sent comes back in
@@ -89,6 +92,11 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 	}
 	if args[0] != '{' {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
+	}
+	if s.opts.Confirm.Needs(&t.Def) {
+		if refused := s.approve(ctx, req, &t.Def, args); refused != nil {
+			return refused, nil
+		}
 	}
 	var progress func(codec.ProgressParams)
 	if _, ok := p.ProgressToken(); ok {
@@ -110,7 +118,7 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 }
 
 // run waits for a process slot, runs the tool and shapes its result.
-func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.Tool, args []byte, progress func([]byte)) *codec.CallToolResult {
+func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.Tool, args []byte, ch *callChannel) *codec.CallToolResult {
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
@@ -134,10 +142,11 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 	outcome, killed := "ok", false
 	defer func() { s.observe(t.Def.Name, outcome, time.Since(start), true, killed) }()
 	if t.Run.Mode == registry.ModeWorker {
-		stdout, failure, routine = s.runWorker(ctx, rev, t, args, progress, timeout, maxOut)
+		stdout, failure, routine = s.runWorker(ctx, rev, t, args, ch, timeout, maxOut)
 	} else {
 		spec := s.spec(t, s.env(rev, t, args))
-		spec.Stdin, spec.Timeout, spec.MaxOutput, spec.Progress = args, timeout, maxOut, progress
+		spec.Stdin, spec.Timeout, spec.MaxOutput, spec.Progress = args, timeout, maxOut, ch.line
+		spec.Answers = ch.pipe()
 		res := runner.Run(ctx, spec)
 		stdout = res.Stdout
 		if !res.OK() {
@@ -177,7 +186,7 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 			if note, attrs, ok := s.opts.Explain(failure); ok {
 				failure += "\n" + note
 				s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "confinement refused a path the tool needed",
-					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", fmt.Sprintf("%s", id))}, attrs...)...)
+					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", id.String())}, attrs...)...)
 			}
 		}
 		return codec.ErrorResult(failure)
@@ -213,12 +222,17 @@ func (s *server) spec(t *registry.Tool, env []string) runner.Spec {
 // runWorker runs the call on a worker of the tool (mcp-route/worker) and
 // returns the output, or the isError text and whether that failure is
 // routine (the tool's own error, a cancellation).
-func (s *server) runWorker(ctx context.Context, rev string, t *registry.Tool, args []byte, progress func([]byte), timeout time.Duration, maxOut int64) (out []byte, failure string, routine bool) {
+func (s *server) runWorker(ctx context.Context, rev string, t *registry.Tool, args []byte, ch *callChannel, timeout time.Duration, maxOut int64) (out []byte, failure string, routine bool) {
+	var progress func([]byte)
+	if ch.progress {
+		progress = ch.line
+	}
 	res := s.workers.Call(ctx, s.workerSpec(t, maxOut), worker.Call{
 		Tool:            t.Def.Name,
 		Arguments:       args,
 		ProtocolVersion: rev,
 		Progress:        progress,
+		Channel:         ch.workerLine,
 		Timeout:         timeout,
 		MaxOutput:       maxOut,
 	})
@@ -278,27 +292,6 @@ func (s *server) workerSpec(t *registry.Tool, maxOut int64) worker.Spec {
 // maxCachedSpecs bounds the worker specs kept: past it, the specs of
 // tools that reloads replaced are dropped with the rest.
 const maxCachedSpecs = 1024
-
-// progress turns one fd-3 line into notifications/progress.
-func (s *server) progress(req *core.Request, t *registry.Tool, line []byte) {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return
-	}
-	var p struct {
-		Progress *float64 `json:"progress"`
-		Total    *float64 `json:"total"`
-		Message  *string  `json:"message"`
-	}
-	if err := json.Unmarshal(line, &p); err != nil || p.Progress == nil {
-		s.warnf("call %s %s: malformed progress line ignored: %q", req.ID, t.Def.Name, clip(line))
-		return
-	}
-	params := codec.ProgressParams{Progress: *p.Progress, Total: p.Total}
-	if p.Message != nil {
-		params.Message = *p.Message
-	}
-	req.Progress(params)
-}
 
 // env builds a tool's complete environment with package toolenv; later
 // sources win: the base environment, the tool's run.env and run.passEnv,

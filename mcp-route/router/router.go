@@ -87,6 +87,7 @@ package router
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -104,6 +105,7 @@ import (
 	core "github.com/mcpipe/mcpipe/codec/server"
 	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 	"github.com/mcpipe/mcpipe/mcp-route/worker"
 )
@@ -139,10 +141,21 @@ type Options struct {
 	Poll       time.Duration               // optional: tool directory poll interval; < 0 disables polling
 	Spawn      func(*exec.Cmd) error       // optional: starts every tool process (runner.Spec.Spawn: the confinement); nil: cmd.Start
 	Limits     proc.Limits                 // optional: limits of each tool process tree, a call's or a worker's (a tool's run.limit* wins per field)
+	// Confirm, optional, is the approval gate (--confirm): the calls it
+	// names run only once the user approved them (confirm.go).
+	Confirm *Confirm
+	// StateKey, optional, authenticates the requestState of 2026-07-28
+	// approvals (confirm_modern.go): replicas that share it continue each
+	// other's. nil: a random key of this process.
+	StateKey []byte
 	// Upstreams, optional, are the upstream MCP servers whose tools are
 	// served as NAME__TOOL beside the local ones (package
 	// mcp-route/upstream). The caller starts and closes the Set.
 	Upstreams *upstream.Set
+	// Surface, optional, is the resources and prompts served beside the
+	// tools (package mcp-route/surface; see surface.go). New loads it
+	// and polls it with the tool directories.
+	Surface *surface.Set
 	// Observe, optional, is told of every finished tools/call that ran
 	// or was refused busy: the tool, the outcome (ok, tool_error, timeout,
 	// canceled, busy, failed), the time it took, whether a process was
@@ -217,6 +230,10 @@ type Router struct {
 	// clashes are the names both a local and an upstream tool claim,
 	// already logged.
 	clashes map[string]bool
+	// subs are the resource subscriptions by subscriber (subscriberOf),
+	// and subscriber the key of each conversation being served.
+	subs       map[any]map[string]bool
+	subscriber map[*core.Server]any
 
 	stopLoad, stopPoll context.CancelFunc
 	watch              sync.WaitGroup
@@ -234,6 +251,10 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 		return nil, errors.New("router: no Registry")
 	}
 	opts.defaults()
+	if len(opts.StateKey) == 0 {
+		opts.StateKey = make([]byte, 32)
+		rand.Read(opts.StateKey)
+	}
 	s := &Router{
 		opts:   opts,
 		sem:    make(chan struct{}, opts.MaxProcs),
@@ -244,6 +265,9 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
 	if opts.Upstreams != nil {
 		opts.Upstreams.OnChange(s.listChanged)
+	}
+	if opts.Surface != nil {
+		opts.Surface.SetRun(s.runSurface)
 	}
 	// The first load may run --mcp-describe for every tool; requests that
 	// do not need the tools (server/discover, initialize, ping) are served
@@ -256,6 +280,7 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	go func() {
 		defer s.watch.Done()
 		opts.Registry.Reload(loadCtx)
+		s.watchSurface(pollCtx)
 		if opts.Loaded != nil {
 			opts.Loaded()
 		}
@@ -325,7 +350,7 @@ func (s *Router) Close() {
 func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Session) error {
 	conv := core.New(core.Options{
 		ServerInfo:   s.opts.ServerInfo,
-		Capabilities: codec.ServerCapabilities{Tools: &codec.ToolsCapability{ListChanged: true}},
+		Capabilities: s.capabilities(),
 		DiscoverTTL:  time.Duration(DiscoverTTL) * time.Millisecond,
 		Grace:        s.opts.Grace,
 		Logger:       s.opts.Logger,
@@ -337,12 +362,22 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		Limit:   s.limit(),
 		Refuse:  s.busy,
 	})
+	s.registerSurface(conv)
+	key := subscriberOf(conv, conn)
 	s.mu.Lock()
 	s.convs[conv] = struct{}{}
+	if s.subscriber == nil {
+		s.subscriber = map[*core.Server]any{}
+	}
+	s.subscriber[conv] = key
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.convs, conv)
+		delete(s.subscriber, conv)
+		if key == any(conv) {
+			delete(s.subs, key)
+		}
 		s.mu.Unlock()
 	}()
 	return conv.Serve(ctx, conn)

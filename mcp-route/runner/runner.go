@@ -8,6 +8,8 @@
 //   - fd 3 is always open as the write end of a progress pipe; each line
 //     written to it (at most MaxProgressLine bytes; longer lines are
 //     dropped) goes to Spec.Progress, and the pipe is always drained.
+//   - fd 4, when Spec.Answers is set, is that pipe's read end: the tool
+//     reads there the answers to the questions it asked on fd 3.
 //   - stdout is kept up to Spec.MaxOutput bytes; one byte more and the whole
 //     group is killed (SIGKILL) and Result.OutputExceeded is set.
 //   - stderr is kept as a tail of at most Spec.MaxStderr bytes.
@@ -25,6 +27,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -60,6 +63,10 @@ type Spec struct {
 	// without its newline. It is called from one goroutine, in order, and
 	// always before Run returns; the slice is only valid during the call.
 	Progress func(line []byte)
+	// Answers, when set, becomes fd 4: the read end of the pipe on which
+	// mcp-route answers what the tool asked on fd 3. Run closes it once
+	// the tool holds its copy (proc.Cmd.Answers).
+	Answers *os.File
 	// Spawn, when set, starts the prepared command instead of
 	// cmd.Start: mcp-route's confinement (package
 	// mcp-route/confinement), which forks on a thread that holds the
@@ -180,6 +187,7 @@ func Command(s Spec) proc.Cmd {
 		MaxOutput: s.MaxOutput,
 		MaxStderr: s.MaxStderr,
 		Progress:  progress,
+		Answers:   s.Answers,
 		Spawn:     s.Spawn,
 		Limits:    s.Limits,
 	}

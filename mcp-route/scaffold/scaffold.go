@@ -35,7 +35,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
 
 	"github.com/mcpipe/mcpipe/codec"
 )
@@ -148,15 +147,14 @@ func create(path string, data []byte, mode fs.FileMode) error {
 }
 
 func render(tmpl, name string) ([]byte, error) {
-	t, err := template.ParseFS(templates, "templates/"+tmpl)
+	// The templates only ever say {{.Name}}: text/template would do the
+	// same, but its reflection keeps every exported method of every type
+	// in the binary (2.2 MB of mcp-route).
+	t, err := templates.ReadFile("templates/" + tmpl)
 	if err != nil {
 		return nil, fmt.Errorf("scaffold: %w", err)
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, struct{ Name string }{name}); err != nil {
-		return nil, fmt.Errorf("scaffold: %w", err)
-	}
-	return b.Bytes(), nil
+	return bytes.ReplaceAll(t, []byte("{{.Name}}"), []byte(name)), nil
 }
 
 // Module is the Go module the Go skeleton imports. It is not on the Go

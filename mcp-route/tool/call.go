@@ -29,7 +29,11 @@ type Call struct {
 	name     string
 	args     json.RawMessage
 	env      func(string) string
-	progress io.Writer // nil: no progress channel
+	progress io.Writer    // nil: no progress channel
+	channel  io.Writer    // log records and questions (channel.go); nil: none
+	answers  answerSource // the answers to questions; nil: none
+	askMu    sync.Mutex   // one question at a time
+	asked    int          // questions asked, under askMu
 
 	mu     sync.Mutex
 	stdout io.Writer

@@ -45,8 +45,11 @@
 // A Call gives the handler its arguments (Args, Arg, RawArgs), its
 // environment (Root for MCP_ROOT, ProtocolVersion, Getenv), a way to write
 // the result in each of mcp-route's result modes (Text/Textf and Write for
-// "text", JSON for "json", Result for "mcp"), and Progress, which writes a
-// progress line to fd 3 when mcp-route opened it and does nothing otherwise.
+// "text", JSON for "json", Result for "mcp"), Progress, which writes a
+// progress line to fd 3 when mcp-route opened it and does nothing otherwise,
+// Log, which sends a log record the same way, and Ask and Elicit, which
+// ask the client's user or model and wait for the answer on fd 4 (or
+// return mcp-route's refusal; ErrNoChannel without fd 4).
 // Main installs no signal handlers: mcp-route ends a call that timed out or
 // was cancelled with SIGTERM to its process group, and the default action
 // ends the tool at once. Context is therefore context.Background() in an
@@ -67,12 +70,14 @@
 //
 //	{"id":7,"tool":"greet","arguments":{...},"protocolVersion":"2025-06-18","progress":true}
 //	{"cancel":7}
+//	{"answer":7,"line":{"id":1,"result":{...}}}  the answer to a question of call 7
 //
 // answers on stdout, in any order when calls overlap:
 //
 //	{"id":7,"output":"..."}       what an exec'd call writes on stdout
 //	{"id":7,"error":"greet: ..."}  the "NAME: message" an exec'd call ends its stderr with
 //	{"id":7,"progress":{"progress":1,"total":4,"message":"..."}}
+//	{"id":7,"channel":{"level":"info","data":"..."}}  Log and Ask
 //
 // Each request runs with a Call of its own: its
 // arguments, its context (cancelled by {"cancel":ID}), its output buffer,

@@ -39,3 +39,28 @@ var progressFile = sync.OnceValue(func() *os.File {
 	}
 	return os.NewFile(3, "progress")
 })
+
+// fd4Open: whether the process inherited a readable pipe as fd 4, where
+// mcp-route answers the tool's questions (channel.go).
+var fd4Open = inheritedAnswerFD()
+
+func inheritedAnswerFD() bool {
+	var st unix.Stat_t
+	if unix.Fstat(4, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return false
+	}
+	fl, err := unix.FcntlInt(4, unix.F_GETFL, 0)
+	if err != nil {
+		return false
+	}
+	mode := fl & unix.O_ACCMODE
+	return mode == unix.O_RDONLY || mode == unix.O_RDWR
+}
+
+// answerFile wraps fd 4 once, like progressFile.
+var answerFile = sync.OnceValue(func() *os.File {
+	if !fd4Open || !fd3Open {
+		return nil
+	}
+	return os.NewFile(4, "answers")
+})

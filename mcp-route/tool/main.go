@@ -37,6 +37,7 @@ type Process struct {
 	Stdout   io.Writer           // nil: discarded
 	Stderr   io.Writer           // nil: discarded
 	Progress io.Writer           // the progress channel (fd 3); nil: none
+	Answers  io.Reader           // the answers to the tool's questions (fd 4); nil: none
 	Getenv   func(string) string // nil: an empty environment
 	Context  context.Context     // nil: context.Background()
 }
@@ -54,6 +55,9 @@ func OS() Process {
 	}
 	if f := progressFile(); f != nil {
 		p.Progress = f
+	}
+	if f := answerFile(); f != nil {
+		p.Answers = f
 	}
 	return p
 }
@@ -254,8 +258,12 @@ func call(p Process, t Tool) int {
 		args:     args,
 		env:      p.Getenv,
 		progress: p.Progress,
+		channel:  p.Progress,
 		stdout:   out,
 		stderr:   p.Stderr,
+	}
+	if p.Answers != nil {
+		c.answers = newLineAnswers(p.Answers)
 	}
 	panicked, herr := runHandler(t, c, p.Stderr)
 	if panicked || errors.Is(herr, errNoHandler) {

@@ -66,6 +66,8 @@ type request struct {
 	Arguments       json.RawMessage `json:"arguments"`
 	ProtocolVersion string          `json:"protocolVersion"`
 	Progress        bool            `json:"progress"`
+	Answer          json.RawMessage `json:"answer"` // the call whose question Line answers
+	Line            json.RawMessage `json:"line"`
 }
 
 // answer is one line of the worker's stdout. Exactly one of Output, Error
@@ -75,6 +77,7 @@ type answer struct {
 	Output   *string         `json:"output,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Progress json.RawMessage `json:"progress,omitempty"`
+	Channel  json.RawMessage `json:"channel,omitempty"`
 }
 
 // isWorker reports whether p is to serve the worker protocol: MCP_WORKER
@@ -98,6 +101,7 @@ type worker struct {
 
 	mu       sync.Mutex
 	inFlight map[string]context.CancelFunc // by the id's JSON text
+	answers  map[string]chanAnswers        // the answers to each call's questions, by id
 	calls    sync.WaitGroup
 
 	stopOnce sync.Once
@@ -120,6 +124,7 @@ func serve(p Process, lookup func(string) (Tool, bool), names []string) int {
 		cancel:   cancel,
 		stdout:   p.Stdout,
 		inFlight: map[string]context.CancelFunc{},
+		answers:  map[string]chanAnswers{},
 		stopped:  make(chan struct{}),
 	}
 	readDone := make(chan error, 1)
@@ -260,6 +265,20 @@ func (w *worker) handle(line []byte) (run func()) {
 		fmt.Fprintf(w.p.Stderr, "worker: request skipped: not a JSON object (%v); want {\"id\":N,\"tool\":NAME,\"arguments\":{...}} or {\"cancel\":N}: %q\n", err, clip(line))
 		return nil
 	}
+	if isSet(req.Answer) {
+		var id bytes.Buffer
+		json.Compact(&id, req.Answer)
+		w.mu.Lock()
+		ch := w.answers[id.String()]
+		w.mu.Unlock()
+		if ch != nil && isSet(req.Line) {
+			select {
+			case ch <- append([]byte(nil), req.Line...):
+			default: // nobody asked that many questions
+			}
+		}
+		return nil
+	}
 	if isSet(req.Cancel) {
 		var id bytes.Buffer
 		json.Compact(&id, req.Cancel) // valid: it was unmarshalled
@@ -317,6 +336,8 @@ func (w *worker) handle(line []byte) (run func()) {
 	default:
 	}
 	w.inFlight[key] = cancel
+	answers := make(chanAnswers, 4)
+	w.answers[key] = answers
 	w.calls.Add(1)
 	w.mu.Unlock()
 	return func() {
@@ -324,10 +345,11 @@ func (w *worker) handle(line []byte) (run func()) {
 		defer func() {
 			w.mu.Lock()
 			delete(w.inFlight, key)
+			delete(w.answers, key)
 			w.mu.Unlock()
 			cancel()
 		}()
-		w.call(ctx, req, name, t, args)
+		w.call(ctx, req, name, t, args, answers)
 	}
 }
 
@@ -335,7 +357,7 @@ func (w *worker) handle(line []byte) (run func()) {
 // own: the arguments, an environment with its MCP_TOOL,
 // MCP_PROTOCOL_VERSION and MCP_ARG_* over the worker's, its progress wish
 // and its output buffer.
-func (w *worker) call(ctx context.Context, req request, name string, t Tool, args []byte) {
+func (w *worker) call(ctx context.Context, req request, name string, t Tool, args []byte, answers chanAnswers) {
 	limit := int64(MaxWorkerOutput)
 	if t.Run != nil && t.Run.MaxOutput > limit {
 		limit = t.Run.MaxOutput
@@ -352,6 +374,8 @@ func (w *worker) call(ctx context.Context, req request, name string, t Tool, arg
 		args:     args,
 		env:      callEnv(w.p.Getenv, name, req.ProtocolVersion, args),
 		progress: progress,
+		channel:  channelLine{w: w, id: req.ID, answered: &answered},
+		answers:  answers,
 		stdout:   out,
 		stderr:   w.p.Stderr,
 	}
@@ -411,6 +435,23 @@ func (p progressLine) Write(line []byte) (int, error) {
 		return len(line), nil
 	}
 	p.w.send(answer{ID: p.id, Progress: body})
+	return len(line), nil
+}
+
+// channelLine is a Call's tool channel in a worker: each line becomes
+// {"id":ID,"channel":LINE}, until the call is answered.
+type channelLine struct {
+	w        *worker
+	id       json.RawMessage
+	answered *atomic.Bool
+}
+
+func (p channelLine) Write(line []byte) (int, error) {
+	body := bytes.TrimSpace(line)
+	if p.answered.Load() || !json.Valid(body) {
+		return len(line), nil
+	}
+	p.w.send(answer{ID: p.id, Channel: body})
 	return len(line), nil
 }
 

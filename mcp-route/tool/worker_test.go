@@ -59,6 +59,18 @@ var workerTools = []tool.Tool{
 		Handler:    func(c *tool.Call) error { panic("kaboom") },
 	},
 	{
+		Definition: tool.Definition{Name: "asker", Description: "Log, ask the user, report the answer."},
+		Handler: func(c *tool.Call) error {
+			c.Log("info", "asking")
+			action, content, err := c.Elicit("Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+			if err != nil {
+				return err
+			}
+			c.Textf("%s %v", action, content["name"])
+			return nil
+		},
+	},
+	{
 		Definition: tool.Definition{Name: "procs", Description: "Report GOMAXPROCS."},
 		Handler:    func(c *tool.Call) error { c.Text(strconv.Itoa(runtime.GOMAXPROCS(0))); return nil },
 	},
@@ -198,7 +210,7 @@ func TestWorkerCalls(t *testing.T) {
 	w.send(`{"tool":"echo"}`)
 	for _, tc := range []struct{ req, err string }{
 		{`{"id":3,"tool":"fail","arguments":{}}`, "fail: it failed"},
-		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves binary, boom, echo, fail, procs, slow)`},
+		{`{"id":4,"tool":"nope"}`, `unknown tool "nope" (this worker serves asker, binary, boom, echo, fail, procs, slow)`},
 		{`{"id":41,"tool":"binary"}`, "binary: output is not valid UTF-8 (byte 2); use result mode json or mcp with base64 content for binary data"},
 		{`{"id":5,"tool":"echo","arguments":[1]}`, "echo: the arguments are not a JSON object"},
 	} {
@@ -310,5 +322,75 @@ func TestWorkerOneProcessor(t *testing.T) {
 		if code := w.exit(); code != 0 {
 			t.Errorf("env %q: exit status %d", c.env, code)
 		}
+	}
+}
+
+// A call logs and asks through the worker protocol: {"id":N,"channel":...}
+// out, {"answer":N,"line":...} in; an answer for another call, or a late
+// one, is not taken for this call's.
+func TestWorkerChannel(t *testing.T) {
+	w := startWorker(t)
+	w.send(`{"id":5,"tool":"asker","arguments":{}}`)
+	if a := w.next(); string(a["id"]) != "5" || string(a["channel"]) != `{"level":"info","data":"asking"}` {
+		t.Fatalf("first line %v, want the log record", a)
+	}
+	a := w.next()
+	var q struct {
+		Ask    string          `json:"ask"`
+		ID     json.RawMessage `json:"id"`
+		Params struct{ Message string }
+	}
+	if json.Unmarshal(a["channel"], &q) != nil || q.Ask != tool.MethodElicit || q.Params.Message != "Name?" {
+		t.Fatalf("second line %v, want the question", a)
+	}
+	w.send(`{"answer":99,"line":{"id":1,"result":{"action":"accept","content":{"name":"Nobody"}}}}`)
+	w.send(`{"answer":5,"line":{"id":0,"result":{"action":"accept","content":{"name":"Late"}}}}`)
+	w.send(`{"answer":5,"line":{"id":` + string(q.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}}`)
+	if a := w.next(); str(a["output"]) != "accept Ada" {
+		t.Fatalf("answer %v, want the output \"accept Ada\"", a)
+	}
+	// A refusal is the call's error.
+	w.send(`{"id":6,"tool":"asker","arguments":{}}`)
+	w.next()
+	w.next()
+	w.send(`{"answer":6,"line":{"id":1,"error":"cannot ask the client for elicitation (form mode): the client did not declare that capability"}}`)
+	if a := w.next(); !strings.Contains(str(a["error"]), "asker: cannot ask the client") {
+		t.Fatalf("answer %v, want the refusal as the error", a)
+	}
+	if code := w.exit(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// An exec'd call asks on fd 3 and reads fd 4 (here: buffers).
+func TestExecChannel(t *testing.T) {
+	var asker tool.Tool
+	for _, tl := range workerTools {
+		if tl.Name == "asker" {
+			asker = tl
+		}
+	}
+	var fd3, stdout bytes.Buffer
+	p := tool.Process{
+		Args:     []string{"asker"},
+		Stdin:    strings.NewReader("{}"),
+		Stdout:   &stdout,
+		Progress: &fd3,
+		Answers:  strings.NewReader(`{"id":1,"result":{"action":"decline"}}` + "\n"),
+	}
+	if code := tool.Exec(p, asker); code != 0 || stdout.String() != "decline <nil>" {
+		t.Fatalf("exit %d, stdout %q", code, stdout.String())
+	}
+	want := `{"level":"info","data":"asking"}` + "\n" + `{"ask":"elicitation/create","id":1,"params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}` + "\n"
+	if fd3.String() != want {
+		t.Errorf("fd 3:\n%s\nwant\n%s", fd3.String(), want)
+	}
+	// Without fd 4: ErrNoChannel, the call fails.
+	p.Answers, p.Stdin = nil, strings.NewReader("{}")
+	stdout.Reset()
+	var stderr bytes.Buffer
+	p.Stderr = &stderr
+	if code := tool.Exec(p, asker); code != 1 || !strings.Contains(stderr.String(), "no channel to ask on") {
+		t.Errorf("without fd 4: exit %d, stderr %q", code, stderr.String())
 	}
 }

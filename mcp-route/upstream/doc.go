@@ -66,11 +66,11 @@
 // Spec.Rules, when set, are what its confinement opens: a start that
 // fails, or an upstream that dies, with a stderr that reports a refused
 // file (EACCES, EPERM, "Permission denied", "Operation not permitted")
-// naming a path the rules do not open for writing, gets "confinement
-// refused PATH: upstream NAME may not read or write it (grant it with
-// --allow-read DIR, or --allow-write DIR ...)" in its message, DIR the
-// nearest existing directory, and its stderr cut to the lines about the
-// denial (without a launcher's advice, such as npm's "sudo chown").
+// naming a path the rules refuse and the file's mode allows, gets the
+// tools' explanation (confine.Explain: "mcp-route's confinement refused
+// PATH (...); --allow-write DIR grants it", the narrowest grant) in its
+// message, and its stderr cut to the lines about the denial (without a
+// launcher's advice, such as npm's "sudo chown").
 //
 // # Launcher profiles
 //

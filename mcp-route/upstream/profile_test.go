@@ -281,43 +281,65 @@ func TestUvxProfile(t *testing.T) {
 	}
 }
 
+// TestExplainDenial: an upstream's start failure whose stderr reports a
+// file the confinement refused names it and the flag (the tools'
+// explainer, confine.Explain), and the stderr kept is the lines about it,
+// without npm's "sudo chown" advice.
 func TestExplainDenial(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, ".npm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	proj := t.TempDir()
+	ro := t.TempDir()
 	npm := `npm error code EACCES
 npm error syscall open
-npm error path /home/u/.npm/_cacache/tmp/***
+npm error path ` + home + `/.npm/_cacache/tmp/***
 npm error errno EACCES
 npm error
 npm error Your cache folder contains root-owned files, due to a bug in previous versions of npm which has since been addressed.
 npm error
 npm error To permanently fix this problem, please run:
-npm error   sudo chown -R 0:0 "/home/u/.npm"`
-	ro := t.TempDir() // exists: the flag names the nearest directory that does
+npm error   sudo chown -R 0:0 "` + home + `/.npm"`
 	rules := []confine.Rule{
 		{Path: "/usr", Access: confine.AccessReadExec},
-		{Path: "/home/u/proj", Access: confine.AccessReadWrite},
+		{Path: proj, Access: confine.AccessReadWrite},
 		{Path: ro, Access: confine.AccessRead},
 	}
-	why, lines := explainDenial("fs", npm, rules)
-	if !strings.Contains(why, "confinement refused /home/u/.npm/_cacache/tmp") || !strings.Contains(why, "--allow-write") {
-		t.Errorf("npm's EACCES: want the refused path and the flag; got %q", why)
+	fail := func(name, stderr string, rules []confine.Rule) string {
+		u := &Upstream{spec: Spec{Name: name}}
+		if rules != nil {
+			u.spec.Rules = func() []confine.Rule { return rules }
+		}
+		tl := &tail{log: func(string) {}}
+		tl.Write([]byte(stderr))
+		return u.withStderr("upstream "+name+" failed to start", tl).Error()
 	}
-	if strings.Contains(lines, "sudo chown") || !strings.Contains(lines, "npm error path /home/u/.npm/_cacache/tmp/***") {
-		t.Errorf("the lines kept: want the denial without npm's advice; got %q", lines)
+	got := fail("fs", npm, rules)
+	// _cacache is missing: the grant is the first missing directory, to
+	// be made, not the whole .npm nor the home.
+	cache := filepath.Join(home, ".npm", "_cacache")
+	want := "confinement refused " + home + "/.npm/_cacache/tmp (tools are granted nothing there); mkdir -p " + cache + ", then --allow-write " + cache + " grants it"
+	if !strings.Contains(got, want) {
+		t.Errorf("npm's EACCES: want %q; got %q", want, got)
 	}
-	why, _ = explainDenial("py", "PermissionError: [Errno 13] Permission denied: '"+ro+"/x.lock'", rules)
-	if !strings.Contains(why, "may read but not write it") || !strings.Contains(why, "--allow-write "+ro+")") {
-		t.Errorf("a read-only place: got %q", why)
+	if strings.Contains(got, "sudo chown") || !strings.Contains(got, "npm error path "+home+"/.npm/_cacache/tmp/***") {
+		t.Errorf("the lines kept: want the denial without npm's advice; got %q", got)
+	}
+	got = fail("py", "PermissionError: [Errno 13] Permission denied: '"+ro+"/x.lock'", rules)
+	if want := "refused " + ro + "/x.lock (tools may only read there); --allow-write " + ro + " grants it"; !strings.Contains(got, want) {
+		t.Errorf("a read-only place: want %q; got %q", want, got)
 	}
 	for _, s := range []string{
-		"Error: EACCES: permission denied, open '/home/u/proj/a.txt'", // the rules open it: not confinement
-		"npm error code E404\nnpm error path /home/u/.npm/x",          // no denial
+		"Error: EACCES: permission denied, open '" + proj + "/a.txt'", // the rules open it: not confinement
+		"npm error code E404\nnpm error path " + home + "/.npm/x",     // no denial
 		"EACCES fetching https://registry.npmjs.org/pkg",              // a URL is no path
 	} {
-		if why, _ := explainDenial("fs", s, rules); why != "" {
-			t.Errorf("%q: want no explanation, got %q", s, why)
+		if got := fail("fs", s, rules); strings.Contains(got, "confinement") {
+			t.Errorf("%q: want no explanation, got %q", s, got)
 		}
 	}
-	if why, _ := explainDenial("fs", npm, nil); why != "" {
-		t.Errorf("unconfined: want no explanation, got %q", why)
+	if got := fail("fs", npm, nil); strings.Contains(got, "confinement") || !strings.Contains(got, "sudo chown") {
+		t.Errorf("unconfined: want the stderr as it is, no explanation; got %q", got)
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/mcpipe/mcpipe/internal/cmdline"
 	"github.com/mcpipe/mcpipe/internal/confine"
+	"github.com/mcpipe/mcpipe/mcp-route/pin"
 )
 
 // Spec is one --upstream NAME=CMD or NAME=URL.
@@ -51,8 +51,6 @@ const Separator = "__"
 // put on a tool name, below the 128 characters MCP allows.
 const MaxListedName = 64
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
-
 // ParseSpec reads NAME=CMD or NAME=http(s)://...; see the package doc for
 // what it refuses.
 func ParseSpec(s string) (Spec, error) {
@@ -60,7 +58,7 @@ func ParseSpec(s string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("--upstream %q: want NAME=COMMAND or NAME=https://HOST/PATH", s)
 	}
-	if !nameRE.MatchString(name) {
+	if pin.ValidateUpstream(name) != nil {
 		return Spec{}, fmt.Errorf("--upstream %q: name %q: want 1 to 32 letters, digits or '-' (it prefixes the tools: NAME__TOOL)", s, name)
 	}
 	spec := Spec{Name: name}
@@ -186,7 +184,7 @@ func (e *TokenFileError) Unwrap() error { return e.Err }
 func SetHeaders(specs []Spec, headers, tokenFiles []string) error {
 	find := func(flag, form, arg string) (*Spec, string, error) {
 		name, rest, ok := strings.Cut(arg, "=")
-		if !ok || !nameRE.MatchString(name) {
+		if !ok || pin.ValidateUpstream(name) != nil {
 			return nil, "", fmt.Errorf("--%s: want NAME=%s, NAME an --upstream's", flag, form)
 		}
 		for i := range specs {
@@ -198,7 +196,7 @@ func SetHeaders(specs []Spec, headers, tokenFiles []string) error {
 			}
 			return &specs[i], rest, nil
 		}
-		return nil, "", fmt.Errorf("--%s %s: no --upstream %s=https://...", flag, name, name)
+		return nil, "", fmt.Errorf("--%s %s: no --upstream %s=URL (headers are for an HTTP upstream)", flag, name, name)
 	}
 	for _, h := range headers {
 		sp, kv, err := find("upstream-header", "'Key: value'", h)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/codec/client"
+	"github.com/mcpipe/mcpipe/internal/confine"
 )
 
 // state is where an upstream's supervision is.
@@ -936,14 +937,18 @@ func (t *tail) String() string {
 	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "\uFFFD"))
 }
 
-// withStderr is msg with the stderr tail, if any. When the tail reports
-// a file the confinement refused (explainDenial), msg says so and the tail
-// is cut to the lines about it.
+// withStderr is msg with the stderr tail, if any. A confined upstream
+// that is refused a file says so in its own words, and launchers add
+// advice that misleads under confinement (npm: "Your cache folder
+// contains root-owned files ... sudo chown"): when the tail reports a file
+// the confinement refused (confine.Explain, the tools' explainer), msg
+// says so and names the flag that grants it, and the tail is cut to the
+// lines about it.
 func (u *Upstream) withStderr(msg string, t *tail) error {
 	if s := t.String(); s != "" {
 		if u.spec.Rules != nil {
-			if why, lines := explainDenial(u.spec.Name, s, u.spec.Rules()); why != "" {
-				msg, s = msg+"; "+why, lines
+			if d, ok := confine.Explain(s, u.spec.Rules()); ok {
+				msg, s = msg+"; "+d.String(), d.Lines
 			}
 		}
 		if len(s) > 500 {

@@ -18,6 +18,7 @@
 //
 //	{"id":7,"tool":"fs_read","arguments":{...},"protocolVersion":"2025-06-18","progress":true}
 //	{"cancel":7}
+//	{"answer":7,"line":{"id":1,"result":{...}}}
 //
 // id is a positive integer, unique per worker, chosen by mcp-route; tool
 // is the name of the tool called (workers of one executable are shared by
@@ -30,15 +31,20 @@
 //	{"id":7,"output":"..."}
 //	{"id":7,"error":"message"}
 //	{"id":7,"progress":{"progress":1,"total":4,"message":"..."}}
+//	{"id":7,"channel":{"level":"info","data":"..."}}
 //
 // output is exactly what the exec'd tool would have written on stdout:
 // mcp-route applies run.result (text, json, mcp) and run.maxOutput to it
 // as it does for exec. error is the text of an isError result, what a
 // non-zero exit with that stderr would have given. progress is the object
 // of an fd-3 progress line; it becomes notifications/progress when the
-// client asked for it. Anything else on stdout — a line that is not one
-// JSON object with a positive id and exactly one of output, error and
-// progress, an id not in flight (an answer for an id already answered
+// client asked for it. channel is a line of the tool channel, as an exec'd
+// call writes it on fd 3 (mcp-route/router: log records, questions, and
+// progress too), sent whether or not the client asked for progress; the
+// answer to a question comes on stdin as {"answer":7,"line":ANSWER},
+// ANSWER being the line an exec'd call reads on fd 4. Anything else on
+// stdout — a line that is not one JSON object with a positive id and
+// exactly one of output, error, progress and channel, an id not in flight (an answer for an id already answered
 // included), a line longer than Spec.MaxLine — is junk: the worker is
 // killed, its calls in flight get isError, and the log names the tool and
 // the first bytes of the junk (escaped, capped). EOF on stdin asks the

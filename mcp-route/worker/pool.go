@@ -99,7 +99,14 @@ type Call struct {
 	ProtocolVersion string          // the revision of the request
 	// Progress gets the object of each progress line of the call; nil
 	// when the client asked for no progress.
-	Progress  func(line []byte)
+	Progress func(line []byte)
+	// Channel gets each tool channel line of the call (log records and
+	// questions: {"id":N,"channel":LINE}, see the package doc) and the
+	// function that answers it ({"answer":N,"line":ANSWER} on the
+	// worker's stdin; ANSWER must be one line of JSON). It is called from
+	// the worker's reader, in order, before the call's Result; nil drops
+	// the lines.
+	Channel   func(line []byte, reply func(answer []byte))
 	Timeout   time.Duration // 0: none
 	MaxOutput int64         // longer output is an isError; 0: proc.DefaultMaxOutput
 }

@@ -22,6 +22,7 @@ type pending struct {
 	id        int64
 	tool      string
 	progress  func([]byte)
+	channel   func(line []byte, reply func(answer []byte))
 	maxOutput int64
 	request   []byte       // the request line, newline included
 	written   atomic.Bool  // the request went into the worker's stdin
@@ -165,7 +166,7 @@ func (w *worker) take(c *Call, body []byte, deadline time.Time) *pending {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID++
-	p := &pending{id: w.nextID, tool: c.Tool, progress: c.Progress, maxOutput: c.MaxOutput, done: replies.Get().(chan *Result), deadline: deadline, timeout: c.Timeout}
+	p := &pending{id: w.nextID, tool: c.Tool, progress: c.Progress, channel: c.Channel, maxOutput: c.MaxOutput, done: replies.Get().(chan *Result), deadline: deadline, timeout: c.Timeout}
 	p.request = make([]byte, 0, len(body)+24)
 	p.request = append(strconv.AppendInt(append(p.request, `{"id":`...), p.id, 10), ',')
 	p.request = append(append(p.request, body[1:]...), '\n')
@@ -300,6 +301,15 @@ type answer struct {
 	Output   *string         `json:"output"`
 	Error    *string         `json:"error"`
 	Progress json.RawMessage `json:"progress"`
+	Channel  json.RawMessage `json:"channel"`
+}
+
+// answerLine is the stdin line that answers call id's channel line:
+// {"answer":ID,"line":ANSWER}.
+func answerLine(id int64, answer []byte) []byte {
+	b := strconv.AppendInt([]byte(`{"answer":`), id, 10)
+	b = append(append(b, `,"line":`...), answer...)
+	return append(b, '}', '\n')
 }
 
 // handle dispatches one stdout line; it returns why the line is junk, or "".
@@ -313,8 +323,9 @@ func (w *worker) handle(line []byte) string {
 		return "not a JSON object: " + err.Error()
 	}
 	progress := len(a.Progress) > 0 && string(a.Progress) != "null"
+	channel := len(a.Channel) > 0 && string(a.Channel) != "null"
 	n := 0
-	for _, set := range []bool{a.Output != nil, a.Error != nil, progress} {
+	for _, set := range []bool{a.Output != nil, a.Error != nil, progress, channel} {
 		if set {
 			n++
 		}
@@ -323,11 +334,11 @@ func (w *worker) handle(line []byte) string {
 		return "no positive id"
 	}
 	if n != 1 {
-		return "not exactly one of output, error and progress"
+		return "not exactly one of output, error, progress and channel"
 	}
 	w.mu.Lock()
 	p := w.calls[a.ID]
-	if p != nil && !progress {
+	if p != nil && !progress && !channel {
 		delete(w.calls, a.ID)
 	}
 	w.mu.Unlock()
@@ -337,6 +348,13 @@ func (w *worker) handle(line []byte) string {
 	if progress {
 		if p.progress != nil {
 			p.progress(a.Progress)
+		}
+		return ""
+	}
+	if channel {
+		if p.channel != nil {
+			id := p.id
+			p.channel(a.Channel, func(answer []byte) { w.send(answerLine(id, answer), nil) })
 		}
 		return ""
 	}

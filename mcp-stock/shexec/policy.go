@@ -252,7 +252,7 @@ func (a Allowlist) Check(argv []string) error {
 	}
 	prog := argv[0]
 	if len(a.names) == 0 && len(a.ignored) == 0 {
-		return refusef("sh_exec is disabled: MCP_SH_ALLOW lists no programs")
+		return refusef("sh_exec is disabled: MCP_SH_ALLOW lists no programs; to enable it, the operator starts mcp-route with --env MCP_SH_ALLOW=PROG,PROG naming the programs it may run (e.g. --env MCP_SH_ALLOW=git,ls)")
 	}
 	if strings.ContainsRune(prog, '/') {
 		return refusef("%q: the program must be a bare name on the allowlist, not a path", prog)

@@ -88,7 +88,7 @@ func TestAllowlist(t *testing.T) {
 		}
 	}
 	var none Allowlist
-	if err := none.Check([]string{"ls"}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "disabled") {
+	if err := none.Check([]string{"ls"}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "disabled: MCP_SH_ALLOW lists no programs; to enable it, the operator starts mcp-route with --env MCP_SH_ALLOW=PROG,PROG") {
 		t.Errorf("zero Allowlist: %v", err)
 	}
 	if err := ParseAllowlist("", "").Check([]string{"ls"}); !errors.Is(err, ErrRefused) {

@@ -1,8 +1,11 @@
 package stock
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 
 	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
@@ -73,12 +76,12 @@ func fsWrite(c *tool.Call, r *jail.Root, args *writeArgs) error {
 		// not replaced; the atomic write then fills it.
 		f, err := r.OpenFile(args.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
-			return err
+			return missingParent(err, args)
 		}
 		f.Close()
 	}
 	if err := r.WriteFileAtomic(args.Path, []byte(*args.Content), 0o644); err != nil {
-		return err
+		return missingParent(err, args)
 	}
 	verb := "created"
 	if existed {
@@ -86,4 +89,13 @@ func fsWrite(c *tool.Call, r *jail.Root, args *writeArgs) error {
 	}
 	c.Textf("wrote %s to %s (%s)\n", plural(int64(len(*args.Content)), "byte", "bytes"), args.Path, verb)
 	return nil
+}
+
+// missingParent adds the fix to a write that failed for want of its
+// parent directory: the model can call again with createDirs.
+func missingParent(err error, args *writeArgs) error {
+	if args.CreateDirs || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return fmt.Errorf("%w: its parent directory %s does not exist; call fs_write again with \"createDirs\": true to create it", err, path.Dir(args.Path))
 }

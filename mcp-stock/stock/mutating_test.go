@@ -81,7 +81,9 @@ func TestFsWrite(t *testing.T) {
 	holds(t, root, "old.txt", "via link", "overwrite:false changed the file")
 	ok(t, "fs_write", root, `{"path":"fresh","content":"x","overwrite":false}`)
 	holds(t, root, "fresh", "x", "overwrite:false did not create a new file")
-	failsWith(t, "no such file", "fs_write", root, `{"path":"a/b/c.txt","content":"x"}`)
+	// A missing parent: the error says the fix, createDirs.
+	failsWith(t, `no such file or directory: its parent directory a/b does not exist; call fs_write again with "createDirs": true to create it`, "fs_write", root, `{"path":"a/b/c.txt","content":"x"}`)
+	failsWith(t, `its parent directory a/b does not exist; call fs_write again with "createDirs": true`, "fs_write", root, `{"path":"a/b/c.txt","content":"x","overwrite":false}`)
 	ok(t, "fs_write", root, `{"path":"a/b/c.txt","content":"deep","createDirs":true}`)
 	holds(t, root, "a/b/c.txt", "deep", "createDirs")
 	failsWith(t, "is a directory", "fs_write", root, `{"path":"dir","content":"x"}`)

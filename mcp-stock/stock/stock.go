@@ -161,6 +161,9 @@ MCP_ROOT (18 read, 11 mutating, 3 system; 21 read-only).
                 name is replaced; any other file of that name is an error.
                 --readonly installs only the 21 read-only tools and removes
                 links to the mutating ones left by an earlier install.
+                --exe PATH points the links at PATH, an absolute path,
+                instead of this executable (for an image or a file system
+                built elsewhere, where mcp-stock will be at PATH).
   list          print each tool's name, kind and title; --json prints the
                 definitions as one JSON array; --readonly lists the 21
                 read-only tools.
@@ -336,19 +339,29 @@ func parseFlags(fset *flag.FlagSet, args []string) ([]string, error) {
 func cmdInstall(args []string, stdout io.Writer) error {
 	fset := flag.NewFlagSet("install", flag.ContinueOnError)
 	readOnly := fset.Bool("readonly", false, "install only the read-only tools")
+	target := fset.String("exe", "", "point the links at this absolute path instead of this executable")
 	operands, err := parseFlags(fset, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) != 1 {
-		return usageError{errors.New("install: want exactly one directory: install DIR [--readonly]")}
+		return usageError{errors.New("install: want exactly one directory: install DIR [--readonly] [--exe PATH]")}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("install: finding this executable: %w", err)
-	}
-	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return fmt.Errorf("install: finding this executable: %w", err)
+	exe := *target
+	if exe != "" {
+		// The links are for another file system (an image being built,
+		// perhaps for another platform), so PATH need not exist here; a
+		// relative one would resolve against DIR, not the caller's cwd.
+		if !filepath.IsAbs(exe) {
+			return usageError{fmt.Errorf("install: --exe %s is not an absolute path: give the path mcp-stock will have where the links are used, such as /usr/local/bin/mcp-stock", exe)}
+		}
+	} else {
+		if exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("install: finding this executable: %w", err)
+		}
+		if exe, err = filepath.EvalSymlinks(exe); err != nil {
+			return fmt.Errorf("install: finding this executable: %w", err)
+		}
 	}
 	n, err := Install(operands[0], exe, *readOnly)
 	if err != nil {

@@ -182,6 +182,7 @@ func main() {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Ask the client for its roots."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 the interop tests exercise roots/list on purpose while clients still serve it
 			res, err := req.Session.ListRoots(ctx, nil)
 			if err != nil {
 				return nil, nil, fmt.Errorf("roots/list: %w", err)

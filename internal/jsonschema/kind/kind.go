@@ -45,7 +45,7 @@ func (*Group) KeywordPath() []string {
 }
 
 func (*Group) String() string {
-	return fmt.Sprintf("validation failed")
+	return "validation failed"
 }
 
 // --
@@ -57,7 +57,7 @@ func (*Not) KeywordPath() []string {
 }
 
 func (*Not) String() string {
-	return fmt.Sprintf("'not' failed")
+	return "'not' failed"
 }
 
 // --
@@ -69,7 +69,7 @@ func (*AllOf) KeywordPath() []string {
 }
 
 func (*AllOf) String() string {
-	return fmt.Sprintf("'allOf' failed")
+	return "'allOf' failed"
 }
 
 // --
@@ -81,7 +81,7 @@ func (*AnyOf) KeywordPath() []string {
 }
 
 func (*AnyOf) String() string {
-	return fmt.Sprintf("'anyOf' failed")
+	return "'anyOf' failed"
 }
 
 // --
@@ -98,7 +98,7 @@ func (*OneOf) KeywordPath() []string {
 
 func (k *OneOf) String() string {
 	if len(k.Subschemas) == 0 {
-		return fmt.Sprintf("'oneOf' failed, none matched")
+		return "'oneOf' failed, none matched"
 	}
 	return fmt.Sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
 }
@@ -112,7 +112,7 @@ func (*FalseSchema) KeywordPath() []string {
 }
 
 func (*FalseSchema) String() string {
-	return fmt.Sprintf("false schema")
+	return "false schema"
 }
 
 // --
@@ -179,7 +179,7 @@ loop:
 		}
 		return fmt.Sprintf("value must be one of %s", strings.Join(want, ", "))
 	}
-	return fmt.Sprintf("'enum' failed")
+	return "'enum' failed"
 }
 
 // --
@@ -196,7 +196,7 @@ func (*Const) KeywordPath() []string {
 func (k *Const) String() string {
 	switch want := k.Want.(type) {
 	case []any, map[string]any:
-		return fmt.Sprintf("'const' failed")
+		return "'const' failed"
 	default:
 		return fmt.Sprintf("value must be %s", display(want))
 	}
@@ -230,7 +230,7 @@ func (k *Reference) KeywordPath() []string {
 }
 
 func (*Reference) String() string {
-	return fmt.Sprintf("validation failed")
+	return "validation failed"
 }
 
 // --
@@ -401,7 +401,7 @@ func (*Contains) KeywordPath() []string {
 }
 
 func (*Contains) String() string {
-	return fmt.Sprintf("no items match contains schema")
+	return "no items match contains schema"
 }
 
 // --
@@ -523,7 +523,7 @@ func (*ContentSchema) KeywordPath() []string {
 }
 
 func (*ContentSchema) String() string {
-	return fmt.Sprintf("'contentSchema' failed")
+	return "'contentSchema' failed"
 }
 
 // --

@@ -1,0 +1,202 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	core "github.com/mcpipe/mcpipe/codec/server"
+)
+
+// Confirm is the approval gate (mcp-route --confirm): before a tool it
+// names runs, the user is asked by elicitation to approve that call, its
+// tool, arguments and their digest shown. Declined, cancelled, not
+// answered within Timeout, or a client that cannot be asked (no
+// elicitation capability, an HTTP request without a session or an SSE
+// stream): the call gets an isError result saying so, and nothing runs.
+// A 2026-07-28 request is asked with an input_required result instead
+// (confirm_modern.go). Clients cannot be trusted to ask on their own;
+// this gate does not rely on them.
+//
+// In the legacy revisions an approval is an answer to one question about
+// one call: it is taken once, from the connection (over HTTP, the
+// session) that made the call,
+// and only while the question is open (Timeout). It covers those
+// arguments only: a later call, with the same arguments or others, is
+// asked again. Every decision is logged (Info: approved; Warn: refused),
+// with the tool and the digest.
+type Confirm struct {
+	All         bool            // every tool
+	Destructive bool            // tools that may destroy (see Needs)
+	Tools       map[string]bool // tools by name (a local tool's, or an upstream's NAME__TOOL)
+	// Timeout bounds the wait for the user's answer; 0 means
+	// DefaultConfirmTimeout.
+	Timeout time.Duration
+}
+
+// DefaultConfirmTimeout is how long an approval question stays open.
+const DefaultConfirmTimeout = 2 * time.Minute
+
+// ParseConfirm reads --confirm: a comma-separated list of "destructive",
+// "all" and tool names (the two words win over tools named so).
+func ParseConfirm(spec string) (*Confirm, error) {
+	c := &Confirm{Tools: map[string]bool{}}
+	for _, w := range strings.Split(spec, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "":
+		case "all":
+			c.All = true
+		case "destructive":
+			c.Destructive = true
+		default:
+			if err := codec.ValidateToolName(w); err != nil {
+				return nil, fmt.Errorf("--confirm %s: %v: want destructive, all or tool names, separated by commas", codec.QuoteClip(w, 80), err)
+			}
+			c.Tools[w] = true
+		}
+	}
+	if !c.All && !c.Destructive && len(c.Tools) == 0 {
+		return nil, fmt.Errorf("--confirm %q: names nothing: want destructive, all or tool names, separated by commas", spec)
+	}
+	return c, nil
+}
+
+// Needs reports whether a call of def must be approved. A tool is
+// destructive unless it says otherwise: the MCP defaults are
+// readOnlyHint false and destructiveHint true, so a tool without
+// annotations may destroy, and so may one whose destructiveHint is true
+// and readOnlyHint is not.
+func (c *Confirm) Needs(def *codec.Tool) bool {
+	if c == nil {
+		return false
+	}
+	if c.All || c.Tools[def.Name] {
+		return true
+	}
+	if !c.Destructive {
+		return false
+	}
+	a := def.Annotations
+	if a == nil {
+		return true
+	}
+	if a.ReadOnlyHint != nil && *a.ReadOnlyHint {
+		return false
+	}
+	return a.DestructiveHint == nil || *a.DestructiveHint
+}
+
+// ArgsDigest is the digest an approval question shows: SHA-256 over the
+// tool's name, a NUL and the arguments as sent, compacted.
+func ArgsDigest(name string, args []byte) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(compactArgs(args))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// compactArgs is args without insignificant space; as given when it is
+// not JSON (it was checked before: it is).
+func compactArgs(args []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		return args
+	}
+	return b.Bytes()
+}
+
+// maxShownArgs bounds the arguments a question shows.
+const maxShownArgs = 2000
+
+// approve asks the user to approve the call of def with args; it returns
+// nil when they did, else what the call gets: an isError result, or (in
+// 2026-07-28) the input_required result that asks (confirm_modern.go).
+func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool, args []byte) any {
+	c := s.opts.Confirm
+	digest := ArgsDigest(def.Name, args)
+	attrs := []slog.Attr{slog.String("tool", def.Name), slog.String("call", req.ID.String()), slog.String("digest", digest)}
+	refuse := func(why string) *codec.CallToolResult {
+		s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "call not approved: nothing ran", append(attrs, slog.String("why", why))...)
+		return codec.ErrorResult(fmt.Sprintf("not run: tool %s needs the user's approval (--confirm), and %s", def.Name, why))
+	}
+	if !codec.IsModernRevision(req.Revision) && !req.CanAsk(codec.MethodElicit, codec.ElicitForm) {
+		why := "this client cannot be asked: it did not declare the elicitation capability"
+		if req.Revision < codec.Rev20250618 {
+			why = "this client cannot be asked: its protocol revision " + req.Revision + " has no elicitation"
+		}
+		return refuse(why)
+	}
+	shown := string(compactArgs(args))
+	if len(shown) > maxShownArgs {
+		shown = strings.ToValidUTF8(shown[:maxShownArgs], "") + fmt.Sprintf("... (%d bytes in all)", len(shown))
+	}
+	title := def.Title
+	if title == "" && def.Annotations != nil {
+		title = def.Annotations.Title
+	}
+	if title != "" {
+		title = " (" + title + ")"
+	}
+	params := map[string]any{
+		"message": fmt.Sprintf("Approve running the tool %s%s?\n\nArguments: %s\nDigest: %s", def.Name, title, shown, digest),
+		"requestedSchema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"approve": map[string]any{
+					"type":        "boolean",
+					"title":       "Run " + def.Name,
+					"description": "Run " + def.Name + " with these arguments, once",
+				},
+			},
+			"required": []string{"approve"},
+		},
+	}
+	approvedLog := func() {
+		s.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "call approved by the user", attrs...)
+	}
+	if codec.IsModernRevision(req.Revision) {
+		res := s.approveModern(ctx, req, def, digest, params, refuse)
+		if res == nil {
+			approvedLog()
+			return nil
+		}
+		return res
+	}
+	timeout := c.timeout()
+	actx, cancel := context.WithTimeoutCause(ctx, timeout, errApprovalTimeout)
+	defer cancel()
+	resp, err := req.Call(actx, codec.MethodElicit, params)
+	switch {
+	case errors.Is(err, core.ErrNoBackChannel):
+		return refuse("this request cannot carry the question (over HTTP it takes a session and a client that accepts text/event-stream)")
+	case errors.Is(err, errApprovalTimeout):
+		return refuse(fmt.Sprintf("no answer came within %v", timeout))
+	case err != nil:
+		return refuse("no answer came: " + err.Error())
+	case resp.Error != nil:
+		return refuse(fmt.Sprintf("the client could not ask: %s (%d)", resp.Error.Message, resp.Error.Code))
+	}
+	if res := s.approved(ctx, req, def, resp.Result, refuse); res != nil {
+		return res
+	}
+	approvedLog()
+	return nil
+}
+
+func (c *Confirm) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return DefaultConfirmTimeout
+	}
+	return c.Timeout
+}
+
+var errApprovalTimeout = errors.New("approval timed out")

@@ -1,0 +1,258 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/mcpipe/mcpipe/codec"
+	core "github.com/mcpipe/mcpipe/codec/server"
+	"github.com/mcpipe/mcpipe/internal/toolenv"
+	"github.com/mcpipe/mcpipe/mcp-route/runner"
+	"github.com/mcpipe/mcpipe/mcp-route/surface"
+)
+
+// Resources, prompts and completion (package mcp-route/surface) are
+// served beside the tools when Options.Surface is set: the methods are
+// registered on every conversation, the capabilities declared, and the
+// executables run as tools do (runSurface: the same process slots,
+// environment, confinement, limits and timeout). resources/subscribe
+// records the uri for the conversation (the uri must name a resource:
+// -32602 otherwise); a change of the file then sends
+// notifications/resources/updated to each conversation that subscribed,
+// in a legacy session. Over Streamable HTTP the subscriptions belong to
+// the session (its Mcp-Session-Id), kept by the replica that took the
+// subscribe, and updates go out on the session's GET stream on that
+// replica (the transport drops them on a POST's stream); at most
+// maxSubscribers sessions hold subscriptions, kept until unsubscribed
+// (sessions are stateless tokens: nothing says when one ends) (2026-07-28 resource
+// subscriptions through subscriptions/listen are not served, and
+// resources/subscribe, which that revision lacks, is -32601).
+
+// capabilities is what initialize and server/discover declare.
+func (s *Router) capabilities() codec.ServerCapabilities {
+	caps := codec.ServerCapabilities{
+		Tools: &codec.ToolsCapability{ListChanged: true},
+		// Tools log through their channel (channel.go).
+		Logging: json.RawMessage(`{}`),
+	}
+	if sf := s.opts.Surface; sf != nil {
+		if sf.HasResources() {
+			caps.Resources = json.RawMessage(`{"subscribe":true,"listChanged":true}`)
+		}
+		if sf.HasPrompts() {
+			caps.Prompts = json.RawMessage(`{"listChanged":true}`)
+		}
+		if sf.HasResources() || sf.HasPrompts() {
+			caps.Completions = json.RawMessage(`{}`)
+		}
+	}
+	return caps
+}
+
+// subscriberOf is who holds conv's resource subscriptions: its Streamable
+// HTTP session, whose requests and GET stream are conversations of their
+// own (a conn with a SessionID), or else conv itself (stdio).
+func subscriberOf(conv *core.Server, conn core.Conn) any {
+	if sc, ok := conn.(interface{ SessionID() string }); ok && sc.SessionID() != "" {
+		return "session " + sc.SessionID()
+	}
+	return conv
+}
+
+// registerSurface adds the resources, prompts and completion methods.
+func (s *Router) registerSurface(conv *core.Server) {
+	sf := s.opts.Surface
+	if sf == nil {
+		return
+	}
+	if sf.HasResources() {
+		conv.HandleFunc("resources/list", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListResources(req.Params, req.Revision) })
+		})
+		conv.HandleFunc("resources/templates/list", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListTemplates(req.Params, req.Revision) })
+		})
+		conv.HandleFunc("resources/read", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.Read(ctx, req.Params, req.Revision) })
+		})
+		conv.HandleFunc("resources/subscribe", func(ctx context.Context, req *core.Request) (any, error) {
+			if codec.IsModernRevision(req.Revision) {
+				return nil, legacyOnly(req.Method)
+			}
+			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, true) })
+		})
+		conv.HandleFunc("resources/unsubscribe", func(ctx context.Context, req *core.Request) (any, error) {
+			if codec.IsModernRevision(req.Revision) {
+				return nil, legacyOnly(req.Method)
+			}
+			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, false) })
+		})
+	}
+	if sf.HasPrompts() {
+		conv.HandleFunc("prompts/list", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.ListPrompts(req.Params, req.Revision) })
+		})
+		conv.HandleFunc("prompts/get", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.Get(ctx, req.Params, req.Revision) })
+		})
+	}
+	if sf.HasResources() || sf.HasPrompts() {
+		conv.HandleFunc("completion/complete", func(ctx context.Context, req *core.Request) (any, error) {
+			return s.surfaceWait(ctx, func() (any, error) { return sf.Complete(ctx, req.Params, req.Revision) })
+		})
+	}
+}
+
+// legacyOnly refuses a method 2026-07-28 does not have: its resource
+// subscriptions go through subscriptions/listen.
+func legacyOnly(method string) error {
+	return codec.Errorf(codec.CodeMethodNotFound, "method not found: %q (2026-07-28 has no %s; resource subscriptions are not served in that revision yet)", method, method)
+}
+
+// surfaceWait runs f once the first load is done. Without polling
+// (--poll 0) every request re-reads the directories first, as tools/list
+// does, and tells the conversations of a list that changed.
+func (s *Router) surfaceWait(ctx context.Context, f func() (any, error)) (any, error) {
+	if err := s.waitLoaded(ctx); err != nil {
+		return nil, codec.Errorf(codec.CodeInternalError, "canceled: %v", err)
+	}
+	if s.opts.Poll <= 0 {
+		res, prs, upd := s.opts.Surface.Reload()
+		if res {
+			s.surfaceListChanged(surface.MethodResourcesListChanged)
+		}
+		if prs {
+			s.surfaceListChanged(surface.MethodPromptsListChanged)
+		}
+		for _, u := range upd {
+			s.resourceUpdated(u)
+		}
+	}
+	return f()
+}
+
+// subscribe records (on) or drops a resource subscription of conv.
+func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (any, error) {
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.URI == nil {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: want {\"uri\": STRING}")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := s.subscriber[conv]
+	if !on {
+		delete(s.subs[key], *p.URI)
+		if len(s.subs[key]) == 0 {
+			delete(s.subs, key)
+		}
+		return struct{}{}, nil
+	}
+	if r, _ := s.opts.Surface.Lookup(*p.URI); r == nil {
+		e := codec.Errorf(codec.CodeInvalidParams, "Resource not found: %s", codec.QuoteClip(*p.URI, 200))
+		e.Data, _ = json.Marshal(map[string]string{"uri": *p.URI})
+		return nil, e
+	}
+	if s.subs == nil {
+		s.subs = map[any]map[string]bool{}
+	}
+	if s.subs[key] == nil {
+		if len(s.subs) >= maxSubscribers {
+			// A session's subscriptions outlive its requests, and nothing
+			// says when a stateless session ends: bounded, not evicted.
+			return nil, codec.Errorf(codec.CodeInternalError, "server busy: %d sessions hold resource subscriptions; try again later", maxSubscribers)
+		}
+		s.subs[key] = map[string]bool{}
+	}
+	if len(s.subs[key]) >= maxSubscriptions {
+		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
+	}
+	s.subs[key][*p.URI] = true
+	return struct{}{}, nil
+}
+
+// maxSubscriptions bounds one subscriber's resource subscriptions, and
+// maxSubscribers the subscribers.
+const (
+	maxSubscriptions = 1024
+	maxSubscribers   = 4096
+)
+
+// resourceUpdated sends notifications/resources/updated to every
+// conversation subscribed to uri.
+func (s *Router) resourceUpdated(uri string) {
+	s.mu.Lock()
+	var convs []*core.Server
+	for c, key := range s.subscriber {
+		if s.subs[key][uri] {
+			convs = append(convs, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range convs {
+		c.Notify(surface.MethodResourcesUpdated, map[string]string{"uri": uri})
+	}
+}
+
+// surfaceListChanged tells every conversation that a list changed.
+func (s *Router) surfaceListChanged(method string) {
+	s.mu.Lock()
+	convs := slices.Collect(maps.Keys(s.convs))
+	s.mu.Unlock()
+	for _, c := range convs {
+		c.ListChanged(method)
+	}
+}
+
+// watchSurface loads the resources and prompts, then polls them with the
+// tool directories' interval.
+func (s *Router) watchSurface(ctx context.Context) {
+	sf := s.opts.Surface
+	if sf == nil {
+		return
+	}
+	sf.Reload()
+	if s.opts.Poll > 0 {
+		s.watch.Add(1)
+		go func() {
+			defer s.watch.Done()
+			sf.Watch(ctx, s.opts.Poll, s.surfaceListChanged, s.resourceUpdated)
+		}()
+	}
+}
+
+// runSurface runs a resource's, prompt's or completion's executable as a
+// tool call runs: a process slot, the tools' environment (MCP_ARG_* from
+// stdin's object, plus env), --root, the confinement, the limits, the
+// timeout and the output cap.
+func (s *Router) runSurface(ctx context.Context, path string, argv []string, stdin []byte, env map[string]string, rev string) ([]byte, string) {
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-ctx.Done():
+		return nil, "canceled"
+	}
+	e := toolenv.Call{Root: s.opts.Root, ProtocolVersion: rev, Lookup: s.opts.LookupEnv, Args: stdin, Env: env}.Build(s.opts.Env)
+	e = slices.DeleteFunc(e, func(kv string) bool { return len(kv) >= 9 && kv[:9] == "MCP_TOOL=" })
+	spec := runner.Spec{
+		Path: path, Args: argv, Dir: s.opts.Root, Env: e, Stdin: stdin,
+		Timeout: s.opts.Timeout, Grace: s.opts.Grace, MaxOutput: s.opts.MaxOutput,
+		Spawn: s.opts.Spawn, Limits: s.opts.Limits,
+	}
+	start := time.Now()
+	res := runner.Run(ctx, spec)
+	if !res.OK() {
+		failure := res.Failure()
+		if res.Canceled && errors.Is(context.Cause(ctx), core.ErrShutdown) {
+			failure = "canceled: server shutting down"
+		}
+		s.warnf("%s: failed after %v: %s", path, time.Since(start).Round(time.Millisecond), failure)
+		return nil, failure
+	}
+	return res.Stdout, ""
+}
