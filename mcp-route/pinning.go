@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/mcpipe/mcpipe/codec"
 	"github.com/mcpipe/mcpipe/mcp-route/pin"
@@ -282,11 +284,28 @@ func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Opt
 	ok := true
 	for _, u := range set.Upstreams() {
 		if err := u.WaitListed(wctx); err != nil {
-			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
+			// The error carries the upstream's stderr: shown escaped, it
+			// cannot drive the operator's terminal.
+			fmt.Fprintf(stderr, "%s: pin: %s\n", prog, terminalSafe(err.Error()))
 			ok = false
 			continue
 		}
 		lists[u.Name()] = u.Tools()
 	}
 	return lists, ok
+}
+
+// terminalSafe is s with every character that is not graphic (ESC, BEL,
+// bidi overrides) as its Go escape, the rest as it is.
+func terminalSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsGraphic(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRuneToGraphic(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
 }
