@@ -28,7 +28,7 @@ func TestAttackPinUpstreamStderrEscapes(t *testing.T) {
 	if strings.ContainsAny(errs, "\x1b\x07") {
 		t.Errorf("the upstream's escapes reach the terminal: %q", errs)
 	}
-	if !strings.Contains(errs, `oops \x1b]0;pwned\a\x1b[2Jbye`) {
+	if !strings.Contains(errs, `oops \x1b]0;pwned\x07\x1b[2Jbye`) {
 		t.Errorf("the upstream's stderr is not shown, escaped: %q", errs)
 	}
 }

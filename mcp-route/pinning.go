@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/termsafe"
 	"github.com/mcpipe/mcpipe/mcp-route/pin"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
@@ -286,26 +285,11 @@ func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Opt
 		if err := u.WaitListed(wctx); err != nil {
 			// The error carries the upstream's stderr: shown escaped, it
 			// cannot drive the operator's terminal.
-			fmt.Fprintf(stderr, "%s: pin: %s\n", prog, terminalSafe(err.Error()))
+			fmt.Fprintf(stderr, "%s: pin: %s\n", prog, termsafe.Escape([]byte(err.Error())))
 			ok = false
 			continue
 		}
 		lists[u.Name()] = u.Tools()
 	}
 	return lists, ok
-}
-
-// terminalSafe is s with every character that is not graphic (ESC, BEL,
-// bidi overrides) as its Go escape, the rest as it is.
-func terminalSafe(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsGraphic(r) {
-			b.WriteRune(r)
-			continue
-		}
-		q := strconv.QuoteRuneToGraphic(r)
-		b.WriteString(q[1 : len(q)-1])
-	}
-	return b.String()
 }
