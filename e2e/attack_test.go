@@ -192,3 +192,37 @@ printf 'answer: %s' "$answer"`)
 		})
 	}
 }
+
+// A sidecar is read as the file it describes: one linked out of the
+// directory is refused (the doc says a symlink out of DIR is), and its
+// resource left out with a log line. Before, any JSON file the link
+// named was read by mcp-route and its description served to every
+// client. A sidecar in the directory still gives its members.
+func TestAttackSidecarOutsideDir(t *testing.T) {
+	f := newSurfaceFixture(t)
+	write(t, filepath.Join(f.dir, "outside.json"), `{"description": "SECRET-FROM-OUTSIDE"}`, 0o644)
+	write(t, filepath.Join(f.resources, "linked.txt"), "x", 0o644)
+	if err := os.Symlink(filepath.Join(f.dir, "outside.json"), filepath.Join(f.resources, "linked.txt.json")); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, f.dir, nil, f.args()...)
+	s.initialize(codec.Rev20251125)
+	var list struct {
+		Resources []struct{ URI, Title, Description string }
+	}
+	s.result(s.request(s.rev, "resources/list", nil), &list)
+	b, _ := json.Marshal(list)
+	if strings.Contains(string(b), "SECRET-FROM-OUTSIDE") || strings.Contains(string(b), "linked.txt") {
+		t.Errorf("a sidecar linked out of the directory is served: %s", b)
+	}
+	if !strings.Contains(s.stderr.String(), "linked.txt left out: its sidecar linked.txt.json") {
+		t.Errorf("stderr does not say why linked.txt is left out:\n%s", s.stderr.String())
+	}
+	found := false
+	for _, r := range list.Resources {
+		found = found || r.URI == "docs://readme" && r.Title == "Read me"
+	}
+	if !found {
+		t.Errorf("the sidecar inside the directory no longer applies: %s", b)
+	}
+}
