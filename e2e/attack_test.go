@@ -226,3 +226,21 @@ func TestAttackSidecarOutsideDir(t *testing.T) {
 		t.Errorf("the sidecar inside the directory no longer applies: %s", b)
 	}
 }
+
+// --confirm names tools exactly: "Wipe" gates nothing when the tool is
+// wipe, and nothing said so: the calls ran unasked. The operator is now
+// warned of each name no tool has; a name that matches is not warned of.
+func TestAttackConfirmNameMatchesNothing(t *testing.T) {
+	f := newFixture(t)
+	confirmTools(f)
+	s := f.start("--confirm", "Wipe,look,up__tool")
+	s.initialize(codec.Rev20251125)
+	s.result(s.request(s.rev, codec.MethodToolsList, nil), &struct{}{})
+	errs := s.stderr.String()
+	if !strings.Contains(errs, "--confirm Wipe: no tool is named so (names are exact, case included): until one is, it gates nothing") {
+		t.Errorf("no warning of --confirm Wipe:\n%s", errs)
+	}
+	if strings.Contains(errs, "--confirm look:") || strings.Contains(errs, "--confirm up__tool:") {
+		t.Errorf("a warning of a name that matches a tool, or of an upstream's:\n%s", errs)
+	}
+}

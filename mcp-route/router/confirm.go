@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -218,6 +220,22 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 	}
 	approvedLog()
 	return nil
+}
+
+// checkConfirmNames warns, after the first load, of each tool --confirm
+// names that no local tool has: names are exact, so a typo or another
+// case ("Wipe" for wipe) gates nothing, silently. An upstream's NAME__TOOL
+// is left alone: upstreams list theirs later.
+func (s *server) checkConfirmNames() {
+	c := s.opts.Confirm
+	if c == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
+		if !strings.Contains(name, "__") && s.opts.Registry.Lookup(name) == nil {
+			s.warnf("--confirm %s: no tool is named so (names are exact, case included): until one is, it gates nothing", name)
+		}
+	}
 }
 
 func (c *Confirm) timeout() time.Duration {
