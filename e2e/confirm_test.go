@@ -339,7 +339,7 @@ func TestConfirmModernAcrossReplicas(t *testing.T) {
 	confirmTools(f)
 	dir := t.TempDir()
 	key, tokens := filepath.Join(dir, "key"), filepath.Join(dir, "tokens")
-	if err := os.WriteFile(key, []byte(strings.Repeat("k", 48)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(tokens, []byte("token-alice-0123456789\ntoken-bob-0123456789\n"), 0o600); err != nil {

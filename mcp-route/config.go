@@ -829,7 +829,9 @@ func withhold(flag string, vs []string) string {
 	}
 	if flag == "upstream" {
 		for _, v := range vs {
-			if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" && (u.User != nil || u.RawQuery != "" || u.Fragment != "") {
+			// Trimmed as upstream.ParseSpec trims it: " https://u:p@h/" is
+			// an HTTP upstream too.
+			if u, err := url.Parse(strings.TrimSpace(v)); err == nil && u.Scheme != "" && u.Host != "" && (u.User != nil || u.RawQuery != "" || u.Fragment != "") {
 				return "its URL has user info or a query, which may hold a secret"
 			}
 		}

@@ -266,7 +266,7 @@ func TestConfigErrors(t *testing.T) {
 		{"number for a bool", "readonly = 1\n", `:1: readonly: want true or false (readonly = true), not an integer`},
 		{"bad duration", "\ntimeout = \"5 minutes\"\n", `:2: timeout = "5 minutes": want a duration such as "30s"`},
 		{"number for a duration", "grace = 5\n", `:1: grace: want a duration as a string (grace = "2s"), not an integer`},
-		{"table for a scalar", "[root]\npath = \"/\"\n", `:1: root: want a string (root = "..."), not a table`},
+		{"table for a scalar", "[root]\npath = \"/\"\n", `:1: root: want a string (root = "DIR"), not a table`},
 		{"bad element", "allow-read = [\n  \"/usr\",\n  7,\n]\n", `:3: allow-read: element 2: want a string, not an integer`},
 		{"bad table value", "[env]\nA = \"1\"\nB = false\n", `:3: env.B: want a string (or an array of strings), not a boolean`},
 		{"table for a list", "[pass-env]\nHOME = \"x\"\n", `:1: pass-env: want a string or an array of strings (pass-env = ["NAME"]), not a table`},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/termsafe"
 	"github.com/mcpipe/mcpipe/mcp-route/pin"
 	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
@@ -282,7 +283,9 @@ func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Opt
 	ok := true
 	for _, u := range set.Upstreams() {
 		if err := u.WaitListed(wctx); err != nil {
-			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
+			// The error carries the upstream's stderr: shown escaped, it
+			// cannot drive the operator's terminal.
+			fmt.Fprintf(stderr, "%s: pin: %s\n", prog, termsafe.Escape([]byte(err.Error())))
 			ok = false
 			continue
 		}

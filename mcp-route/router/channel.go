@@ -47,7 +47,9 @@ import (
 // input_required results, which mcp-route does not offer yet), the
 // transport cannot carry it (an HTTP request without a session or an SSE
 // stream), the question is not valid MCP, the client answered with an
-// error, or too many questions are waiting (MaxQueuedAsks). Questions are
+// error, or too many questions are waiting (MaxQueuedAsks), or a sampling
+// request asks for more than the client declared (includeContext other
+// than "none" needs sampling.context; tools and toolChoice, sampling.tools). Questions are
 // asked one at a time, in order. Time spent waiting for the user counts
 // toward the call's timeout.
 const (
@@ -242,6 +244,12 @@ func (c *callChannel) question(q question) {
 		c.refuse(q, why)
 		return
 	}
+	if q.method == codec.MethodCreateMessage {
+		if why := c.samplingBeyondCaps(q.params); why != "" {
+			c.refuse(q, why)
+			return
+		}
+	}
 	c.start.Do(func() {
 		c.wg.Add(1)
 		go c.askLoop()
@@ -270,6 +278,32 @@ func (c *callChannel) cannotAsk(q question) string {
 		return fmt.Sprintf("cannot ask the client for %s: the session's protocol revision %s does not have it", what, rev)
 	}
 	return fmt.Sprintf("cannot ask the client for %s: the client did not declare that capability", what)
+}
+
+// samplingBeyondCaps says what of a sampling request the client did not
+// declare, "" when nothing: includeContext other than "none" needs
+// sampling.context, tools or toolChoice sampling.tools (2025-11-25). A
+// tool that had the client include every server's context would read it
+// in the model's answer.
+func (c *callChannel) samplingBeyondCaps(params json.RawMessage) string {
+	var p struct {
+		IncludeContext string          `json:"includeContext"`
+		Tools          json.RawMessage `json:"tools"`
+		ToolChoice     json.RawMessage `json:"toolChoice"`
+	}
+	json.Unmarshal(params, &p)
+	var sampling map[string]json.RawMessage
+	json.Unmarshal(c.req.ClientCapabilities()["sampling"], &sampling)
+	declared := func(name string) bool {
+		return bytes.HasPrefix(bytes.TrimSpace(sampling[name]), []byte("{"))
+	}
+	switch {
+	case p.IncludeContext != "" && p.IncludeContext != "none" && !declared("context"):
+		return fmt.Sprintf("cannot ask the client for sampling with includeContext %s: the client did not declare sampling.context", codec.QuoteClip(p.IncludeContext, 40))
+	case (len(p.Tools) > 0 || len(p.ToolChoice) > 0) && !declared("tools"):
+		return "cannot ask the client for sampling with tools or toolChoice: the client did not declare sampling.tools"
+	}
+	return ""
 }
 
 // askLoop asks the queued questions one at a time until the call ends.

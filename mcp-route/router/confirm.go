@@ -9,8 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
@@ -31,7 +35,10 @@ import (
 // session) that made the call,
 // and only while the question is open (Timeout). It covers those
 // arguments only: a later call, with the same arguments or others, is
-// asked again. Every decision is logged (Info: approved; Warn: refused),
+// asked again. In the question, a character of the title or the
+// arguments that is not printable (a newline, a bidi override, an
+// invisible Unicode tag) is shown as its \u escape, so neither can
+// redraw what the user approves. Every decision is logged (Info: approved; Warn: refused),
 // with the tool and the digest.
 type Confirm struct {
 	All         bool            // every tool
@@ -114,6 +121,28 @@ func compactArgs(args []byte) []byte {
 	return b.Bytes()
 }
 
+// printable is s with every character that is not printable (controls,
+// newlines, format characters such as bidi overrides and Unicode tags,
+// line and paragraph separators, bytes that are not UTF-8) as a \u escape:
+// a title (an upstream's) or an argument (a model's) cannot redraw the
+// question the user approves. Inside a JSON string the escape is the same
+// string, so the arguments shown still match the digest.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+			continue
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
 // maxShownArgs bounds the arguments a question shows.
 const maxShownArgs = 2000
 
@@ -139,12 +168,13 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 	if len(shown) > maxShownArgs {
 		shown = strings.ToValidUTF8(shown[:maxShownArgs], "") + fmt.Sprintf("... (%d bytes in all)", len(shown))
 	}
+	shown = printable(shown)
 	title := def.Title
 	if title == "" && def.Annotations != nil {
 		title = def.Annotations.Title
 	}
 	if title != "" {
-		title = " (" + title + ")"
+		title = " (" + printable(title) + ")"
 	}
 	params := map[string]any{
 		"message": fmt.Sprintf("Approve running the tool %s%s?\n\nArguments: %s\nDigest: %s", def.Name, title, shown, digest),
@@ -190,6 +220,22 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 	}
 	approvedLog()
 	return nil
+}
+
+// checkConfirmNames warns, after the first load, of each tool --confirm
+// names that no local tool has: names are exact, so a typo or another
+// case ("Wipe" for wipe) gates nothing, silently. An upstream's NAME__TOOL
+// is left alone: upstreams list theirs later.
+func (s *server) checkConfirmNames() {
+	c := s.opts.Confirm
+	if c == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
+		if !strings.Contains(name, "__") && s.opts.Registry.Lookup(name) == nil {
+			s.warnf("--confirm %s: no tool is named so (names are exact, case included): until one is, it gates nothing", name)
+		}
+	}
 }
 
 func (c *Confirm) timeout() time.Duration {

@@ -280,6 +280,7 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	go func() {
 		defer s.watch.Done()
 		opts.Registry.Reload(loadCtx)
+		s.checkConfirmNames()
 		s.watchSurface(pollCtx)
 		if opts.Loaded != nil {
 			opts.Loaded()

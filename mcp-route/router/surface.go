@@ -21,7 +21,8 @@ import (
 // executables run as tools do (runSurface: the same process slots,
 // environment, confinement, limits and timeout). resources/subscribe
 // records the uri for the conversation (the uri must name a resource:
-// -32602 otherwise); a change of the file then sends
+// -32602 otherwise; one a resource template matches is answered and not
+// kept: no update is sent for it); a change of the file then sends
 // notifications/resources/updated to each conversation that subscribed,
 // in a legacy session. Over Streamable HTTP the subscriptions belong to
 // the session (its Mcp-Session-Id), kept by the replica that took the
@@ -153,10 +154,17 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 		}
 		return struct{}{}, nil
 	}
-	if r, _ := s.opts.Surface.Lookup(*p.URI); r == nil {
+	r, _ := s.opts.Surface.Lookup(*p.URI)
+	if r == nil {
 		e := codec.Errorf(codec.CodeInvalidParams, "Resource not found: %s", codec.QuoteClip(*p.URI, 200))
 		e.Data, _ = json.Marshal(map[string]string{"uri": *p.URI})
 		return nil, e
+	}
+	if r.URI != *p.URI {
+		// A template's URI: no update is ever sent for one (a dynamic
+		// resource is made anew at each read), and a client chooses
+		// its length, up to a frame: answered, not kept.
+		return struct{}{}, nil
 	}
 	if s.subs == nil {
 		s.subs = map[any]map[string]bool{}

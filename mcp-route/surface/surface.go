@@ -38,7 +38,7 @@
 // cacheScope public; a dynamic resource's read ttlMs 0, cacheScope private.
 //
 // Refused, each with one log line, the rest served: a symlink whose target
-// is outside DIR, a name or uri holding "..", a sidecar that is not valid
+// is outside DIR (a sidecar's too: the file is left out), a name or uri holding "..", a sidecar that is not valid
 // JSON or has members of the wrong type, a uriTemplate on a plain file, two
 // resources with one uri (both left out). Reads go through the jail
 // (mcp-jail/jail), so a file swapped for a symlink out of DIR after the
@@ -84,6 +84,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -94,6 +95,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/mcp-jail/jail"
 )
 
 // The list_changed and updated notifications.
@@ -213,15 +215,43 @@ func (s *Set) scan(dir string) []entry {
 			continue
 		}
 		en := entry{dir: dir, name: name, path: path, exec: st.Mode().Perm()&0o111 != 0, stamp: stampOf(st)}
-		if sc, err := os.ReadFile(path + ".json"); err == nil {
-			en.sidecar = sc
-			if sst, err := os.Stat(path + ".json"); err == nil {
-				en.stamp += "/" + stampOf(sst)
+		if sst, err := os.Stat(path + ".json"); err == nil {
+			// Through the jail, bounded, a regular file: a sidecar
+			// linked out of dir is refused as a resource would be, and
+			// a FIFO cannot hold the scan.
+			sc, err := s.readSidecarFile(dir, name+".json", sst)
+			if err != nil {
+				s.warnOnce(path, fmt.Sprintf("%s left out: its sidecar %s.json: %v", path, name, err))
+				continue
 			}
+			en.sidecar = sc
+			en.stamp += "/" + stampOf(sst)
 		}
 		out = append(out, en)
 	}
 	return out
+}
+
+// maxSidecar is the largest NAME.json read.
+const maxSidecar = 1 << 20
+
+func (s *Set) readSidecarFile(dir, name string, st os.FileInfo) ([]byte, error) {
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	root, err := jail.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	b, truncated, err := root.ReadFile(name, maxSidecar)
+	switch {
+	case err != nil:
+		return nil, err
+	case truncated:
+		return nil, fmt.Errorf("over %d bytes", maxSidecar)
+	}
+	return b, nil
 }
 
 // Reload re-reads the directories. It reports which lists changed (as
