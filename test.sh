@@ -44,3 +44,13 @@ tools/gazelle.sh --check
 
 echo "== bazel test --config=race //... (schemas: ${MCP_SPEC_DIR:-third_party/mcp-spec})"
 ./bazelw test --config=race //... "${spec_env[@]}" --test_env=MCP_INTEROP_NODE_DIR --test_env=PATH
+
+# What Bazel's race-built pass cannot show, each once:
+echo "== mcp-stock links statically in a plain go build (as users install it)"
+go test -count=1 -run '^TestStaticBinary$' ./mcp-stock
+
+echo "== every platform builds and vets; staticcheck"
+tools/crossbuild.sh
+
+echo "== release archives, built twice and compared; the container image's tree, run"
+go test -count=1 -run '^(TestReleaseScript|TestDockerImageFiles)$' -timeout 60m ./tools/release/

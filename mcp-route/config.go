@@ -213,20 +213,24 @@ func pathOf(f *flag.Flag) string {
 }
 
 // resolvePath makes a path of the file absolute: ~/ is the home
-// directory, a relative path is under dir.
-func resolvePath(dir, p string) string {
+// directory, a relative path is under dir. Without a home directory (HOME
+// unset, as under some service managers) ~/ is refused rather than taken
+// as a directory named "~".
+func resolvePath(dir, p string) (string, error) {
 	if p == "" {
-		return p
+		return p, nil
 	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, p[1:])
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return p, fmt.Errorf("~ stands for the home directory, and there is none here (%v): write the path in full", err)
 		}
+		return filepath.Join(home, p[1:]), nil
 	}
 	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+		return filepath.Clean(p), nil
 	}
-	return filepath.Join(dir, p)
+	return filepath.Join(dir, p), nil
 }
 
 // resolveValue resolves the paths in one value of f (how: pathOf).
@@ -311,7 +315,16 @@ func applyConfig(fs *flag.FlagSet, path string) (*configFile, error) {
 		}
 		how := pathOf(f)
 		for _, it := range items {
-			v := resolveValue(how, it.val, func(p string) string { return resolvePath(dir, p) })
+			var homeErr error
+			v := resolveValue(how, it.val, func(p string) string {
+				abs, err := resolvePath(dir, p)
+				homeErr = cmp.Or(homeErr, err)
+				return abs
+			})
+			if homeErr != nil {
+				line = it.line
+				return nil, at("%s = %q: %v", k, it.val, homeErr)
+			}
 			if err := fs.Set(k, v); err != nil {
 				line = it.line
 				return nil, at("%s = %q: %s", k, it.val, setError(f, err))

@@ -135,6 +135,9 @@ FROM_FILE = "1"
 // config print shows the effective configuration as a file that loads back
 // to the same (printed again, the same lines), with every path absolute.
 func TestConfigPrintRoundTrip(t *testing.T) {
+	// ~/ is the home directory: make sure there is one (Bazel's test
+	// environment has no HOME).
+	t.Setenv("HOME", t.TempDir())
 	dir := configDir(t, `tools = "tools"
 root = "work"
 readonly = true
@@ -413,5 +416,21 @@ func TestConfigAnyFlag(t *testing.T) {
 	fs.Parse(nil)
 	if _, err := applyConfig(fs, all); err == nil || !strings.Contains(err.Error(), all+":1: all is not a configuration key: give --all on the command line") {
 		t.Errorf("pin's --all in a file: %v", err)
+	}
+}
+
+// Without a home directory, ~/ in the file is refused at its line: taken
+// as is, it would name a directory "~" under the file's one.
+func TestConfigTildeWithoutHome(t *testing.T) {
+	dir := configDir(t, "tools = \"tools\"\nroot = \"work\"\nallow-read = [\"~/shared\"]\n")
+	t.Setenv("HOME", "")
+	code, _, errs := runIn(t, dir, "", "--config", filepath.Join(dir, "mcp-route.toml"))
+	if code != 2 || !strings.Contains(errs, "mcp-route.toml:3: allow-read") || !strings.Contains(errs, "write the path in full") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 naming mcp-route.toml:3 and saying to write the path in full", code, errs)
+	}
+	t.Setenv("HOME", t.TempDir())
+	code, out, errs := runIn(t, dir, "", "config", "print", "--config", filepath.Join(dir, "mcp-route.toml"))
+	if code != 0 || !strings.Contains(out, "/shared") {
+		t.Fatalf("with a home directory: exit %d, stdout %q, stderr %q; want the path under it", code, out, errs)
 	}
 }

@@ -150,11 +150,18 @@ func TestSignals(t *testing.T) {
 	}
 }
 
+// raceBuild is set when the tests, and the binaries they start, are built
+// with the race detector (race_test.go).
+var raceBuild bool
+
 // TestStaticBinary: mcp-stock runs once per exec'd tool call, and a
 // dynamically linked binary pays the dynamic loader on every one (0.6 ms,
 // 40% of a call, when a dependency pulled in cgo). A dependency that
 // brings cgo back fails here rather than in a benchmark nobody runs.
 func TestStaticBinary(t *testing.T) {
+	if raceBuild {
+		t.Skip("built with the race detector, which links cgo; test.sh checks a plain go build of mcp-stock instead")
+	}
 	bin := testbin.Path(t, "MCP_STOCK_BIN", "mcp-stock")
 	f, err := elf.Open(bin)
 	if err != nil {
