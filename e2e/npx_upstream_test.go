@@ -53,10 +53,12 @@ func TestGatewayNpxUpstream(t *testing.T) {
 	write(filepath.Join(tools, "peek.json"), `{"description":"print a file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`, 0o644)
 	env := baseEnv("HOME=" + home)
 
-	// The registry, asked the way npx will ask it, within a bound.
+	// The registry, asked the way npx will ask it, within a bound: one
+	// try of 15 s (npm's own retries would hold an offline run, Bazel's
+	// sandbox among them, for a minute).
 	vctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	view := exec.CommandContext(vctx, "npm", "view", "@modelcontextprotocol/server-filesystem", "version")
+	view := exec.CommandContext(vctx, "npm", "view", "--fetch-retries=0", "--fetch-timeout=15000", "@modelcontextprotocol/server-filesystem", "version")
 	view.Env, view.Dir = env, home
 	if out, err := view.CombinedOutput(); err != nil {
 		t.Skipf("the npm registry is not reachable (npm view: %v): %s", err, strings.TrimSpace(string(out)))
