@@ -66,7 +66,7 @@ func (c Command) opts() ([]opt, error) {
 			}
 			seen[f.Name] = true
 			if !safeName.MatchString(f.Name) {
-				err = fmt.Errorf("complete: flag name %q: want letters, digits, - _ .", f.Name)
+				err = fmt.Errorf("complete: flag name %q: want letters, digits and the characters - _ . only", f.Name)
 				return
 			}
 			valueName, usage := flag.UnquoteUsage(f)
@@ -95,7 +95,7 @@ func (c Command) opts() ([]opt, error) {
 	for _, o := range out {
 		for _, w := range o.choices {
 			if !safeName.MatchString(w) {
-				return nil, fmt.Errorf("complete: --%s value %q: want letters, digits, - _ .", o.name, w)
+				return nil, fmt.Errorf("complete: --%s value %q: want letters, digits and the characters - _ . only", o.name, w)
 			}
 		}
 	}
@@ -130,11 +130,11 @@ func Write(w io.Writer, shell string, c Command) error {
 	cmds := append([]Command{c}, c.Sub...)
 	for _, x := range cmds {
 		if !safeName.MatchString(x.Name) {
-			return fmt.Errorf("complete: command name %q: want letters, digits, - _ .", x.Name)
+			return fmt.Errorf("complete: command name %q: want letters, digits and the characters - _ . only", x.Name)
 		}
 		for _, w := range x.Words {
 			if !safeName.MatchString(w) {
-				return fmt.Errorf("complete: %s word %q: want letters, digits, - _ .", x.Name, w)
+				return fmt.Errorf("complete: %s word %q: want letters, digits and the characters - _ . only", x.Name, w)
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func parsePrompt(en entry) (*Prompt, error) {
 		p.Def.Name = en.name
 	}
 	if !promptNameRE.MatchString(p.Def.Name) {
-		return nil, fmt.Errorf("name %q: 1-128 of A-Z a-z 0-9 _ - .", p.Def.Name)
+		return nil, fmt.Errorf("name %q: want 1-128 of A-Z a-z 0-9 and the characters _ - . only", p.Def.Name)
 	}
 	switch sc.Run.Result {
 	case "", "messages":
