@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpipe/mcpipe/internal/complete/completetest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -127,5 +128,46 @@ func TestScriptUnquotedJSON(t *testing.T) {
 	want := `mcp-call: line 1: echo: arguments "{text: hi there}": give either one JSON object or key=value pairs, not both; a JSON object must be one word, so quote it whole: TOOL '{"path": "a b.txt", "n": 3}'` + "\n"
 	if r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+}
+
+// mcp-call's bash completion, from the real binary, in a real bash: the
+// commands first, flags anywhere before --, --era's values, files after
+// --token-file, complete's two kinds; a shell it does not know is a usage
+// error (exit 2) naming the ones it does.
+func TestCompletionBinary(t *testing.T) {
+	script := runBinary(t, "", nil, "completion", "bash")
+	if script.code != 0 || !strings.Contains(script.stdout, "complete -F") {
+		t.Fatalf("mcp-call completion bash: exit %d, stderr %q", script.code, script.stderr)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "token"), nil, 0o600)
+	complete := func(line string) []string {
+		t.Helper()
+		return completetest.Bash(t, script.stdout, dir, line)
+	}
+	if got := complete("mcp-call "); !completetest.Has(got, "tools", "call", "read", "prompt", "complete", "script", "completion") {
+		t.Errorf("mcp-call: %q, want the commands", got)
+	}
+	if got := complete("mcp-call --"); !completetest.Has(got, "--url", "--token-file", "--json", "--era") || completetest.Has(got, "--h") {
+		t.Errorf("mcp-call --: %q, want the flags (and no --h)", got)
+	}
+	if got := complete("mcp-call call --js"); strings.Join(got, " ") != "--json" {
+		t.Errorf("mcp-call call --js: %q, want the flag after a command too", got)
+	}
+	if got := complete("mcp-call --era "); strings.Join(got, " ") != "auto legacy modern" {
+		t.Errorf("mcp-call --era: %q", got)
+	}
+	if got := complete("mcp-call --token-file t"); strings.Join(got, " ") != "token" {
+		t.Errorf("mcp-call --token-file t: %q, want the file", got)
+	}
+	if got := complete("mcp-call complete "); strings.Join(got, " ") != "prompt resource" {
+		t.Errorf("mcp-call complete: %q", got)
+	}
+	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}} {
+		r := runBinary(t, "", nil, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "bash") || r.stdout != "" {
+			t.Errorf("mcp-call %q: exit %d, stdout %q, stderr %q: want exit 2 naming the shells", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }

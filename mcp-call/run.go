@@ -119,6 +119,9 @@ func runEnv(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr 
 		return fail(exitProtocol, usagef("no command (try --help)"))
 	}
 	cmdName, cmdArgs := pos[0], pos[1:]
+	if cmdName == "completion" {
+		return completion(cmdArgs, stdout, stderr)
+	}
 	if err := checkArity(cmdName, cmdArgs); err != nil {
 		return fail(exitProtocol, err)
 	}
@@ -224,6 +227,31 @@ func terminalSafe(w io.Writer, o options) io.Writer {
 	return w
 }
 
+// defineFlags defines mcp-call's flags on fs, into o; it returns --help's.
+// The usage text is the const usage; these one-line usages feed the
+// completion scripts (`mcp-call completion SHELL`), whose value kinds come
+// from the back-quoted names (FILE: files).
+func defineFlags(fs *flag.FlagSet, o *options) (help *bool) {
+	fs.BoolVar(&o.json, "json", false, "JSON output")
+	fs.BoolVar(&o.structured, "structured", false, "call: print structuredContent")
+	fs.BoolVar(&o.progress, "progress", false, "print progress notifications on stderr")
+	fs.BoolVar(&o.failFast, "fail-fast", false, "script: stop at the first failed call")
+	fs.BoolVar(&o.trace, "trace", false, "print every frame on stderr")
+	fs.BoolVar(&o.raw, "raw", false, "print the server's text unescaped, even on a terminal")
+	fs.BoolVar(&o.safe, "safe", false, "escape control characters, even into a pipe")
+	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "bound on the handshake and on each request")
+	fs.StringVar(&o.era, "era", client.EraAuto, "protocol era")
+	fs.StringVar(&o.version, "protocol-version", "", "pin one protocol `VERSION`")
+	fs.StringVar(&o.serverStderr, "server-stderr", "inherit", "where the server's stderr goes: inherit, discard or a `FILE`")
+	fs.StringVar(&o.url, "url", "", "a Streamable HTTP server's `URL`")
+	fs.Var(&o.headers, "header", "an HTTP header 'Name: value', repeatable")
+	fs.StringVar(&o.tokenFile, "token-file", "", "a `FILE` holding the bearer token")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version")
+	help = fs.Bool("help", false, "print the usage")
+	fs.BoolVar(help, "h", false, "print the usage")
+	return help
+}
+
 // parseArgs splits argv at the first "--" and parses flags anywhere before
 // it, so `mcp-call call echo text=hi --json -- server` works.
 func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string, err error) {
@@ -236,23 +264,7 @@ func parseArgs(argv []string, stdout io.Writer) (o options, pos, server []string
 	}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.structured, "structured", false, "")
-	fs.BoolVar(&o.progress, "progress", false, "")
-	fs.BoolVar(&o.failFast, "fail-fast", false, "")
-	fs.BoolVar(&o.trace, "trace", false, "")
-	fs.BoolVar(&o.raw, "raw", false, "")
-	fs.BoolVar(&o.safe, "safe", false, "")
-	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "")
-	fs.StringVar(&o.era, "era", client.EraAuto, "")
-	fs.StringVar(&o.version, "protocol-version", "", "")
-	fs.StringVar(&o.serverStderr, "server-stderr", "inherit", "")
-	fs.StringVar(&o.url, "url", "", "")
-	fs.Var(&o.headers, "header", "")
-	fs.StringVar(&o.tokenFile, "token-file", "", "")
-	fs.BoolVar(&o.showVersion, "version", false, "")
-	help := fs.Bool("help", false, "")
-	fs.BoolVar(help, "h", false, "")
+	help := defineFlags(fs, &o)
 	rest := ours
 	for {
 		if err := fs.Parse(rest); err != nil {

@@ -44,6 +44,8 @@ Commands:
                      is split like a shell would, but no shell runs: an
                      unquoted ; | & < > is an error (quote it: 'a;b');
                      a line may be as long as a frame (16 MiB)
+  completion SHELL   print the completion script for bash, zsh or fish:
+                     source <(mcp-call completion bash)
 
 Arguments (call, script):
   '{"key": "value"}'  one JSON object, quoted whole so it stays one word

@@ -4,10 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpipe/mcpipe/internal/complete/completetest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -24,20 +24,7 @@ func TestCompletionBinary(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "some.txt"), nil, 0o644)
 	complete := func(line string) string {
 		t.Helper()
-		words := strings.Fields(line)
-		if strings.HasSuffix(line, " ") {
-			words = append(words, "")
-		}
-		for i, w := range words {
-			words[i] = "'" + w + "'"
-		}
-		prog := string(script) + "\ncd " + dir + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)-1) +
-			"\n_mcp_jail\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-		out, err := exec.Command("bash", "--norc", "--noprofile", "-c", prog).CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash: %v\n%s", err, out)
-		}
-		return strings.Join(strings.Fields(string(out)), " ")
+		return strings.Join(completetest.Bash(t, string(script), dir, line), " ")
 	}
 	if got := complete("mcp-jail --"); !strings.Contains(got, "--root") || !strings.Contains(got, "--exec") || !strings.Contains(got, "--allow-write") {
 		t.Errorf("mcp-jail --: %q", got)

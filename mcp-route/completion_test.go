@@ -4,10 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpipe/mcpipe/internal/complete/completetest"
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
 
@@ -32,33 +32,9 @@ func TestCompletionBinary(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "tokens"), nil, 0o600)
 	complete := func(line string) []string {
 		t.Helper()
-		words := strings.Fields(line)
-		if strings.HasSuffix(line, " ") {
-			words = append(words, "")
-		}
-		for i, w := range words {
-			words[i] = "'" + w + "'"
-		}
-		prog := bashScript + "\ncd " + dir + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" + strconv.Itoa(len(words)-1) +
-			"\n_mcp_route\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-		out, err := exec.Command("bash", "--norc", "--noprofile", "-c", prog).CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash: %v\n%s", err, out)
-		}
-		return strings.Fields(string(out))
+		return completetest.Bash(t, bashScript, dir, line)
 	}
-	has := func(list []string, want ...string) bool {
-		for _, w := range want {
-			found := false
-			for _, l := range list {
-				found = found || l == w
-			}
-			if !found {
-				return false
-			}
-		}
-		return true
-	}
+	has := completetest.Has
 	if got := complete("mcp-route --"); !has(got, "--tools", "--root", "--http", "--session-key-file", "--pin", "--upstream", "--confine", "--verbose") || has(got, "--dry-run") {
 		t.Errorf("mcp-route --: %q", got)
 	}

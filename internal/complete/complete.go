@@ -65,6 +65,9 @@ func (c Command) opts() ([]opt, error) {
 				return
 			}
 			seen[f.Name] = true
+			if len(f.Name) == 1 {
+				return // -h and the like: aliases of a long flag, not offered as --h
+			}
 			if !safeName.MatchString(f.Name) {
 				err = fmt.Errorf("complete: flag name %q: want letters, digits and the characters - _ . only", f.Name)
 				return

@@ -5,9 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpipe/mcpipe/internal/complete/completetest"
 )
 
 func testCommand() Command {
@@ -24,29 +25,6 @@ func testCommand() Command {
 			{Name: "sub", Summary: "a subcommand's summary", Flags: []*flag.FlagSet{fs, sub}, Choices: map[string][]string{"mode": {"auto", "off"}}},
 			{Name: "completion", Summary: "print it", Words: Shells},
 		}}
-}
-
-// bashComplete runs script in a real bash, completes line (the cursor at its end)
-// and returns the candidates, one per line.
-func bashComplete(t *testing.T, script, dir, line string) string {
-	t.Helper()
-	words := strings.Fields(line)
-	if strings.HasSuffix(line, " ") {
-		words = append(words, "")
-	}
-	var quoted []string
-	for _, w := range words {
-		quoted = append(quoted, "'"+w+"'")
-	}
-	prog := script + "\ncd " + dir + "\nCOMP_WORDS=(" + strings.Join(quoted, " ") + ")\nCOMP_CWORD=" +
-		strconv.Itoa(len(words)-1) + "\n" +
-		"$(complete -p " + words[0] + " | awk '{print $3}')\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", prog)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
-	return string(out)
 }
 
 func TestBash(t *testing.T) {
@@ -68,7 +46,7 @@ func TestBash(t *testing.T) {
 		{"prog sub --mode o", "off", "auto"},
 		{"prog completion ", "bash\nzsh\nfish", ""},
 	} {
-		got := bashComplete(t, b.String(), dir, c.line)
+		got := strings.Join(completetest.Bash(t, b.String(), dir, c.line), "\n") + "\n"
 		for _, w := range strings.Split(c.want, "\n") {
 			if !strings.Contains("\n"+got, "\n"+w+"\n") {
 				t.Errorf("%q: candidates %q, want %q among them", c.line, got, w)
