@@ -84,15 +84,12 @@ func (s *session) cmdList(ctx context.Context, method, member, key string) int {
 	return exitOK
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
-
-// cmdRead prints a resource's contents: text as it is, a blob decoded.
-func (s *session) cmdRead(ctx context.Context, uri string) int {
+// show sends one request and prints its result: whole with --json;
+// otherwise decoded into res (a pointer to the shape the command reads;
+// want names that shape in the error) and printed by text.
+func (s *session) show(ctx context.Context, method string, params any, want string, res any, text func() error) int {
 	rctx, cancel := s.reqCtx(ctx)
-	raw, err := s.conn.Request(rctx, "resources/read", map[string]string{"uri": uri})
+	raw, err := s.conn.Request(rctx, method, params)
 	cancel()
 	if err != nil {
 		return s.fail(err)
@@ -103,6 +100,22 @@ func (s *session) cmdRead(ctx context.Context, uri string) int {
 		}
 		return exitOK
 	}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return s.fail(&client.ProtocolError{Msg: fmt.Sprintf("%s: the result is not a %s: %v", method, want, err)})
+	}
+	if err := text(); err != nil {
+		return s.fail(err)
+	}
+	return exitOK
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// cmdRead prints a resource's contents: text as it is, a blob decoded.
+func (s *session) cmdRead(ctx context.Context, uri string) int {
 	var res struct {
 		Contents []struct {
 			URI  string  `json:"uri"`
@@ -110,24 +123,26 @@ func (s *session) cmdRead(ctx context.Context, uri string) int {
 			Blob *string `json:"blob"`
 		} `json:"contents"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil || len(res.Contents) == 0 {
-		return s.fail(&client.ProtocolError{Msg: "resources/read: the result has no contents"})
-	}
-	for _, c := range res.Contents {
-		switch {
-		case c.Text != nil:
-			s.stdout.Write([]byte(*c.Text))
-		case c.Blob != nil:
-			b, err := base64.StdEncoding.DecodeString(*c.Blob)
-			if err != nil {
-				return s.fail(&client.ProtocolError{Msg: fmt.Sprintf("resources/read: %s: blob is not base64: %v", c.URI, err)})
-			}
-			s.stdout.Write(b)
-		default:
-			return s.fail(&client.ProtocolError{Msg: fmt.Sprintf("resources/read: %s: neither text nor blob", c.URI)})
+	return s.show(ctx, "resources/read", map[string]string{"uri": uri}, "ReadResourceResult", &res, func() error {
+		if len(res.Contents) == 0 {
+			return &client.ProtocolError{Msg: "resources/read: the result has no contents"}
 		}
-	}
-	return exitOK
+		for _, c := range res.Contents {
+			switch {
+			case c.Text != nil:
+				s.stdout.Write([]byte(*c.Text))
+			case c.Blob != nil:
+				b, err := base64.StdEncoding.DecodeString(*c.Blob)
+				if err != nil {
+					return &client.ProtocolError{Msg: fmt.Sprintf("resources/read: %s: blob is not base64: %v", c.URI, err)}
+				}
+				s.stdout.Write(b)
+			default:
+				return &client.ProtocolError{Msg: fmt.Sprintf("resources/read: %s: neither text nor blob", c.URI)}
+			}
+		}
+		return nil
+	})
 }
 
 // cmdPrompt gets a prompt with key=value arguments (all strings, as
@@ -141,18 +156,6 @@ func (s *session) cmdPrompt(ctx context.Context, name string, words []string) in
 			return s.fail(usagef("prompt argument %q: want key=value", w))
 		}
 		args[k] = v
-	}
-	rctx, cancel := s.reqCtx(ctx)
-	raw, err := s.conn.Request(rctx, "prompts/get", map[string]any{"name": name, "arguments": args})
-	cancel()
-	if err != nil {
-		return s.fail(err)
-	}
-	if s.opts.json {
-		if err := s.printJSON(raw); err != nil {
-			return s.fail(err)
-		}
-		return exitOK
 	}
 	var res struct {
 		Messages []struct {
@@ -170,27 +173,26 @@ func (s *session) cmdPrompt(ctx context.Context, name string, words []string) in
 			} `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return s.fail(&client.ProtocolError{Msg: fmt.Sprintf("prompts/get: the result is not a GetPromptResult: %v", err)})
-	}
-	for _, m := range res.Messages {
-		c := m.Content
-		switch c.Type {
-		case "text":
-			fmt.Fprintf(s.stdout, "%s: %s\n", m.Role, c.Text)
-		case "resource":
-			if c.Resource != nil && c.Resource.Text != nil {
-				fmt.Fprintf(s.stdout, "%s: [resource %s]\n%s\n", m.Role, c.Resource.URI, *c.Resource.Text)
-			} else if c.Resource != nil {
-				fmt.Fprintf(s.stdout, "%s: [resource %s, binary]\n", m.Role, c.Resource.URI)
+	return s.show(ctx, "prompts/get", map[string]any{"name": name, "arguments": args}, "GetPromptResult", &res, func() error {
+		for _, m := range res.Messages {
+			c := m.Content
+			switch c.Type {
+			case "text":
+				fmt.Fprintf(s.stdout, "%s: %s\n", m.Role, c.Text)
+			case "resource":
+				if c.Resource != nil && c.Resource.Text != nil {
+					fmt.Fprintf(s.stdout, "%s: [resource %s]\n%s\n", m.Role, c.Resource.URI, *c.Resource.Text)
+				} else if c.Resource != nil {
+					fmt.Fprintf(s.stdout, "%s: [resource %s, binary]\n", m.Role, c.Resource.URI)
+				}
+			case "resource_link":
+				fmt.Fprintf(s.stdout, "%s: [link %s]\n", m.Role, c.URI)
+			default:
+				fmt.Fprintf(s.stdout, "%s: [%s %s, %d bytes of base64]\n", m.Role, c.Type, c.MimeType, len(c.Data))
 			}
-		case "resource_link":
-			fmt.Fprintf(s.stdout, "%s: [link %s]\n", m.Role, c.URI)
-		default:
-			fmt.Fprintf(s.stdout, "%s: [%s %s, %d bytes of base64]\n", m.Role, c.Type, c.MimeType, len(c.Data))
 		}
-	}
-	return exitOK
+		return nil
+	})
 }
 
 // cmdComplete asks completion/complete and prints the values, one a line.
@@ -204,28 +206,16 @@ func (s *session) cmdComplete(ctx context.Context, kind, ref, arg, value string)
 	default:
 		return s.fail(usagef("complete %q: want complete prompt NAME ARG [VALUE] or complete resource URITEMPLATE VAR [VALUE]", kind))
 	}
-	rctx, cancel := s.reqCtx(ctx)
-	raw, err := s.conn.Request(rctx, "completion/complete", map[string]any{"ref": r, "argument": map[string]string{"name": arg, "value": value}})
-	cancel()
-	if err != nil {
-		return s.fail(err)
-	}
-	if s.opts.json {
-		if err := s.printJSON(raw); err != nil {
-			return s.fail(err)
-		}
-		return exitOK
-	}
 	var res struct {
 		Completion struct {
 			Values []string `json:"values"`
 		} `json:"completion"`
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return s.fail(&client.ProtocolError{Msg: fmt.Sprintf("completion/complete: the result is not a CompleteResult: %v", err)})
-	}
-	for _, v := range res.Completion.Values {
-		fmt.Fprintln(s.stdout, v)
-	}
-	return exitOK
+	params := map[string]any{"ref": r, "argument": map[string]string{"name": arg, "value": value}}
+	return s.show(ctx, "completion/complete", params, "CompleteResult", &res, func() error {
+		for _, v := range res.Completion.Values {
+			fmt.Fprintln(s.stdout, v)
+		}
+		return nil
+	})
 }
