@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -242,5 +246,119 @@ func TestAttackConfirmNameMatchesNothing(t *testing.T) {
 	}
 	if strings.Contains(errs, "--confirm look:") || strings.Contains(errs, "--confirm up__tool:") {
 		t.Errorf("a warning of a name that matches a tool, or of an upstream's:\n%s", errs)
+	}
+}
+
+// Over Streamable HTTP, resource subscriptions belong to a session, and a
+// session is a stateless token: nothing says when one ends. 4,096
+// sessions, each made with one initialize and one subscribe, filled the
+// subscription table, and every later subscribe, anyone's, was "server
+// busy" until mcp-route restarted. Now a full table evicts the subscriber
+// idle longest with nothing open: 4,200 such sessions all subscribe, and
+// the session that holds a GET stream (the only place updates can go) is
+// never evicted: it still gets notifications/resources/updated.
+func TestAttackSubscribeSessionFlood(t *testing.T) {
+	f := newSurfaceFixture(t)
+	url := startRouteHTTP(t, f.root, append([]string{"--http", "127.0.0.1:0"}, f.args()...)...)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer hc.CloseIdleConnections()
+	post := func(sid, body string) (string, string, error) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return "", "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.Header.Get("Mcp-Session-Id"), string(b), err
+	}
+	notes := "file://" + filepath.Join(f.resources, "notes.txt")
+	subscribe := func() (string, error) {
+		sid, body, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`)
+		if err != nil || sid == "" {
+			return "", fmt.Errorf("initialize: %v %s", err, body)
+		}
+		if _, body, err := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); err != nil || !strings.Contains(body, `"result":{}`) {
+			return "", fmt.Errorf("subscribe: %v %s", err, body)
+		}
+		return sid, nil
+	}
+
+	// The victim: a GET stream open, then its subscription.
+	sid, body, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"victim","version":"1"}}}`)
+	if err != nil || sid == "" {
+		t.Fatalf("initialize: %v %s", err, body)
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+	events := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stream.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- d
+			}
+		}
+		close(events)
+	}()
+	if _, body, err := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); err != nil || !strings.Contains(body, `"result":{}`) {
+		t.Fatalf("victim's subscribe: %v %s", err, body)
+	}
+
+	// The flood: more sessions than the table holds, four at a time.
+	const flood = 4200
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	work := make(chan int, flood)
+	for i := range flood {
+		work <- i
+	}
+	close(work)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range work {
+				if _, err := subscribe(); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d sessions could not subscribe; the first: %v", n, flood, firstErr.Load())
+	}
+	if _, err := subscribe(); err != nil {
+		t.Fatalf("a new session after the flood: %v", err)
+	}
+
+	write(t, filepath.Join(f.resources, "notes.txt"), "changed after the flood, longer\n", 0o644)
+	timeout := time.After(waitLong)
+	for {
+		select {
+		case d, ok := <-events:
+			if !ok {
+				t.Fatal("the victim's GET stream ended before notifications/resources/updated")
+			}
+			if strings.Contains(d, `"notifications/resources/updated"`) && strings.Contains(d, notes) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the victim, its GET stream open, got no notifications/resources/updated within %v: its subscription was evicted", waitLong)
+		}
 	}
 }

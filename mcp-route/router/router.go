@@ -234,6 +234,9 @@ type Router struct {
 	// and subscriber the key of each conversation being served.
 	subs       map[any]map[string]bool
 	subscriber map[*core.Server]any
+	// subsUsed is when each subscriber last subscribed: when the table
+	// is full, the one idle longest with no conversation open is evicted.
+	subsUsed map[any]time.Time
 
 	stopLoad, stopPoll context.CancelFunc
 	watch              sync.WaitGroup
@@ -378,6 +381,7 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		delete(s.subscriber, conv)
 		if key == any(conv) {
 			delete(s.subs, key)
+			delete(s.subsUsed, key)
 		}
 		s.mu.Unlock()
 	}()

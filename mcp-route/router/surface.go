@@ -27,11 +27,17 @@ import (
 // in a legacy session. Over Streamable HTTP the subscriptions belong to
 // the session (its Mcp-Session-Id), kept by the replica that took the
 // subscribe, and updates go out on the session's GET stream on that
-// replica (the transport drops them on a POST's stream); at most
-// maxSubscribers sessions hold subscriptions, kept until unsubscribed
-// (sessions are stateless tokens: nothing says when one ends) (2026-07-28 resource
-// subscriptions through subscriptions/listen are not served, and
-// resources/subscribe, which that revision lacks, is -32601).
+// replica (the transport drops them on a POST's stream). Sessions are
+// stateless tokens, so nothing says when one ends: at most maxSubscribers
+// sessions hold subscriptions, and when a new one comes to a full table,
+// the subscriber idle longest with no conversation open here (no GET
+// stream, no request) loses its subscriptions. A session whose GET
+// stream is open, the only one that can receive updates, is never
+// evicted; there are at most --http-max-streams of those, fewer than
+// maxSubscribers, so sessions made only to subscribe cannot lock others
+// out. (2026-07-28 resource subscriptions through subscriptions/listen
+// are not served, and resources/subscribe, which that revision lacks, is
+// -32601.)
 
 // capabilities is what initialize and server/discover declare.
 func (s *Router) capabilities() codec.ServerCapabilities {
@@ -151,6 +157,7 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 		delete(s.subs[key], *p.URI)
 		if len(s.subs[key]) == 0 {
 			delete(s.subs, key)
+			delete(s.subsUsed, key)
 		}
 		return struct{}{}, nil
 	}
@@ -167,13 +174,11 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 		return struct{}{}, nil
 	}
 	if s.subs == nil {
-		s.subs = map[any]map[string]bool{}
+		s.subs, s.subsUsed = map[any]map[string]bool{}, map[any]time.Time{}
 	}
 	if s.subs[key] == nil {
-		if len(s.subs) >= maxSubscribers {
-			// A session's subscriptions outlive its requests, and nothing
-			// says when a stateless session ends: bounded, not evicted.
-			return nil, codec.Errorf(codec.CodeInternalError, "server busy: %d sessions hold resource subscriptions; try again later", maxSubscribers)
+		if len(s.subs) >= maxSubscribers && !s.evictIdleSubscriber() {
+			return nil, codec.Errorf(codec.CodeInternalError, "server busy: %d sessions with open streams hold resource subscriptions; try again later", maxSubscribers)
 		}
 		s.subs[key] = map[string]bool{}
 	}
@@ -181,7 +186,34 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
 	}
 	s.subs[key][*p.URI] = true
+	s.subsUsed[key] = time.Now()
 	return struct{}{}, nil
+}
+
+// evictIdleSubscriber drops the subscriptions of the subscriber that
+// subscribed least recently among those with no conversation being served
+// (see the doc above); false when every subscriber has one. s.mu is held.
+func (s *Router) evictIdleSubscriber() bool {
+	live := make(map[any]bool, len(s.subscriber))
+	for _, key := range s.subscriber {
+		live[key] = true
+	}
+	var oldest any
+	var at time.Time
+	for key := range s.subs {
+		if live[key] {
+			continue
+		}
+		if t := s.subsUsed[key]; oldest == nil || t.Before(at) {
+			oldest, at = key, t
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(s.subs, oldest)
+	delete(s.subsUsed, oldest)
+	return true
 }
 
 // maxSubscriptions bounds one subscriber's resource subscriptions, and
