@@ -463,7 +463,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	upstreamProfiles := &listFlag{}
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	confirmSpec := fs.String("confirm", "", "ask the user to approve each call (by elicitation: the tool, its arguments and their digest) of the tools in `LIST`, comma-separated: destructive (every tool not annotated readOnlyHint or destructiveHint false), all, or tool names; declined, unanswered or a client that cannot be asked: an isError result, and nothing runs")
+	confirmSpec := fs.String("confirm", "", "ask the user to approve each call (by elicitation: the tool, its arguments and their digest) of the tools in `LIST`, comma-separated: destructive (every tool not annotated readOnlyHint or destructiveHint false; every upstream tool unless --pin holds its definition), all, or tool names; declined, unanswered or a client that cannot be asked: an isError result, and nothing runs")
 	confirmTimeout := fs.Duration("confirm-timeout", router.DefaultConfirmTimeout, "how long an approval question of --confirm waits for the user")
 	hf := httpFlags(fs)
 	configPath := configFlag(fs)
@@ -542,6 +542,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 2
 		}
 		approval.Timeout = *confirmTimeout
+		approval.UpstreamHints = *pinPath != ""
 	}
 	mode, err := confinement.ParseMode(*confineMode)
 	if err != nil {

@@ -93,7 +93,7 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 	if args[0] != '{' {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
 	}
-	if s.opts.Confirm.Needs(&t.Def) {
+	if s.opts.Confirm.NeedsUpstream(&t.Def) {
 		if refused := s.approve(ctx, req, &t.Def, args); refused != nil {
 			return refused, nil
 		}

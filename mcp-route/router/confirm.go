@@ -44,6 +44,14 @@ type Confirm struct {
 	All         bool            // every tool
 	Destructive bool            // tools that may destroy (see Needs)
 	Tools       map[string]bool // tools by name (a local tool's, or an upstream's NAME__TOOL)
+	// UpstreamHints trusts an upstream tool's readOnlyHint and
+	// destructiveHint for Destructive. An upstream describes itself, and a
+	// hostile one says readOnlyHint: true of its most destructive tool:
+	// mcp-route sets this only under --pin, where a definition cannot
+	// change its annotations without being withheld until `mcp-route pin`
+	// records the change. Without it, every upstream tool counts as
+	// destructive.
+	UpstreamHints bool
 	// Timeout bounds the wait for the user's answer; 0 means
 	// DefaultConfirmTimeout.
 	Timeout time.Duration
@@ -76,12 +84,22 @@ func ParseConfirm(spec string) (*Confirm, error) {
 	return c, nil
 }
 
-// Needs reports whether a call of def must be approved. A tool is
-// destructive unless it says otherwise: the MCP defaults are
-// readOnlyHint false and destructiveHint true, so a tool without
-// annotations may destroy, and so may one whose destructiveHint is true
-// and readOnlyHint is not.
+// Needs reports whether a call of def, a local tool's definition, must be
+// approved. A tool is destructive unless it says otherwise: the MCP
+// defaults are readOnlyHint false and destructiveHint true, so a tool
+// without annotations may destroy, and so may one whose destructiveHint
+// is true and readOnlyHint is not.
 func (c *Confirm) Needs(def *codec.Tool) bool {
+	return c.needs(def, true)
+}
+
+// NeedsUpstream is Needs for an upstream tool: its hints count only with
+// UpstreamHints.
+func (c *Confirm) NeedsUpstream(def *codec.Tool) bool {
+	return c.needs(def, c != nil && c.UpstreamHints)
+}
+
+func (c *Confirm) needs(def *codec.Tool, trustHints bool) bool {
 	if c == nil {
 		return false
 	}
@@ -90,6 +108,9 @@ func (c *Confirm) Needs(def *codec.Tool) bool {
 	}
 	if !c.Destructive {
 		return false
+	}
+	if !trustHints {
+		return true
 	}
 	a := def.Annotations
 	if a == nil {
