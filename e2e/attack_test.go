@@ -362,3 +362,44 @@ func TestAttackSubscribeSessionFlood(t *testing.T) {
 		}
 	}
 }
+
+// The approval question showed the first 2,000 bytes of the arguments and
+// ended with "... (N bytes in all)": harmless padding could push a
+// payload out of view, and the one hint came after what the user read.
+// Now up to 16 KiB are shown, and past that the question warns, above the
+// arguments, that the rest is not shown; the digest still covers them all.
+func TestAttackConfirmQuestionPadding(t *testing.T) {
+	f := newFixture(t)
+	confirmTools(f)
+	s := f.start("--confirm", "wipe")
+	caps := map[string]any{"elicitation": map[string]any{}}
+	ask := func(tag string) string {
+		t.Helper()
+		var r map[string]json.RawMessage
+		s.result(s.request(modern, codec.MethodToolsCall, map[string]any{"name": "wipe", "arguments": map[string]any{"tag": tag}, "_meta": map[string]any{codec.MetaClientCapabilities: caps}}), &r)
+		var inputs map[string]json.RawMessage
+		json.Unmarshal(r["inputRequests"], &inputs)
+		var q struct{ Params struct{ Message string } }
+		json.Unmarshal(inputs[router.ApprovalInput], &q)
+		if q.Params.Message == "" {
+			t.Fatalf("no approval question: %v", r)
+		}
+		return q.Params.Message
+	}
+	// 5,000 bytes: shown whole, no warning (the old bound cut it).
+	mid := strings.Repeat("a", 5000) + "PAYLOAD"
+	if msg := ask(mid); !strings.Contains(msg, "PAYLOAD") || strings.Contains(msg, "WARNING") {
+		t.Errorf("5,000-byte arguments: want them whole and no warning: %.200q", msg)
+	}
+	// Padding past the bound: the warning comes before the arguments.
+	long := strings.Repeat(" harmless", 2000) + " rm -rf PAYLOAD"
+	msg := ask(long)
+	w, a := strings.Index(msg, "WARNING: only the first"), strings.Index(msg, "\nArguments:")
+	if w < 0 || a < 0 || w > a || strings.Contains(msg, "PAYLOAD") {
+		t.Errorf("padded arguments: want the warning above the arguments and the payload not shown as if it were all: warning at %d, arguments at %d", w, a)
+	}
+	sent, _ := json.Marshal(map[string]any{"tag": long})
+	if !strings.Contains(msg, router.ArgsDigest("wipe", sent)) {
+		t.Error("the digest must cover every argument byte")
+	}
+}

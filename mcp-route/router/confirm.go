@@ -164,8 +164,11 @@ func printable(s string) string {
 	return b.String()
 }
 
-// maxShownArgs bounds the arguments a question shows.
-const maxShownArgs = 2000
+// maxShownArgs bounds the arguments a question shows. Past it the
+// question says, before the arguments, that some are not shown: a payload
+// padded past the bound must not pass for the harmless start the user
+// sees.
+const maxShownArgs = 16 << 10
 
 // approve asks the user to approve the call of def with args; it returns
 // nil when they did, else what the call gets: an isError result, or (in
@@ -186,8 +189,10 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 		return refuse(why)
 	}
 	shown := string(compactArgs(args))
+	cut := ""
 	if len(shown) > maxShownArgs {
-		shown = strings.ToValidUTF8(shown[:maxShownArgs], "") + fmt.Sprintf("... (%d bytes in all)", len(shown))
+		cut = fmt.Sprintf("\n\nWARNING: only the first %d of the arguments' %d bytes are shown; the rest is not visible here.", maxShownArgs, len(shown))
+		shown = strings.ToValidUTF8(shown[:maxShownArgs], "") + fmt.Sprintf("... (%d bytes not shown)", len(shown)-maxShownArgs)
 	}
 	shown = printable(shown)
 	title := def.Title
@@ -198,7 +203,7 @@ func (s *server) approve(ctx context.Context, req *core.Request, def *codec.Tool
 		title = " (" + printable(title) + ")"
 	}
 	params := map[string]any{
-		"message": fmt.Sprintf("Approve running the tool %s%s?\n\nArguments: %s\nDigest: %s", def.Name, title, shown, digest),
+		"message": fmt.Sprintf("Approve running the tool %s%s?%s\n\nArguments: %s\nDigest: %s", def.Name, title, cut, shown, digest),
 		"requestedSchema": map[string]any{
 			"type": "object",
 			"properties": map[string]any{
