@@ -35,6 +35,8 @@ import (
 //     its own, a script whose interpreter is granted); otherwise its
 //     installation (PREFIX for PREFIX/bin/NAME: a venv, an nvm version, a
 //     /nix/store path), else the directory holding it;
+//   - never a process's own /proc entry (/proc/self, /proc/PID): the
+//     failure's other paths are tried instead;
 //   - never "/", nor a place at, above or below one of Never
 //     (OpensSecret): for a file of /etc the advice names the file, and a
 //     secret itself (/etc/shadow) gets no advice at all.
@@ -119,7 +121,7 @@ func Explain(failure string, rules []Rule) (Denial, bool) {
 		ms := pathIn.FindAllStringSubmatch(line, -1)
 		for i := len(ms) - 1; i >= 0; i-- {
 			p := cleanNamed(ms[i][1])
-			if p == "" {
+			if p == "" || perProcess(p) {
 				continue
 			}
 			if d, ok := denial(p, rules); ok {
@@ -155,6 +157,22 @@ func cleanNamed(p string) string {
 		return ""
 	}
 	return filepath.Clean(p)
+}
+
+// perProcess reports whether p is a process's own /proc entry
+// (/proc/self, /proc/thread-self, /proc/PID): tools never see one, no flag
+// should grant it, and the explainer, not being the tool, would resolve
+// /proc/self to itself. The search goes on to the failure's other paths.
+func perProcess(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	if first == "self" || first == "thread-self" {
+		return true
+	}
+	return first != "" && strings.Trim(first, "0123456789") == ""
 }
 
 // linesAbout are the lines that report the denial or name p.

@@ -65,6 +65,9 @@ func TestExplainAdvice(t *testing.T) {
 		{"exit status 2: " + bin + ": 2: cannot create " + data + "/y: Permission denied", "refused " + data + "/y "},
 		// npm names the path on a line of its own.
 		{"npm error code EACCES\nnpm error path " + data + "/x.txt", "--allow-read " + data + "/x.txt grants it"},
+		// A nested mcp-route: its /proc/self is no grant to advise (the
+		// advice named the explainer's own pid); the next path is.
+		{"mcp-route: warning: selfguard: open /proc/self/stat: permission denied\nmcp-route: --tools " + data + "/sub: open " + data + "/sub: permission denied", "; --allow-read " + data + "/sub grants it"},
 	} {
 		d, ok := confine.Explain(c.failure, rules)
 		if !ok || !strings.Contains(d.String(), c.want) {
@@ -89,6 +92,8 @@ func TestExplainAdvice(t *testing.T) {
 		"mkdir: cannot create directory '/x': Permission denied", // never "/"
 		"EACCES fetching https://registry.npmjs.org/pkg",         // a URL is no path
 		"cat: " + data + "/x.txt/y: Permission denied",           // a path through a file
+		"cat: /proc/self/environ: Permission denied",             // a process's own entry
+		"cat: /proc/1/cmdline: Permission denied",
 	} {
 		if d, ok := confine.Explain(failure, rules); ok {
 			t.Errorf("%q: want no explanation, got %q", failure, d.String())
