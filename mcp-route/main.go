@@ -990,6 +990,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if pins != nil {
 			gate = &pinGate{file: pins, logger: logger, logged: map[string]string{}}
 			uopts.Admit = gate.admit
+			uopts.AdmitSurface = gate.admitSurface
 		}
 		set := upstream.NewSet(specs, uopts)
 		if gate != nil {
