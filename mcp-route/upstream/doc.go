@@ -202,8 +202,15 @@
 //
 // Requests from an upstream to mcp-route (sampling/createMessage,
 // elicitation/create, roots/list) are answered with JSON-RPC error -32601
-// by codec/client, which declares no client capabilities; only ping is
-// answered. They are not passed on to mcp-route's own client.
+// (naming --upstream-allow for the first two); only ping is answered.
+// Spec.Allow (--upstream-allow NAME=elicitation,sampling, read by
+// ParseAllow) declares those capabilities to the upstream, and its
+// requests of them go to the Asker of the latest call in flight to it
+// (WithAsker, on the call's context: the router's core.Request.Call to
+// that call's client); none in flight, or a client that cannot be asked
+// (the Asker says why), is -32600; the client's answer (over MaxOutput:
+// -32603) or error goes back as it came. codec/client serves at most
+// client.MaxServerRequests at once. roots/list is never passed on.
 //
 // # Bounds
 //

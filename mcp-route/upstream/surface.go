@@ -322,7 +322,7 @@ func (s *Set) items(u *Upstream, kind string, raws []rawItem) []*Item {
 			}
 		}
 		if why != "" {
-			s.report(u, kind+" "+r.key, why, true)
+			s.reportItem(u, kind, r.key, why)
 			continue
 		}
 		members, _ := codec.Members(r.raw)
@@ -335,7 +335,7 @@ func (s *Set) items(u *Upstream, kind string, raws []rawItem) []*Item {
 					reason = "not admitted"
 				}
 				it.withheld = reason
-				s.report(u, kind+" "+r.key, "withheld: "+reason, true)
+				s.reportItem(u, kind, r.key, "withheld: "+reason)
 			}
 		}
 		out = append(out, it)
@@ -519,4 +519,18 @@ func (s *Set) ResolveURI(ctx context.Context, uri string) (*Upstream, string, er
 func (s *Set) IsUpstreamPrompt(name string) bool {
 	prefix, _, ok := strings.Cut(name, Separator)
 	return ok && s.upstream(prefix) != nil
+}
+
+// reportItem logs an item left out, once per reason, as report does for
+// a tool.
+func (s *Set) reportItem(u *Upstream, kind, key, why string) {
+	k := u.spec.Name + "\x00" + kind + "\x00" + key + "\x00" + why
+	if s.reported[k] {
+		return
+	}
+	if len(s.reported) >= maxReported {
+		clear(s.reported)
+	}
+	s.reported[k] = true
+	s.opts.logf(true, "upstream %s: %s %s left out: %s", u.spec.Name, kind, clipText(key, 200), why)
 }

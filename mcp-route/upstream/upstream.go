@@ -70,6 +70,7 @@ type Upstream struct {
 	errNoise  noiseLimit                           // the stderr lines logged (max MaxStderrLines)
 	acked     chan struct{}                        // closed by the acknowledgement of the listen being opened
 	surf      surfaceLists                         // the last resources, templates and prompts listed
+	askers    askers                               // the calls in flight whose client may be asked (--upstream-allow)
 }
 
 // listenAckWait bounds the wait for a modern upstream's acknowledgement of
@@ -272,6 +273,10 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		OnNotification:  u.onNotification,
 		OnProtocolError: u.protocolError,
 	}
+	if len(u.spec.Allow) > 0 {
+		copts.Capabilities = u.capabilities()
+	}
+	copts.OnRequest = u.onRequest
 	var conn *client.Conn
 	var info *client.Info
 	var err error
@@ -640,6 +645,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		}
 		return codec.ErrorResult(refusal), "failed", nil
 	}
+	defer u.askers.add(ctx)()
 	p := codec.CallToolParams{Name: tool, Arguments: args}
 	var queue chan codec.ProgressParams
 	if progress != nil {
