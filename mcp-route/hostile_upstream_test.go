@@ -163,6 +163,11 @@ func hostileUpstream(mode string) {
 			default:
 				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "Resource not found"}})
 			}
+		case "resources/subscribe":
+			// Subscribed, and changed at once: its update follows.
+			result(m.ID, map[string]any{})
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": map[string]any{"uri": m.Params.URI}})
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": map[string]any{"uri": "mcp-upstream://other/file:///secret"}})
 		case "prompts/list":
 			result(m.ID, map[string]any{"prompts": []any{map[string]any{"name": "fine"}, map[string]any{"name": "bad\x1b[2J"}}})
 		case "prompts/get":
@@ -807,6 +812,30 @@ func TestHostileUpstreamSurface(t *testing.T) {
 	}
 	if prs := keys(t, g.mustRPC(502, "prompts/list", `{}`), "prompts", "name"); !slices.Equal(prs, []string{"h__fine"}) {
 		t.Errorf("prompts/list: %q", prs)
+	}
+
+	// A subscription goes to the upstream, and its update comes back
+	// under the served uri; the one it sends for a uri in mcp-route's own
+	// scheme is dropped.
+	// Subscribed twice: the upstream's updates for the first come before
+	// the second's, so one relayed for its bogus uri would show among them.
+	g.send(`{"jsonrpc":"2.0","id":503,"method":"resources/subscribe","params":{"uri":"mcp-upstream://h/file:///ok"}}`)
+	g.send(`{"jsonrpc":"2.0","id":504,"method":"resources/subscribe","params":{"uri":"mcp-upstream://h/file:///ok"}}`)
+	var updated []string
+	for answers := 0; answers < 2 || len(updated) < 2; {
+		m := g.next()
+		switch {
+		case string(m["method"]) == `"notifications/resources/updated"`:
+			updated = append(updated, string(m["params"]))
+		case m["id"] != nil:
+			if m["error"] != nil {
+				t.Fatalf("subscribe: %s", m["error"])
+			}
+			answers++
+		}
+	}
+	if !slices.Equal(updated, []string{`{"uri":"mcp-upstream://h/file:///ok"}`, `{"uri":"mcp-upstream://h/file:///ok"}`}) {
+		t.Errorf("updates relayed: %q", updated)
 	}
 }
 

@@ -204,6 +204,21 @@ func TestUpstreamSurface(t *testing.T) {
 	if !slices.Contains(res, "mcp-upstream://inner/file://"+filepath.Join(g.innerRes, "added.txt")) {
 		t.Errorf("after the change: %q", res)
 	}
+
+	// resources/subscribe goes to the upstream (a legacy one's updated
+	// comes back: TestHostileUpstreamSurface); a 2026-07-28 upstream,
+	// as a nested mcp-route is, has none, and says so.
+	if _, e := g.rpc(50, "resources/subscribe", `{"uri":"mcp-upstream://nope/x:y"}`); e == nil || e.Code != -32602 {
+		t.Errorf("subscribe to no upstream: %+v", e)
+	}
+	served := "mcp-upstream://inner/" + innerNotes
+	if _, e := g.rpc(51, "resources/subscribe", fmt.Sprintf(`{"uri":%q}`, served)); e == nil || e.Code != -32601 || !strings.Contains(e.Message, "2026-07-28 has no resources/subscribe") {
+		t.Errorf("subscribe through a 2026-07-28 upstream: %+v", e)
+	}
+	writeMode(t, filepath.Join(g.innerRes, "notes.txt"), "inner notes, changed\n", 0o644)
+	if _, text := readText(t, g.mustRPC(52, "resources/read", fmt.Sprintf(`{"uri":%q}`, served))); text != "inner notes, changed\n" {
+		t.Errorf("read after the update: %q", text)
+	}
 }
 
 // A client cannot reach another upstream's resource, nor a local one,

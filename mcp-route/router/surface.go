@@ -161,6 +161,15 @@ func (s *Router) subscribe(ctx context.Context, conv *core.Server, params json.R
 	if err := json.Unmarshal(params, &p); err != nil || p.URI == nil {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: want {\"uri\": STRING}")
 	}
+	var up *upstream.Upstream
+	var own string
+	if on && s.hasUpstreams() && upstream.IsServedURI(*p.URI) {
+		u, o, err := s.opts.Upstreams.ResolveURI(ctx, *p.URI)
+		if err != nil {
+			return nil, clientError(err)
+		}
+		up, own = u, o
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := s.subscriber[conv]
@@ -172,18 +181,24 @@ func (s *Router) subscribe(ctx context.Context, conv *core.Server, params json.R
 		}
 		return struct{}{}, nil
 	}
-	if s.opts.Upstreams != nil && upstream.IsServedURI(*p.URI) {
-		// Forwarded, outside s.mu: the upstream's updates come back
-		// through resourceUpdated to the subscribers recorded here.
-		s.mu.Unlock()
-		u, own, err := s.opts.Upstreams.ResolveURI(ctx, *p.URI)
-		if err == nil {
-			_, err = u.Forward(ctx, "resources/subscribe", map[string]string{"uri": own})
+	if up != nil {
+		// Recorded first, then forwarded outside s.mu: the upstream may
+		// send its first update before its answer.
+		if err := s.record(key, *p.URI); err != nil {
+			return nil, err
 		}
+		s.mu.Unlock()
+		_, err := up.Forward(ctx, "resources/subscribe", map[string]string{"uri": own})
 		s.mu.Lock()
 		if err != nil {
+			delete(s.subs[key], *p.URI)
+			if len(s.subs[key]) == 0 {
+				delete(s.subs, key)
+				delete(s.subsUsed, key)
+			}
 			return nil, clientError(err)
 		}
+		return struct{}{}, nil
 	} else if r, _ := s.localLookup(*p.URI); r == nil {
 		e := codec.Errorf(codec.CodeInvalidParams, "Resource not found: %s", codec.QuoteClip(*p.URI, 200))
 		e.Data, _ = json.Marshal(map[string]string{"uri": *p.URI})
@@ -194,21 +209,29 @@ func (s *Router) subscribe(ctx context.Context, conv *core.Server, params json.R
 		// its length, up to a frame: answered, not kept.
 		return struct{}{}, nil
 	}
+	if err := s.record(key, *p.URI); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// record keeps key's subscription to uri, within the bounds. Under s.mu.
+func (s *Router) record(key any, uri string) error {
 	if s.subs == nil {
 		s.subs, s.subsUsed = map[any]map[string]bool{}, map[any]time.Time{}
 	}
 	if s.subs[key] == nil {
 		if len(s.subs) >= maxSubscribers && !s.evictIdleSubscriber() {
-			return nil, codec.Errorf(codec.CodeInternalError, "server busy: %d sessions with open streams hold resource subscriptions; try again later", maxSubscribers)
+			return codec.Errorf(codec.CodeInternalError, "server busy: %d sessions with open streams hold resource subscriptions; try again later", maxSubscribers)
 		}
 		s.subs[key] = map[string]bool{}
 	}
 	if len(s.subs[key]) >= maxSubscriptions {
-		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
+		return codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
 	}
-	s.subs[key][*p.URI] = true
+	s.subs[key][uri] = true
 	s.subsUsed[key] = time.Now()
-	return struct{}{}, nil
+	return nil
 }
 
 // evictIdleSubscriber drops the subscriptions of the subscriber that

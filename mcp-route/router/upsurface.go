@@ -185,7 +185,31 @@ func (s *Router) read(ctx context.Context, req *core.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return u.RewriteContents(raw)
+	out, err := u.RewriteContents(raw)
+	if err != nil {
+		return nil, err
+	}
+	return fitForwarded(out, req.Revision, true), nil
+}
+
+// fitForwarded makes an upstream's result the client's revision's: the
+// upstream's own resultType, ttlMs and cacheScope (of its revision, not
+// the client's) are dropped (the core puts resultType in), and a read for
+// a 2026-07-28 client says it may not be cached (what the upstream's
+// resource holds is the upstream's to change at any time).
+func fitForwarded(raw json.RawMessage, rev string, read bool) json.RawMessage {
+	m, ok := codec.Members(raw)
+	if !ok {
+		return raw
+	}
+	delete(m, "resultType")
+	delete(m, "ttlMs")
+	delete(m, "cacheScope")
+	if read && codec.IsModernRevision(rev) {
+		m["ttlMs"], m["cacheScope"] = json.RawMessage("0"), json.RawMessage(`"`+codec.CacheScopePrivate+`"`)
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // getPrompt answers prompts/get: NAME__PROMPT is forwarded as PROMPT.
@@ -216,7 +240,11 @@ func (s *Router) getPrompt(ctx context.Context, req *core.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	return it.Upstream.RewritePrompt(raw)
+	out, err := it.Upstream.RewritePrompt(raw)
+	if err != nil {
+		return nil, err
+	}
+	return fitForwarded(out, req.Revision, false), nil
 }
 
 // complete answers completion/complete: a ref to an upstream's prompt or
@@ -265,7 +293,7 @@ func (s *Router) complete(ctx context.Context, req *core.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return raw, nil
+	return fitForwarded(raw, req.Revision, false), nil
 }
 
 // withMember is params (an object) with member set to v.
