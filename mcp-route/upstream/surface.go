@@ -365,11 +365,6 @@ func (s *Set) Surface(ctx context.Context, kind string) []*Item {
 	return s.surf[2]
 }
 
-// HasSurface reports whether an upstream declared resources or prompts
-// when it was last connected: the router declares its capabilities from
-// it and from the local surface.
-func (s *Set) HasSurface() bool { return len(s.ups) > 0 }
-
 // surfaceError is an upstream's failure as the client's error.
 func (u *Upstream) surfaceError(what string, err error) error {
 	var rpc *codec.Error
