@@ -349,3 +349,14 @@ func TestUpstreamSurfacePinned(t *testing.T) {
 		t.Errorf("prompts/get once accepted: %s", got)
 	}
 }
+
+// --upstream-allow is a key of the --config file, and config print shows
+// it as a table.
+func TestUpstreamAllowConfigPrint(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "route.toml")
+	writeMode(t, cfg, "[upstream]\nfs = \"cat\"\n[upstream-allow]\nfs = [\"elicitation\", \"sampling\"]\n", 0o600)
+	code, out, errs := runWith(t, "", "config", "print", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "[upstream-allow]\nfs = [\"elicitation\", \"sampling\"]") {
+		t.Errorf("config print: exit %d\n%s%s", code, out, errs)
+	}
+}
