@@ -570,7 +570,7 @@ func (c *Client) serveRequest(m *codec.Message) {
 			case res != nil:
 				c.answer(&codec.Message{JSONRPC: "2.0", ID: m.ID, Result: res})
 			default:
-				c.answer(codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client serves only ping and what it declared)", m.Method)))
+				c.answer(codec.NewErrorResponse(m.ID, c.unserved(m.Method)))
 			}
 		}()
 		return
@@ -588,9 +588,18 @@ func (c *Client) serveRequest(m *codec.Message) {
 		}
 		resp = &codec.Message{JSONRPC: "2.0", ID: m.ID, Result: result}
 	} else {
-		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client declares no capabilities and serves only ping: no sampling, elicitation or roots)", m.Method))
+		resp = codec.NewErrorResponse(m.ID, c.unserved(m.Method))
 	}
 	c.answer(resp)
+}
+
+// unserved is the -32601 of a server→client request the client does not
+// serve.
+func (c *Client) unserved(method string) *codec.Error {
+	if len(c.opts.Capabilities) == 0 {
+		return codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client declares no capabilities and serves only ping: no sampling, elicitation or roots)", method)
+	}
+	return codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client serves only ping and the capabilities it declared)", method)
 }
 
 // answer writes a response to a server→client request.
