@@ -364,6 +364,7 @@ Exit status:
      --upstream-token-file whose NAME is no HTTP upstream, a header the
      transport sets or with CR/LF; --upstream-backoff not MIN,MAX;
      --upstream-profile not NAME=npx|uvx|none for a command upstream;
+     --upstream-allow not NAME=elicitation|sampling[,...] of an upstream;
      --http beyond loopback without --http-token-file or --http-insecure;
      an --allow-host with /, comma or white space;
      pin without --pin or --upstream, --dry-run with --accept or --all,
@@ -460,6 +461,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	pinPath := fs.String("pin", "", "serve upstream tools only as pinned in `FILE`: an upstream FILE does not know is pinned when first listed; a changed or new tool is withheld until `mcp-route pin` records it")
 	upstreamBackoff := fs.String("upstream-backoff", upstream.DefaultMinBackoff.String()+","+upstream.DefaultMaxBackoff.String(), "restart delay of an upstream that died or failed to start: `MIN,MAX`, two positive durations; MIN doubles per restart up to MAX (jittered ±20%), MAX is also the retry interval of an upstream that is down")
 	upstreamTimeout := fs.Duration("upstream-timeout", upstream.DefaultListTimeout, "how long tools/list waits for upstreams that have not listed their tools yet; it then serves what it has (default 3s; "+upstream.LauncherFirstList.String()+" for an upstream started through npx or uvx, whose first start may fetch its package)")
+	upstreamAllow := &listFlag{}
+	fs.Var(upstreamAllow, "upstream-allow", "pass the upstream's requests of `NAME=WHAT` on to the client of the call in flight to it: WHAT elicitation, sampling, or both comma-separated (repeatable); otherwise an upstream's elicitation/create and sampling/createMessage get -32601")
 	upstreamProfiles := &listFlag{}
 	fs.Var(upstreamProfiles, "upstream-profile", "the launcher profile of the upstream NAME: `NAME=PROFILE`, npx, uvx or none (repeatable; by default chosen from its program: npx and npm exec get npx, uvx and uv tool run get uvx; see README's Upstreams)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -560,6 +563,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "%s: %v%s\n", prog, err, cfg.about(err.Error()))
 			return 1
 		}
+		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
+		return 2
+	}
+	if err := setAllow(specs, upstreamAllow.vals); err != nil {
 		fmt.Fprintf(stderr, "%s: %v%s (see --help)\n", prog, err, cfg.about(err.Error()))
 		return 2
 	}
@@ -990,6 +997,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if pins != nil {
 			gate = &pinGate{file: pins, logger: logger, logged: map[string]string{}}
 			uopts.Admit = gate.admit
+			uopts.AdmitSurface = gate.admitSurface
 		}
 		set := upstream.NewSet(specs, uopts)
 		if gate != nil {
@@ -1222,4 +1230,25 @@ func runNew(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, h)
 	}
 	return 0
+}
+
+// setAllow applies --upstream-allow NAME=WHAT to the specs: NAME must be
+// an --upstream.
+func setAllow(specs []upstream.Spec, vals []string) error {
+	for _, v := range vals {
+		name, what, err := upstream.ParseAllow(v)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(specs, func(s upstream.Spec) bool { return s.Name == name })
+		if i < 0 {
+			return fmt.Errorf("--upstream-allow %s: no --upstream %s=... to allow it for", v, name)
+		}
+		for _, w := range what {
+			if !slices.Contains(specs[i].Allow, w) {
+				specs[i].Allow = append(specs[i].Allow, w)
+			}
+		}
+	}
+	return nil
 }

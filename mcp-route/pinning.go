@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,6 +86,73 @@ func (g *pinGate) admit(up string, t codec.Tool) (bool, string) {
 		}
 	}
 	return ok, reason
+}
+
+// admitSurface is admit for an upstream's resources, templates and
+// prompts: their pins are kept apart from the tools' (pin.CheckSurface),
+// and trusted on first use apart too, so that a pin file written before
+// they were pinned keeps serving the tools it pinned.
+func (g *pinGate) admitSurface(up, kind, key string, def json.RawMessage) (bool, string) {
+	if g.file.Err() == nil && !g.file.KnownSurface(up) {
+		g.trustFirstUseSurface(up)
+	}
+	ok, reason, diff := g.file.CheckSurface(up, pin.Item{Kind: kind, Key: key, Def: def})
+	if diff != "" {
+		k := up + "\x00" + kind + "\x00" + key
+		g.mu.Lock()
+		if len(g.logged) >= maxLogged {
+			clear(g.logged)
+		}
+		fresh := g.logged[k] != diff
+		g.logged[k] = diff
+		g.mu.Unlock()
+		if fresh {
+			g.logger.Warn(fmt.Sprintf("upstream %s: %s %q differs from its pin in %s: %s", up, kind, key, g.file.Path(), diff))
+		}
+	}
+	return ok, reason
+}
+
+// surfaceItems is an upstream's resources, templates and prompts as
+// listed, for the pin file.
+func surfaceItems(u *upstream.Upstream) []pin.Item {
+	var items []pin.Item
+	for _, kind := range []string{upstream.KindResource, upstream.KindTemplate, upstream.KindPrompt} {
+		member := map[string]string{upstream.KindResource: "uri", upstream.KindTemplate: "uriTemplate", upstream.KindPrompt: "name"}[kind]
+		for _, raw := range u.Surface(kind) {
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(raw, &m)
+			var key string
+			_ = json.Unmarshal(m[member], &key)
+			items = append(items, pin.Item{Kind: kind, Key: key, Def: raw})
+		}
+	}
+	return items
+}
+
+func (g *pinGate) trustFirstUseSurface(up string) {
+	var items []pin.Item
+	for _, u := range g.set.Upstreams() {
+		if u.Name() == up {
+			items = surfaceItems(u)
+		}
+	}
+	changes, err := g.file.TrustFirstUseSurface(up, items)
+	if err != nil {
+		msg := fmt.Sprintf("upstream %s: first seen, but its resources and prompts cannot be pinned: %v; they are withheld", up, err)
+		key := up + "\x00surface"
+		g.mu.Lock()
+		fresh := g.logged[key] != msg
+		g.logged[key] = msg
+		g.mu.Unlock()
+		if fresh {
+			g.logger.Warn(msg)
+		}
+		return
+	}
+	if len(changes) > 0 {
+		g.logger.Warn(fmt.Sprintf("upstream %s: first seen: its %d resources, templates and prompts pinned in %s (trust on first use)", up, len(changes), g.file.Path()))
+	}
 }
 
 // trustFirstUse pins up's whole current list, not only the tool asked
@@ -200,7 +268,7 @@ func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts up
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return 2
 	}
-	lists, ok := listUpstreams(ctx, specs, opts, stderr)
+	lists, surf, ok := listUpstreams(ctx, specs, opts, stderr)
 	if !ok {
 		fmt.Fprintf(stderr, "%s: pin: nothing pinned in %s\n", prog, file.Path())
 		return 1
@@ -222,6 +290,12 @@ func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts up
 			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
 			return 1
 		}
+		splan, err := file.PlanSurface(surf)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
+			return 1
+		}
+		plan = append(plan, splan...)
 		var pending []pin.Change
 		for _, c := range plan {
 			if c.Pending() {
@@ -236,7 +310,11 @@ func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts up
 			}
 			fmt.Fprintf(stdout, "%d to review in %s; nothing written\n", len(pending), file.Path())
 			if len(pending) > 0 {
-				fmt.Fprintf(stdout, "accept with: mcp-route pin%s (and the same flags), or all of them with --all\n", acceptArgs(pending))
+				if args := acceptArgs(pending); args != "" {
+					fmt.Fprintf(stdout, "accept with: mcp-route pin%s (and the same flags), or all of them with --all\n", args)
+				} else {
+					fmt.Fprintf(stdout, "accept them with: mcp-route pin --all (and the same flags)\n")
+				}
 			}
 			return 0
 		}
@@ -250,6 +328,12 @@ func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts up
 		fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
 		return 1
 	}
+	schanges, err := file.PinAllSurface(surf)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: pin: %v\n", prog, err)
+		return 1
+	}
+	changes = append(changes, schanges...)
 	for _, c := range changes {
 		fmt.Fprintln(stdout, c)
 	}
@@ -261,6 +345,9 @@ func pinMain(ctx context.Context, file *pin.File, specs []upstream.Spec, opts up
 func acceptArgs(pending []pin.Change) string {
 	var b strings.Builder
 	for _, c := range pending {
+		if strings.Contains(c.Tool, " ") {
+			continue // a resource, template or prompt: accepted with --all
+		}
 		b.WriteString(" --accept ")
 		b.WriteString(pin.Served(c.Upstream, c.Tool))
 		if c.Action != pin.Removed {
@@ -273,13 +360,14 @@ func acceptArgs(pending []pin.Change) string {
 // listUpstreams starts the upstreams as a server would, waits for each
 // one's tool list and stops them. false: one could not be listed (said on
 // stderr).
-func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Options, stderr io.Writer) (map[string][]codec.Tool, bool) {
+func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Options, stderr io.Writer) (map[string][]codec.Tool, map[string][]pin.Item, bool) {
 	set := upstream.NewSet(specs, opts)
 	set.Start(ctx)
 	defer set.Close()
 	wctx, cancel := context.WithTimeout(ctx, pinWait)
 	defer cancel()
 	lists := map[string][]codec.Tool{}
+	surf := map[string][]pin.Item{}
 	ok := true
 	for _, u := range set.Upstreams() {
 		if err := u.WaitListed(wctx); err != nil {
@@ -290,6 +378,7 @@ func listUpstreams(ctx context.Context, specs []upstream.Spec, opts upstream.Opt
 			continue
 		}
 		lists[u.Name()] = u.Tools()
+		surf[u.Name()] = surfaceItems(u)
 	}
-	return lists, ok
+	return lists, surf, ok
 }

@@ -8,7 +8,9 @@
 // to requests by id, so any number of requests may be in flight and methods
 // are safe for concurrent use. While it waits it also serves the server:
 // a server→client ping gets {}, any other server request gets -32601 (this
-// client declares no capabilities), notifications go to Options.OnNotification.
+// client declares no capabilities) unless Options.OnRequest serves it (and
+// Options.Capabilities declares what it serves), notifications go to
+// Options.OnNotification.
 // (2026-07-28 has no server→client requests; the ping answer then carries
 // resultType "complete" so that it still validates.)
 // All framing and message checks are codec's. The protocol logic (eras,
@@ -190,7 +192,23 @@ type Options struct {
 	// OnWriteStall, optional, is called once, from its own goroutine, when
 	// WriteTimeout ran out; err wraps ErrWriteStalled.
 	OnWriteStall func(err error)
+	// Capabilities, optional, are the client capabilities declared in
+	// initialize (a legacy handshake; 2026-07-28 has no server→client
+	// requests). nil declares none.
+	Capabilities codec.ClientCapabilities
+	// OnRequest, optional, answers a request from the server other than
+	// ping (sampling/createMessage, elicitation/create...), each on a
+	// goroutine of its own, at most MaxServerRequests at once (more are
+	// answered -32603 at once): its result, or its error (a *codec.Error
+	// is sent as it is, another as -32603). nil, or a nil result and
+	// error, answers -32601 as without it.
+	OnRequest func(m *codec.Message) (json.RawMessage, error)
 }
+
+// MaxServerRequests bounds the server→client requests Options.OnRequest
+// serves at once: a server cannot grow the client's goroutines without
+// bound.
+const MaxServerRequests = 16
 
 // Info is what Connect learned about the server.
 type Info struct {
@@ -211,7 +229,9 @@ type Info struct {
 // Client is one MCP client connection. See the package doc.
 type Client struct {
 	opts Options
-	t    transport
+	// serving holds a slot per server→client request OnRequest serves.
+	serving chan struct{}
+	t       transport
 	// channel names where server frames come from, for the handshake
 	// error: "on its stdout" (stdio) or "in an HTTP answer".
 	channel string
@@ -347,6 +367,7 @@ func newClient(opts Options, channel string) *Client {
 		opts:      opts,
 		channel:   channel,
 		pending:   map[string]chan reply{},
+		serving:   make(chan struct{}, MaxServerRequests),
 		abandoned: map[string]bool{},
 		done:      make(chan struct{}),
 	}
@@ -526,9 +547,34 @@ func errText(m *codec.Message) string {
 	return "no error"
 }
 
-// serveRequest answers a server→client request. Only ping is served.
+// serveRequest answers a server→client request: ping, and what
+// Options.OnRequest serves.
 func (c *Client) serveRequest(m *codec.Message) {
 	var resp *codec.Message
+	if m.Method != codec.MethodPing && c.opts.OnRequest != nil {
+		select {
+		case c.serving <- struct{}{}:
+		default:
+			c.answer(codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeInternalError, "busy: %d requests of this server are being served", MaxServerRequests)))
+			return
+		}
+		go func() {
+			defer func() { <-c.serving }()
+			res, err := c.opts.OnRequest(m)
+			var rpc *codec.Error
+			switch {
+			case err != nil && errors.As(err, &rpc):
+				c.answer(codec.NewErrorResponse(m.ID, rpc))
+			case err != nil:
+				c.answer(codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeInternalError, "%v", err)))
+			case res != nil:
+				c.answer(&codec.Message{JSONRPC: "2.0", ID: m.ID, Result: res})
+			default:
+				c.answer(codec.NewErrorResponse(m.ID, c.unserved(m.Method)))
+			}
+		}()
+		return
+	}
 	if m.Method == codec.MethodPing {
 		// 2026-07-28 has no server→client requests at all, but a result
 		// there must say its resultType; DecorateResult fits {} to the era.
@@ -542,8 +588,22 @@ func (c *Client) serveRequest(m *codec.Message) {
 		}
 		resp = &codec.Message{JSONRPC: "2.0", ID: m.ID, Result: result}
 	} else {
-		resp = codec.NewErrorResponse(m.ID, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client declares no capabilities and serves only ping: no sampling, elicitation or roots)", m.Method))
+		resp = codec.NewErrorResponse(m.ID, c.unserved(m.Method))
 	}
+	c.answer(resp)
+}
+
+// unserved is the -32601 of a server→client request the client does not
+// serve.
+func (c *Client) unserved(method string) *codec.Error {
+	if len(c.opts.Capabilities) == 0 {
+		return codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client declares no capabilities and serves only ping: no sampling, elicitation or roots)", method)
+	}
+	return codec.Errorf(codec.CodeMethodNotFound, "method not found: %s (this client serves only ping and the capabilities it declared)", method)
+}
+
+// answer writes a response to a server→client request.
+func (c *Client) answer(resp *codec.Message) {
 	// A write error means the server is going away; the read loop will
 	// see it. A server that does not read its stdin holds the read loop
 	// at most answerTimeout per request.

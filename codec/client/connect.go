@@ -255,9 +255,13 @@ func (c *Client) initialize(ctx context.Context, pinned, probe string) (*Info, e
 	if v == "" {
 		v = codec.LatestLegacyRevision
 	}
+	caps := c.opts.Capabilities
+	if caps == nil {
+		caps = codec.ClientCapabilities{}
+	}
 	params := codec.InitializeParams{
 		ProtocolVersion: v,
-		Capabilities:    codec.ClientCapabilities{},
+		Capabilities:    caps,
 		ClientInfo:      c.opts.ClientInfo,
 	}
 	raw, err := c.call(ctx, codec.MethodInitialize, params, false)

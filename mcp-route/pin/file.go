@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -34,6 +35,7 @@ func isDigest(s string) bool {
 // encodeFile is the pin file for set.
 func encodeFile(set pinSet) []byte {
 	ups := map[string]any{}
+	surf := map[string]any{}
 	for up, pins := range set {
 		tools := map[string]any{}
 		for name, e := range pins {
@@ -52,9 +54,20 @@ func encodeFile(set pinSet) []byte {
 			}
 			tools[name] = m
 		}
+		if name, ok := strings.CutPrefix(up, "surface:"); ok {
+			for _, m := range tools {
+				delete(m.(map[string]any), "coversMeta")
+			}
+			surf[name] = tools
+			continue
+		}
 		ups[up] = tools
 	}
-	return append(pretty(nil, map[string]any{"format": format, "upstreams": ups}), '\n')
+	top := map[string]any{"format": format, "upstreams": ups}
+	if len(surf) > 0 {
+		top["surface"] = surf
+	}
+	return append(pretty(nil, top), '\n')
 }
 
 // decodeFile is the set a pin file holds, or what is wrong with it.
@@ -69,7 +82,7 @@ func decodeFile(data []byte) (pinSet, error) {
 		}
 		return nil, err
 	}
-	top, err := object(v, "the file", "format", "upstreams")
+	top, err := object(v, "the file", "format", "upstreams", "surface")
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +111,11 @@ func decodeFile(data []byte) (pinSet, error) {
 			pins[name] = e
 		}
 		set[up] = pins
+	}
+	if sv, ok := top["surface"]; ok {
+		if err := decodeSurface(sv, set); err != nil {
+			return nil, err
+		}
 	}
 	return set, nil
 }

@@ -33,6 +33,11 @@
 // not guard _meta until the upstream is pinned again (mcp-route pin),
 // which records it.
 //
+// An upstream's resources, resource templates and prompts are pinned
+// beside its tools (surface.go): CheckSurface, TrustFirstUseSurface,
+// PinAllSurface and PlanSurface are Check, TrustFirstUse, PinAll and Plan
+// for them, kept in the file's "surface" member.
+//
 // # The file
 //
 // The pin file is JSON, written with its keys sorted and indented, so that

@@ -102,6 +102,7 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 	if _, ok := p.ProgressToken(); ok {
 		progress = func(pp codec.ProgressParams) { req.Progress(pp) }
 	}
+	ctx = upstream.WithAsker(ctx, askerOf(req))
 	start := time.Now()
 	res, outcome, err := s.opts.Upstreams.Call(ctx, t, args, req.Revision, progress)
 	elapsed := time.Since(start)
@@ -411,5 +412,36 @@ func snippet(b []byte) string {
 func (s *server) observe(tool, outcome string, elapsed time.Duration, started, killed bool) {
 	if s.opts.Observe != nil {
 		s.opts.Observe(tool, outcome, elapsed, started, killed)
+	}
+}
+
+// askerOf passes an upstream's elicitation/create or sampling/createMessage
+// (when --upstream-allow lets it) to the client of the call req: only a
+// client that declared the capability, in a revision that has the method,
+// on a transport with a way back (core.Request.CanAsk, Call).
+func askerOf(req *core.Request) upstream.Asker {
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, string, error) {
+		mode := codec.ElicitForm
+		if method == codec.MethodElicit {
+			var p struct {
+				Mode string `json:"mode"`
+			}
+			if json.Unmarshal(params, &p) == nil && p.Mode != "" {
+				mode = p.Mode
+			}
+		}
+		if !req.CanAsk(method, mode) {
+			return nil, "it did not declare the capability, or its protocol revision (" + req.Revision + ") lacks " + method, nil
+		}
+		resp, err := req.Call(ctx, method, params)
+		switch {
+		case errors.Is(err, core.ErrNoBackChannel):
+			return nil, "its transport carries no request to it", nil
+		case err != nil:
+			return nil, "", codec.Errorf(codec.CodeInternalError, "asking the client: %v", err)
+		case resp.Error != nil:
+			return nil, "", resp.Error
+		}
+		return resp.Result, "", nil
 	}
 }

@@ -54,7 +54,8 @@
 // and an upstream tool claim is served by neither: it is left out of
 // tools/list with one log line, and a call of it gets an isError result
 // saying so. An upstream's list change reaches the clients like a local
-// one.
+// one. Their resources, resource templates and prompts are served beside
+// the local surface the same way (upsurface.go).
 //
 // The tool directories are polled (Options.Poll), and re-read by each
 // tools/list: the re-read (which may run a new tool's --mcp-describe) runs
@@ -268,6 +269,8 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
 	if opts.Upstreams != nil {
 		opts.Upstreams.OnChange(s.listChanged)
+		opts.Upstreams.OnSurfaceChange(s.surfaceListChanged)
+		opts.Upstreams.OnResourceUpdated(s.resourceUpdated)
 	}
 	if opts.Surface != nil {
 		opts.Surface.SetRun(s.runSurface)

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpipe/mcpipe/internal/toolenv"
 	"github.com/mcpipe/mcpipe/mcp-route/runner"
 	"github.com/mcpipe/mcpipe/mcp-route/surface"
+	"github.com/mcpipe/mcpipe/mcp-route/upstream"
 )
 
 // Resources, prompts and completion (package mcp-route/surface) are
@@ -46,18 +47,32 @@ func (s *Router) capabilities() codec.ServerCapabilities {
 		// Tools log through their channel (channel.go).
 		Logging: json.RawMessage(`{}`),
 	}
-	if sf := s.opts.Surface; sf != nil {
-		if sf.HasResources() {
-			caps.Resources = json.RawMessage(`{"subscribe":true,"listChanged":true}`)
-		}
-		if sf.HasPrompts() {
-			caps.Prompts = json.RawMessage(`{"listChanged":true}`)
-		}
-		if sf.HasResources() || sf.HasPrompts() {
-			caps.Completions = json.RawMessage(`{}`)
-		}
+	res, prs := s.hasResources(), s.hasPrompts()
+	if res {
+		caps.Resources = json.RawMessage(`{"subscribe":true,"listChanged":true}`)
+	}
+	if prs {
+		caps.Prompts = json.RawMessage(`{"listChanged":true}`)
+	}
+	if res || prs {
+		caps.Completions = json.RawMessage(`{}`)
 	}
 	return caps
+}
+
+// hasResources and hasPrompts say which methods are served: those of the
+// local surface, and both whenever upstreams are mounted (what they
+// declare is known only once they are connected, after ours is).
+func (s *Router) hasResources() bool {
+	return (s.opts.Surface != nil && s.opts.Surface.HasResources()) || s.hasUpstreams()
+}
+
+func (s *Router) hasPrompts() bool {
+	return (s.opts.Surface != nil && s.opts.Surface.HasPrompts()) || s.hasUpstreams()
+}
+
+func (s *Router) hasUpstreams() bool {
+	return s.opts.Upstreams != nil && len(s.opts.Upstreams.Upstreams()) > 0
 }
 
 // subscriberOf is who holds conv's resource subscriptions: its Streamable
@@ -72,44 +87,40 @@ func subscriberOf(conv *core.Server, conn core.Conn) any {
 
 // registerSurface adds the resources, prompts and completion methods.
 func (s *Router) registerSurface(conv *core.Server) {
-	sf := s.opts.Surface
-	if sf == nil {
-		return
-	}
-	if sf.HasResources() {
+	if s.hasResources() {
 		conv.HandleFunc("resources/list", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.ListResources(req.Params, req.Revision) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.listResources(ctx, req, upstream.KindResource) })
 		})
 		conv.HandleFunc("resources/templates/list", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.ListTemplates(req.Params, req.Revision) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.listResources(ctx, req, upstream.KindTemplate) })
 		})
 		conv.HandleFunc("resources/read", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.Read(ctx, req.Params, req.Revision) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.read(ctx, req) })
 		})
 		conv.HandleFunc("resources/subscribe", func(ctx context.Context, req *core.Request) (any, error) {
 			if codec.IsModernRevision(req.Revision) {
 				return nil, legacyOnly(req.Method)
 			}
-			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, true) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(ctx, conv, req.Params, true) })
 		})
 		conv.HandleFunc("resources/unsubscribe", func(ctx context.Context, req *core.Request) (any, error) {
 			if codec.IsModernRevision(req.Revision) {
 				return nil, legacyOnly(req.Method)
 			}
-			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(conv, req.Params, false) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.subscribe(ctx, conv, req.Params, false) })
 		})
 	}
-	if sf.HasPrompts() {
+	if s.hasPrompts() {
 		conv.HandleFunc("prompts/list", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.ListPrompts(req.Params, req.Revision) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.listPrompts(ctx, req) })
 		})
 		conv.HandleFunc("prompts/get", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.Get(ctx, req.Params, req.Revision) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.getPrompt(ctx, req) })
 		})
 	}
-	if sf.HasResources() || sf.HasPrompts() {
+	if s.hasResources() || s.hasPrompts() {
 		conv.HandleFunc("completion/complete", func(ctx context.Context, req *core.Request) (any, error) {
-			return s.surfaceWait(ctx, func() (any, error) { return sf.Complete(ctx, req.Params, req.Revision) })
+			return s.surfaceWait(ctx, func() (any, error) { return s.complete(ctx, req) })
 		})
 	}
 }
@@ -127,7 +138,7 @@ func (s *Router) surfaceWait(ctx context.Context, f func() (any, error)) (any, e
 	if err := s.waitLoaded(ctx); err != nil {
 		return nil, codec.Errorf(codec.CodeInternalError, "canceled: %v", err)
 	}
-	if s.opts.Poll <= 0 {
+	if s.opts.Poll <= 0 && s.opts.Surface != nil {
 		res, prs, upd := s.opts.Surface.Reload()
 		if res {
 			s.surfaceListChanged(surface.MethodResourcesListChanged)
@@ -143,12 +154,21 @@ func (s *Router) surfaceWait(ctx context.Context, f func() (any, error)) (any, e
 }
 
 // subscribe records (on) or drops a resource subscription of conv.
-func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (any, error) {
+func (s *Router) subscribe(ctx context.Context, conv *core.Server, params json.RawMessage, on bool) (any, error) {
 	var p struct {
 		URI *string `json:"uri"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil || p.URI == nil {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: want {\"uri\": STRING}")
+	}
+	var up *upstream.Upstream
+	var own string
+	if on && s.hasUpstreams() && upstream.IsServedURI(*p.URI) {
+		u, o, err := s.opts.Upstreams.ResolveURI(ctx, *p.URI)
+		if err != nil {
+			return nil, clientError(err)
+		}
+		up, own = u, o
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -161,33 +181,57 @@ func (s *Router) subscribe(conv *core.Server, params json.RawMessage, on bool) (
 		}
 		return struct{}{}, nil
 	}
-	r, _ := s.opts.Surface.Lookup(*p.URI)
-	if r == nil {
+	if up != nil {
+		// Recorded first, then forwarded outside s.mu: the upstream may
+		// send its first update before its answer.
+		if err := s.record(key, *p.URI); err != nil {
+			return nil, err
+		}
+		s.mu.Unlock()
+		_, err := up.Forward(ctx, "resources/subscribe", map[string]string{"uri": own})
+		s.mu.Lock()
+		if err != nil {
+			delete(s.subs[key], *p.URI)
+			if len(s.subs[key]) == 0 {
+				delete(s.subs, key)
+				delete(s.subsUsed, key)
+			}
+			return nil, clientError(err)
+		}
+		return struct{}{}, nil
+	} else if r, _ := s.localLookup(*p.URI); r == nil {
 		e := codec.Errorf(codec.CodeInvalidParams, "Resource not found: %s", codec.QuoteClip(*p.URI, 200))
 		e.Data, _ = json.Marshal(map[string]string{"uri": *p.URI})
 		return nil, e
-	}
-	if r.URI != *p.URI {
+	} else if r.URI != *p.URI {
 		// A template's URI: no update is ever sent for one (a dynamic
 		// resource is made anew at each read), and a client chooses
 		// its length, up to a frame: answered, not kept.
 		return struct{}{}, nil
 	}
+	if err := s.record(key, *p.URI); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// record keeps key's subscription to uri, within the bounds. Under s.mu.
+func (s *Router) record(key any, uri string) error {
 	if s.subs == nil {
 		s.subs, s.subsUsed = map[any]map[string]bool{}, map[any]time.Time{}
 	}
 	if s.subs[key] == nil {
 		if len(s.subs) >= maxSubscribers && !s.evictIdleSubscriber() {
-			return nil, codec.Errorf(codec.CodeInternalError, "server busy: %d sessions with open streams hold resource subscriptions; try again later", maxSubscribers)
+			return codec.Errorf(codec.CodeInternalError, "server busy: %d sessions with open streams hold resource subscriptions; try again later", maxSubscribers)
 		}
 		s.subs[key] = map[string]bool{}
 	}
 	if len(s.subs[key]) >= maxSubscriptions {
-		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
+		return codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
 	}
-	s.subs[key][*p.URI] = true
+	s.subs[key][uri] = true
 	s.subsUsed[key] = time.Now()
-	return struct{}{}, nil
+	return nil
 }
 
 // evictIdleSubscriber drops the subscriptions of the subscriber that

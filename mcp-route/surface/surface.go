@@ -423,3 +423,17 @@ func cursorParam(params json.RawMessage) (string, *codec.Error) {
 	}
 	return p.Cursor, nil
 }
+
+// Listed returns the resources, resource templates and prompts as listed,
+// each sorted (the router merges them with an upstream's).
+func (s *Set) Listed() (resources, templates []*Resource, prompts []PromptDef) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prompts {
+		prompts = append(prompts, p.Def)
+	}
+	return s.resources, s.templates, prompts
+}
+
+// CacheFor is the Cache members of a list for rev.
+func (s *Set) CacheFor(rev string) Cache { return s.cache(rev, false) }

@@ -1,6 +1,7 @@
 // Package upstream mounts other MCP servers into mcp-route: one supervised
 // upstream server per --upstream NAME=CMD (or NAME=https://...), its tools
-// served as NAME__TOOL beside the local ones (package router does the
+// served as NAME__TOOL beside the local ones, its prompts as NAME__PROMPT
+// and its resources as mcp-upstream://NAME/URI (package router does the
 // merge).
 //
 // # Specs
@@ -139,6 +140,48 @@
 // one; an upstream that answers the GET with 405 has no way to announce a
 // change, and its list is read again only when it reconnects).
 //
+// # Resources and prompts
+//
+// An upstream that declares the resources capability has its
+// resources/list and resources/templates/list read with its tools (and
+// again on its list_changed), one that declares prompts its prompts/list;
+// a list that fails is logged and served empty (the tools are not held
+// back by it). Set.Surface serves them renamed: a prompt as
+// NAME__PROMPT, under the tool-name rules (codec.ValidateToolName,
+// MaxListedName); a resource's uri and a template's uriTemplate as
+// mcp-upstream://NAME/ followed by the upstream's own, verbatim (Scheme,
+// ServedURI). No escaping: the own URI is a URI already, whose characters
+// are all allowed in a path, and a template keeps its expressions where
+// they were, so what a client expands the served template to is the
+// prefix and what the upstream's expansion would be, mapped back by
+// cutting the prefix. Every other member is kept as the upstream gave it.
+//
+// ParseURI reads a client's URI: the scheme (compared without case), the
+// NAME up to the next "/", which must be an upstream's, and the rest,
+// which must be an absolute URI (scheme:...) of at most MaxURI bytes,
+// UTF-8, without white space or control characters, and not in Scheme
+// itself. Anything else is refused, the error naming what is wrong (the
+// router sends it as -32602): a NAME no upstream has, a NAME with an
+// escape ("docs%2F..%2Ffs"), a rest that is a relative path ("../fs/...")
+// or escaped ("%66ile:"), a nested mcp-upstream://. Only the upstream the
+// NAME gives is ever asked, with the rest as it came: a client reaches
+// another upstream's resource, or a local one, by its own URI only.
+//
+// Left out of a list, with one log line each: an item whose uri or
+// template breaks those rules (one in Scheme is an upstream pointing back
+// at the gateway), a name with a control character, a key listed twice
+// (none served), more than MaxSurfaceItems of one kind, an item over
+// MaxToolDef bytes, and what passes MaxListBytes (counted apart from the
+// tools). RewriteContents and RewritePrompt put the uris of a read's
+// contents and of a prompt's embedded resources under the scheme; one
+// that breaks the rules (an upstream answering with another's URI in the
+// scheme) makes the answer an error. Forward bounds an answer by
+// MaxOutput and CallTimeout, and passes the upstream's JSON-RPC error on.
+// Options.AdmitSurface, when set (pinning), withholds an item as Admit
+// withholds a tool: left out of the list, a read or get of it refused.
+// notifications/resources/updated of an upstream reaches OnResourceUpdated
+// with the served uri; list changes reach OnSurfaceChange.
+//
 // # Calls
 //
 // A call is forwarded with its arguments as they came (the upstream checks
@@ -159,8 +202,15 @@
 //
 // Requests from an upstream to mcp-route (sampling/createMessage,
 // elicitation/create, roots/list) are answered with JSON-RPC error -32601
-// by codec/client, which declares no client capabilities; only ping is
-// answered. They are not passed on to mcp-route's own client.
+// (naming --upstream-allow for the first two); only ping is answered.
+// Spec.Allow (--upstream-allow NAME=elicitation,sampling, read by
+// ParseAllow) declares those capabilities to the upstream, and its
+// requests of them go to the Asker of the latest call in flight to it
+// (WithAsker, on the call's context: the router's core.Request.Call to
+// that call's client); none in flight, or a client that cannot be asked
+// (the Asker says why), is -32600; the client's answer (over MaxOutput:
+// -32603) or error goes back as it came. codec/client serves at most
+// client.MaxServerRequests at once. roots/list is never passed on.
 //
 // # Bounds
 //

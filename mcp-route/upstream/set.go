@@ -50,8 +50,14 @@ type Options struct {
 	// the upstream gave it, unprefixed. A tool not admitted is left out of
 	// List, and a call to it gets an isError result with the reason. It is
 	// asked again whenever the upstream's list changes.
-	Admit  func(upstream string, t codec.Tool) (ok bool, reason string)
-	Logger *slog.Logger // optional: Warn for what an operator must see, Debug for routine events
+	Admit func(upstream string, t codec.Tool) (ok bool, reason string)
+	// AdmitSurface, optional, is Admit for an upstream's resources,
+	// resource templates and prompts: kind is KindResource, KindTemplate
+	// or KindPrompt, key its uri, uriTemplate or name, def its definition
+	// as the upstream gave it. Not admitted, it is left out of the lists,
+	// and a read or get of it is refused with the reason.
+	AdmitSurface func(upstream, kind, key string, def json.RawMessage) (ok bool, reason string)
+	Logger       *slog.Logger // optional: Warn for what an operator must see, Debug for routine events
 }
 
 func (o *Options) defaults() {
@@ -124,6 +130,11 @@ type Set struct {
 	stale    bool             // an upstream's list changed since index was built
 	reported map[string]bool  // leave-out lines already logged
 	onChange []func()
+	surf     [3][]*Item // resources, templates, prompts served (withheld ones included)
+	// onSurface are told of a changed list (a list_changed method), and
+	// onUpdated of an upstream's resources/updated (the served uri).
+	onSurface []func(method string)
+	onUpdated []func(uri string)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -134,7 +145,10 @@ func NewSet(specs []Spec, opts Options) *Set {
 	opts.defaults()
 	s := &Set{opts: opts, index: map[string]*Tool{}, reported: map[string]bool{}}
 	for _, spec := range specs {
-		s.ups = append(s.ups, newUpstream(spec, &s.opts, s.changed))
+		u := newUpstream(spec, &s.opts, s.changed)
+		u.notifySurface = s.surfaceChanged
+		u.updated = s.resourceUpdated
+		s.ups = append(s.ups, u)
 	}
 	return s
 }
@@ -150,10 +164,55 @@ func (s *Set) OnChange(f func()) {
 	s.mu.Unlock()
 }
 
+// OnSurfaceChange adds f to the functions called (on a supervisor
+// goroutine) with notifications/resources/list_changed or
+// notifications/prompts/list_changed when an upstream's list of that kind
+// changed.
+func (s *Set) OnSurfaceChange(f func(method string)) {
+	s.mu.Lock()
+	s.onSurface = append(s.onSurface, f)
+	s.mu.Unlock()
+}
+
+// OnResourceUpdated adds f to the functions called with the served uri of
+// an upstream resource the upstream said was updated.
+func (s *Set) OnResourceUpdated(f func(uri string)) {
+	s.mu.Lock()
+	s.onUpdated = append(s.onUpdated, f)
+	s.mu.Unlock()
+}
+
+func (s *Set) surfaceChanged(res, prs bool) {
+	s.mu.Lock()
+	s.stale = true
+	fs := slices.Clone(s.onSurface)
+	s.mu.Unlock()
+	for _, f := range fs {
+		if res {
+			f(methodResourcesListChanged)
+		}
+		if prs {
+			f(methodPromptsListChanged)
+		}
+	}
+}
+
+func (s *Set) resourceUpdated(u *Upstream, own string) {
+	s.mu.Lock()
+	fs := slices.Clone(s.onUpdated)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f(ServedURI(u.spec.Name, own))
+	}
+}
+
 // Readmit asks Admit again about every tool, at the next List or Lookup,
 // and runs the OnChange functions: what Admit decides on (the pin file)
 // has changed.
-func (s *Set) Readmit() { s.changed() }
+func (s *Set) Readmit() {
+	s.changed()
+	s.surfaceChanged(true, true)
+}
 
 // Start starts supervising every upstream, until Close or ctx is done.
 func (s *Set) Start(ctx context.Context) {
@@ -350,6 +409,7 @@ func (s *Set) rebuild() {
 	}
 	slices.SortFunc(list, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
 	s.index, s.list = index, list
+	s.rebuildSurface()
 }
 
 // maxReported bounds the leave-out lines remembered as logged: an

@@ -25,6 +25,9 @@ type Spec struct {
 	// (--upstream-header, --upstream-token-file; see SetHeaders). It may
 	// hold a secret: it is never logged, and String leaves it out.
 	Header http.Header
+	// Allow are the requests the upstream may send mcp-route's client
+	// (--upstream-allow): "elicitation", "sampling". See ParseAllow.
+	Allow []string
 
 	// Set by mcp-route for a stdio upstream; zero values leave Options'
 	// ways. Spawn starts its process instead of Options.Spawn (an upstream

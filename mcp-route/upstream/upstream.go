@@ -40,8 +40,13 @@ type Upstream struct {
 	spec   Spec
 	opts   *Options
 	notify func() // the Set's: the tool list changed
-	relist chan struct{}
-	tokens atomic.Int64
+	// notifySurface is the Set's: the resources (res) or prompts (prs)
+	// changed.
+	notifySurface func(res, prs bool)
+	// updated is the Set's: the upstream sent notifications/resources/updated.
+	updated func(u *Upstream, own string)
+	relist  chan struct{}
+	tokens  atomic.Int64
 	// waitedOut is set when a List waited ListTimeout for the first list
 	// in vain: no request waits for it again.
 	waitedOut atomic.Bool
@@ -64,6 +69,8 @@ type Upstream struct {
 	noise     noiseLimit                           // the protocol errors logged
 	errNoise  noiseLimit                           // the stderr lines logged (max MaxStderrLines)
 	acked     chan struct{}                        // closed by the acknowledgement of the listen being opened
+	surf      surfaceLists                         // the last resources, templates and prompts listed
+	askers    askers                               // the calls in flight whose client may be asked (--upstream-allow)
 }
 
 // listenAckWait bounds the wait for a modern upstream's acknowledgement of
@@ -72,14 +79,15 @@ const listenAckWait = 5 * time.Second
 
 func newUpstream(spec Spec, opts *Options, notify func()) *Upstream {
 	return &Upstream{
-		spec:     spec,
-		opts:     opts,
-		notify:   notify,
-		relist:   make(chan struct{}, 1),
-		changed:  make(chan struct{}),
-		listed:   make(chan struct{}),
-		progress: map[string]chan codec.ProgressParams{},
-		errNoise: noiseLimit{max: MaxStderrLines},
+		spec:          spec,
+		opts:          opts,
+		notify:        notify,
+		notifySurface: func(bool, bool) {},
+		relist:        make(chan struct{}, 1),
+		changed:       make(chan struct{}),
+		listed:        make(chan struct{}),
+		progress:      map[string]chan codec.ProgressParams{},
+		errNoise:      noiseLimit{max: MaxStderrLines},
 	}
 }
 
@@ -233,6 +241,7 @@ type link struct {
 	// stalled is closed when a write to a stdio upstream made no progress
 	// for StallTimeout (client.ErrWriteStalled): it is taken as hung.
 	stalled chan struct{}
+	caps    codec.ServerCapabilities // what the upstream declared
 }
 
 // isStalled says whether the upstream was taken as hung.
@@ -264,6 +273,10 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		OnNotification:  u.onNotification,
 		OnProtocolError: u.protocolError,
 	}
+	if len(u.spec.Allow) > 0 {
+		copts.Capabilities = u.capabilities()
+	}
+	copts.OnRequest = u.onRequest
 	var conn *client.Conn
 	var info *client.Info
 	var err error
@@ -302,7 +315,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		return nil, u.withStderr(err.Error(), stderr)
 	}
 	lctx, stop := context.WithCancel(ctx)
-	l := &link{Conn: conn, stderr: stderr, stop: stop, stalled: stalled}
+	l := &link{Conn: conn, stderr: stderr, stop: stop, stalled: stalled, caps: info.Capabilities}
 	if info.Era == client.EraModern {
 		// Subscribe before the first list, and wait for the
 		// acknowledgement: a change between the list and the
@@ -331,6 +344,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
 	u.setTools(tools, left)
+	u.setSurface(u.listSurface(cctx, conn.Client, info.Capabilities))
 	return l, nil
 }
 
@@ -376,6 +390,13 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 		default:
 			u.setTools(tools, left)
 		}
+		lctx, cancel = context.WithTimeout(ctx, u.opts.ConnectTimeout)
+		surf := u.listSurface(lctx, l.Client, l.caps)
+		cancel()
+		if ctx.Err() != nil {
+			return ""
+		}
+		u.setSurface(surf)
 	}
 }
 
@@ -383,7 +404,7 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 // notifications arrive through onNotification like legacy ones. It ends
 // with the connection.
 func (u *Upstream) listen(ctx context.Context, l *link) {
-	params := codec.SubscriptionsListenParams{Notifications: &codec.SubscriptionFilter{ToolsListChanged: true}}
+	params := codec.SubscriptionsListenParams{Notifications: &codec.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}}
 	_, err := l.Request(ctx, codec.MethodSubscriptionsListen, params)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, client.ErrClosed) {
 		u.debugf("upstream %s: subscriptions/listen: %v (its tool list is re-read only on a plain notifications/tools/list_changed)", u.spec.Name, err)
@@ -393,10 +414,17 @@ func (u *Upstream) listen(ctx context.Context, l *link) {
 // onNotification runs on the client's read goroutine.
 func (u *Upstream) onNotification(m *codec.Message) {
 	switch m.Method {
-	case codec.MethodToolsListChanged:
+	case codec.MethodToolsListChanged, methodResourcesListChanged, methodPromptsListChanged:
 		select {
 		case u.relist <- struct{}{}:
 		default: // one re-list is pending already
+		}
+	case methodResourcesUpdated:
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && checkOwnURI(p.URI) == "" && u.updated != nil {
+			u.updated(u, p.URI)
 		}
 	case codec.MethodSubscriptionsAcknowledged:
 		u.mu.Lock()
@@ -617,6 +645,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		}
 		return codec.ErrorResult(refusal), "failed", nil
 	}
+	defer u.askers.add(ctx)()
 	p := codec.CallToolParams{Name: tool, Arguments: args}
 	var queue chan codec.ProgressParams
 	if progress != nil {
