@@ -605,13 +605,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		level = slog.LevelDebug
 	}
 	logger := newLogger(*logFormat, logw, level)
-	// registry logs through format functions; one record per event.
-	logf := func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }
-	debugf := func(format string, args ...any) {
-		if everything {
-			logger.Debug(fmt.Sprintf(format, args...))
-		}
-	}
 
 	rootDir := *root
 	if rootDir == "" {
@@ -757,8 +750,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		AllowWrite: writePaths,
 		AllowExec:  execPaths,
 		NoNetwork:  *noNetwork,
-		Debugf:     debugf,
-		Warnf:      logf,
 		Logger:     logger,
 	}
 	// What no kernel makes acceptable (a secret of /etc opened, an
@@ -881,7 +872,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}()
 		defer func() { <-verdict }()
 		p.spec.Spawn, p.spec.Rules, p.spec.Env = pc.Spawn(), rulesOf(pc), p.prof.Env
-		debugf("upstream %s: %s", p.spec.Name, p.prof)
+		logger.Debug("upstream launcher profile", slog.String("upstream", p.spec.Name), slog.String("profile", fmt.Sprint(p.prof)))
 		for _, d := range p.prof.Dropped {
 			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))
 		}
@@ -895,7 +886,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer close(announced)
 		switch rep := conf.Report(); {
 		case mode == confinement.Off:
-			debugf("tools are not confined: --confine off")
+			logger.Debug("tools are not confined: --confine off")
 		case !conf.Enforced():
 			logger.Warn(conf.Warning())
 		case len(rep.Missing) > 0:
@@ -904,7 +895,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			logger.Info("tools confined: " + rep.String())
 		}
 		if !limits.IsZero() {
-			debugf("limits per tool process tree: %s; enforced by: %s", limitsText(limits), proc.LimitSupport())
+			logger.Debug("limits per tool process tree", slog.String("limits", limitsText(limits)), slog.String("enforced_by", proc.LimitSupport()))
 		}
 	}()
 
@@ -927,7 +918,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return pinMain(ctx, pins, specs, uopts, po, stdout, stderr)
 	}
 	if len(dirs) == 0 && len(specs) == 0 && len(resDirs)+len(promptDirs) == 0 {
-		logf("no --tools directory: serving no tools")
+		logger.Warn("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
 		Dirs:            dirs,
@@ -940,8 +931,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		CacheKeyEnv:     cacheKeyEnv(describeEnv, policy.TempDir),
 		Root:            rootDir,
 		Writable:        writePaths,
-		Logf:            logf,
-		Debugf:          debugf,
+		Logger:          logger,
 		Explain:         conf.ExplainFailure,
 	})
 	defer reg.Close()
@@ -953,7 +943,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cacheNote == "" {
 		cacheNote = "off"
 	}
-	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version.Number, len(dirs), rootDir, cacheNote)
+	logger.Debug("serving", slog.String("version", version.Number), slog.Int("tool_dirs", len(dirs)), slog.String("root", rootDir), slog.String("describe_cache", cacheNote))
 	ropts := router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version.Number},
@@ -1021,7 +1011,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
-	debugf("exit")
+	logger.Debug("exit")
 	return 0
 }
 

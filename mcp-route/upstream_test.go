@@ -257,7 +257,7 @@ func TestUpstreamClashWithLocalTool(t *testing.T) {
 		t.Errorf("call of the clashing name: %+v", r)
 	}
 	proctest.Eventually(t, func() string {
-		if !strings.Contains(g.stderr.String(), "tool inner__hello left out: both a local tool") {
+		if !strings.Contains(g.stderr.String(), `msg="tool left out" tool=inner__hello upstream=inner why="both a local tool`) {
 			return "no log line for the clash: " + g.stderr.String()
 		}
 		return ""
