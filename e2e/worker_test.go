@@ -196,7 +196,7 @@ func TestWorkerKilled(t *testing.T) {
 	if c := s.workerCall("tw", nil); c.Pid == pid {
 		t.Error("answered by a dead worker")
 	}
-	if !strings.Contains(s.stderr.String(), "died: killed by SIGKILL") {
+	if !strings.Contains(s.stderr.String(), `outcome="killed by SIGKILL"`) {
 		t.Errorf("the log does not say the worker died:\n%s", s.stderr)
 	}
 }

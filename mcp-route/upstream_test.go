@@ -448,7 +448,7 @@ func TestUpstreamOverHTTPWithToken(t *testing.T) {
 		g := startGateway(t, nil, append([]string{"--upstream", web, "--verbose"}, extra...)...)
 		g.initialize()
 		proctest.Eventually(t, func() string {
-			if s := g.stderr.String(); !strings.Contains(s, "upstream web failed to start") || !strings.Contains(s, "401") {
+			if s := g.stderr.String(); !strings.Contains(s, `msg="upstream failed to start" upstream=web`) || !strings.Contains(s, "401") {
 				return "no failed start naming 401: " + s
 			}
 			return ""
@@ -558,7 +558,7 @@ func TestUpstreamRedirectNotFollowed(t *testing.T) {
 	g.initialize()
 	want := fmt.Sprintf(`redirect to \"%s/mcp\" not followed`, target.URL)
 	proctest.Eventually(t, func() string {
-		if s := g.stderr.String(); !strings.Contains(s, "upstream web failed to start") || !strings.Contains(s, want) {
+		if s := g.stderr.String(); !strings.Contains(s, `msg="upstream failed to start" upstream=web`) || !strings.Contains(s, want) {
 			return "no failed start naming the redirect: " + s
 		}
 		return ""

@@ -94,14 +94,12 @@ func (o *Options) defaults() {
 	}
 }
 
-func (o *Options) logf(warn bool, format string, args ...any) {
-	level := slog.LevelDebug
+// level is Warn for what an operator must see, else Debug.
+func level(warn bool) slog.Level {
 	if warn {
-		level = slog.LevelWarn
+		return slog.LevelWarn
 	}
-	if o.Logger.Enabled(context.Background(), level) {
-		o.Logger.Log(context.Background(), level, fmt.Sprintf(format, args...))
-	}
+	return slog.LevelDebug
 }
 
 // Tool is one upstream tool as served: Def is the upstream's definition
@@ -227,7 +225,7 @@ func (s *Set) giveUp(since time.Time) {
 	for _, u := range s.ups {
 		if u.pending() && time.Since(since) >= u.listTimeout() {
 			u.waitedOut.Store(true)
-			s.opts.logf(true, "upstream %s has not listed its tools within %v (--upstream-timeout); serving without them until it does", u.spec.Name, u.listTimeout())
+			s.opts.Logger.Warn("upstream has not listed its tools within --upstream-timeout: serving without them until it does", slog.String("upstream", u.spec.Name), slog.Duration("timeout", u.listTimeout()))
 		}
 	}
 }
@@ -367,14 +365,15 @@ func (s *Set) report(u *Upstream, tool, why string, warn bool) {
 		clear(s.reported)
 	}
 	s.reported[key] = true
-	tool = clipText(tool, 100)
+	// The handler escapes what the upstream named (slog's text and JSON
+	// handlers both do); only its length is bounded here.
 	if why == "" {
-		s.opts.logf(false, "upstream %s: tool %q left out: --readonly and it is not annotated readOnlyHint: true", u.spec.Name, tool)
+		s.opts.Logger.Debug("tool left out: --readonly and it is not annotated readOnlyHint: true", slog.String("upstream", u.spec.Name), slog.String("tool", cut(tool, 100)))
 		return
 	}
-	if tool == `""` {
-		s.opts.logf(warn, "upstream %s: %s", u.spec.Name, why)
+	if tool == "" {
+		s.opts.Logger.Log(context.Background(), level(warn), "upstream tools left out", slog.String("upstream", u.spec.Name), slog.String("why", why))
 		return
 	}
-	s.opts.logf(warn, "upstream %s: tool %s left out: %s", u.spec.Name, tool, why)
+	s.opts.Logger.Log(context.Background(), level(warn), "tool left out", slog.String("upstream", u.spec.Name), slog.String("tool", cut(tool, 100)), slog.String("why", why))
 }
