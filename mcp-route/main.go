@@ -45,7 +45,11 @@
 //
 // stdout carries only MCP messages; logs go to stderr or --log, one line per
 // event, through log/slog: --log-format text (the default, "mcp-route: "
-// then slog's key=value record) or json (one object per line). By default stderr shows only what an operator must see: tools left
+// then slog's key=value record) or json (one object per line). A record's
+// message is constant; the attributes tool, id (the JSON-RPC request id),
+// outcome, elapsed, upstream and session (over --http, a digest of the
+// session id) say which call and how it ended, so that
+// `jq 'select(.tool=="fs_read")'` finds one tool's records. By default stderr shows only what an operator must see: tools left
 // out and why, call failures worth a look (timeouts, kills, output caps, bad
 // results), errors and startup problems; a call that went fine, initialize
 // and shutdown are logged only with --verbose, or into a --log file, which
@@ -248,7 +252,8 @@ from a sidecar NAME.json or from NAME --mcp-describe.
 stderr shows only what needs a look: tools left out and why, failed calls
 worth a look (timeouts, kills, output caps, bad results), errors. --verbose
 logs every event; a --log FILE always gets every event. --log-format picks
-text (key=value) or json records, one line per event.
+text (key=value) or json records, one line per event; records carry
+tool, id, outcome, elapsed, upstream and session as attributes.
 
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
