@@ -126,7 +126,7 @@ echo done`)
 	if n := len(logNotes(t, s.notes)); n != 1000 {
 		t.Errorf("%d records, want the first 1000", n)
 	}
-	if !strings.Contains(s.stderr.String(), "500 log records past the first 1000 dropped") {
+	if !strings.Contains(s.stderr.String(), "log records past the limit dropped") || !strings.Contains(s.stderr.String(), "dropped=500 limit=1000") {
 		t.Errorf("no log line about the dropped records:\n%s", s.stderr.String())
 	}
 }
