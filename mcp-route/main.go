@@ -872,7 +872,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		go func() {
 			defer close(verdict)
 			if w := pc.Warning(); w != "" {
-				logger.Warn("upstream launcher profile: "+w, slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name))
+				logger.Warn("upstream launcher profile not enforced in full", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", w))
 			}
 		}()
 		defer func() { <-verdict }()
@@ -895,9 +895,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case !conf.Enforced():
 			logger.Warn(conf.Warning())
 		case len(rep.Missing) > 0:
-			logger.Warn("tools confined: " + rep.String())
+			logger.Warn("tools confined, not in full", slog.String("report", rep.String()))
 		case everything:
-			logger.Info("tools confined: " + rep.String())
+			logger.Info("tools confined", slog.String("report", rep.String()))
 		}
 		if !limits.IsZero() {
 			logger.Debug("limits per tool process tree", slog.String("limits", limitsText(limits)), slog.String("enforced_by", proc.LimitSupport()))
