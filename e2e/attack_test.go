@@ -215,7 +215,7 @@ func TestAttackSidecarOutsideDir(t *testing.T) {
 	if strings.Contains(string(b), "SECRET-FROM-OUTSIDE") || strings.Contains(string(b), "linked.txt") {
 		t.Errorf("a sidecar linked out of the directory is served: %s", b)
 	}
-	if !strings.Contains(s.stderr.String(), "linked.txt left out: its sidecar linked.txt.json") {
+	if !strings.Contains(s.stderr.String(), `msg="file left out: its sidecar" path=`+filepath.Join(f.resources, "linked.txt")+" sidecar=linked.txt.json") {
 		t.Errorf("stderr does not say why linked.txt is left out:\n%s", s.stderr.String())
 	}
 	found := false
