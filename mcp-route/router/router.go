@@ -74,7 +74,11 @@
 // output; events go to Options.Logger, one record each: Warn for what an
 // operator must see (failures worth a look, errors), Debug for routine
 // events (a call that went
-// fine, initialize, shutdown), one line each.
+// fine, initialize, shutdown), one line each. A call's records carry the
+// attributes tool, id (the JSON-RPC request id, as a string) and, over
+// HTTP, session (a digest of the Mcp-Session-Id, never the id); its end
+// record ("call ended", "call failed", "call: bad result") adds outcome
+// (as Observe's) and elapsed, and upstream for an upstream's tool.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
 // stream. New returns a Router whose tools, MaxProcs slots, MaxQueue
