@@ -51,7 +51,7 @@ type Options struct {
 	// List, and a call to it gets an isError result with the reason. It is
 	// asked again whenever the upstream's list changes.
 	Admit  func(upstream string, t codec.Tool) (ok bool, reason string)
-	Logger *slog.Logger // optional: Warn for what an operator must see, Debug for routine events
+	Logger *slog.Logger // optional: Warn for what an operator must see, Debug for routine events; records carry upstream (and tool, why, error, retry_in where they apply)
 }
 
 func (o *Options) defaults() {
