@@ -219,7 +219,7 @@ func TestAttackSidecarOutsideDir(t *testing.T) {
 	if strings.Contains(string(b), "SECRET-FROM-OUTSIDE") || strings.Contains(string(b), "linked.txt") {
 		t.Errorf("a sidecar linked out of the directory is served: %s", b)
 	}
-	if !strings.Contains(s.stderr.String(), "linked.txt left out: its sidecar linked.txt.json") {
+	if !strings.Contains(s.stderr.String(), `msg="file left out: its sidecar" path=`+filepath.Join(f.resources, "linked.txt")+" sidecar=linked.txt.json") {
 		t.Errorf("stderr does not say why linked.txt is left out:\n%s", s.stderr.String())
 	}
 	found := false
@@ -241,10 +241,10 @@ func TestAttackConfirmNameMatchesNothing(t *testing.T) {
 	s.initialize(codec.Rev20251125)
 	s.result(s.request(s.rev, codec.MethodToolsList, nil), &struct{}{})
 	errs := s.stderr.String()
-	if !strings.Contains(errs, "--confirm Wipe: no tool is named so (names are exact, case included): until one is, it gates nothing") {
+	if !strings.Contains(errs, `msg="--confirm names no tool (names are exact, case included): until one is, it gates nothing" tool=Wipe`) {
 		t.Errorf("no warning of --confirm Wipe:\n%s", errs)
 	}
-	if strings.Contains(errs, "--confirm look:") || strings.Contains(errs, "--confirm up__tool:") {
+	if strings.Contains(errs, "tool=look") || strings.Contains(errs, "tool=up__tool") {
 		t.Errorf("a warning of a name that matches a tool, or of an upstream's:\n%s", errs)
 	}
 }

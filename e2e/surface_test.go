@@ -122,7 +122,7 @@ func TestResourcesServe(t *testing.T) {
 	if !slices.Equal(uris, want) {
 		t.Errorf("resources/list uris %q, want %q (escape, dots.txt and tmpl.txt refused)", uris, want)
 	}
-	if !strings.Contains(s.stderr.String(), "outside") || !strings.Contains(s.stderr.String(), "dots.txt left out: a uri with") || !strings.Contains(s.stderr.String(), "uriTemplate needs an executable") {
+	if !strings.Contains(s.stderr.String(), "outside") || !strings.Contains(s.stderr.String(), `dots.txt why="a uri with`) || !strings.Contains(s.stderr.String(), "uriTemplate needs an executable") {
 		t.Errorf("stderr does not say why escape, dots.txt and tmpl.txt are left out:\n%s", s.stderr.String())
 	}
 	var tl struct{ ResourceTemplates []listedResource }
