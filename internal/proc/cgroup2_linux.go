@@ -174,9 +174,10 @@ func prepareV2(want []string) {
 // moveIntoLeaf moves this process into own/mcpipe-route, after checking
 // that own is ours to arrange: no other process is in it (we never move
 // what is not ours), and it was delegated to us (systemd's Delegate=yes
-// marks it with a trusted.delegate or user.delegate xattr; a user's
-// delegated cgroup is owned by the user; a container's cgroup namespace
-// root is the container's).
+// marks it with a trusted.delegate or user.delegate xattr; a container's
+// cgroup namespace root is the container's). Ownership is not taken for
+// delegation: systemd's user manager owns every cgroup of the user's, and
+// rearranges those it was not asked to delegate.
 func moveIntoLeaf(own, ownPath string) error {
 	me := strconv.Itoa(os.Getpid())
 	for _, p := range strings.Fields(string(readFile(filepath.Join(own, "cgroup.procs")))) {
@@ -190,10 +191,6 @@ func moveIntoLeaf(own, ownPath string) error {
 		if n, err := unix.Getxattr(own, x, b); err == nil && string(b[:n]) == "1" {
 			delegated = true
 		}
-	}
-	var st unix.Stat_t
-	if os.Geteuid() != 0 && unix.Stat(own, &st) == nil && int(st.Uid) == os.Geteuid() {
-		delegated = true
 	}
 	if !delegated {
 		return fmt.Errorf("cgroup v2 %s is not delegated to us (systemd: Delegate=yes), so we do not rearrange it", own)
@@ -239,7 +236,11 @@ func readFile(name string) []byte {
 // v2Support is LimitSupport's wording for what v2 enforces, by controller.
 func v2Support(controller string) (string, bool) {
 	if (controller == "pids" && v2.pids) || (controller == "memory" && v2.memory) {
-		return "cgroup v2 " + v2.base + " (the whole tree)", true
+		s := "cgroup v2 " + v2.base + " (the whole tree)"
+		if v2.moved != "" {
+			s += ", mcp-route moved into " + v2.moved
+		}
+		return s, true
 	}
 	return "", false
 }

@@ -148,9 +148,11 @@
 // so unless we are in the root, this process moves itself into
 // OWN/mcpipe-route first, and only when OWN holds no other process
 // (another's processes are never moved) and OWN is delegated to us: a
-// trusted.delegate or user.delegate xattr (systemd's Delegate=yes), a
-// directory owned by our non-root uid, or the root of our cgroup
-// namespace (a container's). Otherwise, or where the cgroup file system
+// trusted.delegate or user.delegate xattr (systemd's Delegate=yes, also
+// for a user's units with systemd 251 and later), or the root of our
+// cgroup namespace (a container's). Owning a cgroup is not taken for
+// delegation: systemd's user manager owns all of a user's cgroups and
+// rearranges those it was not asked to delegate. Otherwise, or where the cgroup file system
 // is read-only (containers, Bazel's sandbox: a probe directory is made
 // at set-up), v2 is not used and the fallbacks below apply. v2 trees get
 // memory.max with memory.swap.max 0 (so swap does not add to the limit)
