@@ -141,7 +141,9 @@
 // runs no instruction of the new program outside the cgroup (what the
 // exec itself allocated is charged to ours). This needs ptrace to be
 // allowed to the child (confine's filter does; Yama's ptrace_scope 3
-// does not, and every start then fails). v2 is set up once: the
+// does not, and every start then fails), and a set-user-ID program
+// started so gets no privilege from it (as under confine's
+// no_new_privs anyway). v2 is set up once: the
 // controllers must be in our cgroup's cgroup.controllers; they are
 // enabled in its cgroup.subtree_control and in mcpipe's. A cgroup that
 // hands controllers down may hold no process (the root cgroup excepted),
