@@ -287,8 +287,8 @@ interpreter chain.
 
 Limits: each tool process tree (a call's, a worker's) may use --limit-mem
 (1GiB) of memory and --limit-pids (512) processes at once, through the
-cgroup v1 memory and pids controllers where mcp-route can make cgroups
-(root); --limit-cpu bounds each process's CPU time (RLIMIT_CPU). Without a
+cgroup memory and pids controllers (v1, or v2 as root or delegated)
+where mcp-route can make cgroups; --limit-cpu bounds each process's CPU time (RLIMIT_CPU). Without a
 memory controller each process gets RLIMIT_DATA; without a pids
 controller there is no process limit (RLIMIT_NPROC counts all the user's
 processes and never binds root). A limit hit ends the call with an

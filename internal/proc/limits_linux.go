@@ -173,16 +173,21 @@ func cgroupIn(b []byte, controller string) (string, bool) {
 // line for a start-up log and --confine-check.
 func LimitSupport() string {
 	setupV1()
+	setupV2()
 	var parts []string
 	if v1.memory.base != "" {
 		parts = append(parts, "memory: cgroup v1 "+v1.memory.base+" (the whole tree)")
+	} else if s, ok := v2Support("memory"); ok {
+		parts = append(parts, "memory: "+s)
 	} else {
-		parts = append(parts, "memory: RLIMIT_DATA per process ("+v1.memory.err.Error()+")")
+		parts = append(parts, "memory: RLIMIT_DATA per process, not the tree ("+v1.memory.err.Error()+"; "+v2Why("memory")+")")
 	}
 	if v1.pids.base != "" {
 		parts = append(parts, "pids: cgroup v1 "+v1.pids.base+" (the whole tree)")
+	} else if s, ok := v2Support("pids"); ok {
+		parts = append(parts, "pids: "+s)
 	} else {
-		parts = append(parts, "pids: NOT LIMITED ("+v1.pids.err.Error()+"; RLIMIT_NPROC counts every process of the user and root is exempt)")
+		parts = append(parts, "pids: NOT LIMITED ("+v1.pids.err.Error()+"; "+v2Why("pids")+"; RLIMIT_NPROC counts every process of the user and root is exempt)")
 	}
 	parts = append(parts, "cpu: RLIMIT_CPU per process")
 	return strings.Join(parts, "; ")
@@ -197,6 +202,7 @@ type treeLimit struct {
 	name         string      // their name, below each hierarchy's base
 	enter, leave []*os.File  // their tasks files, and our own cgroups'
 	forked       atomic.Bool // aroundFork forked inside the cgroups
+	v2           *v2Tree     // its cgroup v2, nil when none
 	// The event counts the cgroups had before this tree (a reused pair:
 	// see spare), so that hit sees only this tree's.
 	oomBase, pidsBase int64
@@ -252,6 +258,10 @@ func ReleaseLimits() {
 				unix.Rmdir(d)
 			}
 		}
+		if t.v2 != nil {
+			t.v2.release()
+			unix.Rmdir(t.v2.dir)
+		}
 	}
 }
 
@@ -299,13 +309,14 @@ func alive(pid int) bool {
 // means the limits cannot be set up; nothing is left behind.
 func newTreeLimit(l Limits) (*treeLimit, error) {
 	setupV1()
+	setupV2()
 	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
 	t := &treeLimit{lim: l, name: name}
 	reused := takeSpare(l)
 	if reused != nil {
 		// Made, set up and opened by an earlier tree.
 		t.name, t.oomBase, t.pidsBase = reused.name, reused.oomBase, reused.pidsBase
-		t.pids, t.memory, t.enter = reused.pids, reused.memory, reused.enter
+		t.pids, t.memory, t.enter, t.v2 = reused.pids, reused.memory, reused.enter, reused.v2
 		for _, h := range []hierarchy{v1.pids, v1.memory} {
 			if (h.controller == "pids" && t.pids != "") || (h.controller == "memory" && t.memory != "") {
 				t.leave = append(t.leave, h.leave)
@@ -345,6 +356,9 @@ func newTreeLimit(l Limits) (*treeLimit, error) {
 		// Swap counts too (memsw, where the kernel accounts it), so the
 		// limit is not the memory plus all of swap.
 		t.memory, err = mk(v1.memory, map[string]string{"memory.limit_in_bytes": m, "memory.memsw.limit_in_bytes": m})
+	}
+	if err == nil && usesV2(l) {
+		t.v2, err = newV2Tree(v2.base, name, l)
 	}
 	if err != nil {
 		t.close()
@@ -409,6 +423,14 @@ func (t *treeLimit) started(pid int) error {
 			return fmt.Errorf("limits: the process was not started in its %s cgroup (it is in %q)", h.controller, got)
 		}
 	}
+	if t.v2 != nil {
+		if cgroups == nil {
+			cgroups, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		}
+		if got, ok := t.v2.in(cgroups, t.name); !ok && alive(pid) {
+			return fmt.Errorf("limits: the process was not started in its cgroup v2 %s (it is in %q): a Spawn that forks on another thread must use proc.ForkHook", t.v2.dir, got)
+		}
+	}
 	set := func(res int, cur, max uint64) error {
 		if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: cur, Max: max}, nil); err != nil {
 			return fmt.Errorf("limits: prlimit: %w", err)
@@ -421,7 +443,7 @@ func (t *treeLimit) started(pid int) error {
 			return err
 		}
 	}
-	if t.lim.Memory > 0 && t.memory == "" {
+	if t.lim.Memory > 0 && t.memory == "" && !(t.v2 != nil && v2.memory) {
 		m := uint64(t.lim.Memory)
 		if err := set(unix.RLIMIT_DATA, m, m); err != nil {
 			return err
@@ -439,6 +461,11 @@ func (t *treeLimit) hit(ws syscall.WaitStatus, ru *syscall.Rusage) (string, int6
 	}
 	if t.pids != "" && eventCount(filepath.Join(t.pids, "pids.events"), "max") > t.pidsBase {
 		return LimitPids, int64(t.lim.Pids)
+	}
+	if t.v2 != nil {
+		if name, v := t.v2.hit(t.lim); name != "" {
+			return name, v
+		}
 	}
 	if t.lim.CPU > 0 && ws.Signaled() {
 		used := time.Duration(0)
@@ -477,10 +504,14 @@ func (t *treeLimit) close() {
 			dirs = append(dirs, d)
 		}
 	}
-	if len(dirs) == 0 {
+	if len(dirs) == 0 && t.v2 == nil {
 		return
 	}
 	empty := true
+	if t.v2 != nil {
+		empty = t.v2.empty()
+		dirs = append(dirs, t.v2.dir)
+	}
 	for _, d := range dirs {
 		empty = killCgroup(d) && empty
 	}
@@ -489,6 +520,9 @@ func (t *treeLimit) close() {
 	}
 	for _, f := range t.enter {
 		f.Close()
+	}
+	if t.v2 != nil {
+		t.v2.release()
 	}
 	go func() {
 		// A killed process leaves its cgroup when it is gone; rmdir
@@ -512,6 +546,9 @@ func (t *treeLimit) keep() bool {
 	if (t.lim.Pids > 0 && v1.pids.base != "") != (t.pids != "") || (t.lim.Memory > 0 && v1.memory.base != "") != (t.memory != "") {
 		return false // half made (its set-up failed): not what its limits need
 	}
+	if usesV2(t.lim) != (t.v2 != nil) || (t.v2 != nil && !t.v2.reusable(t.lim)) {
+		return false
+	}
 	if t.memory != "" {
 		b, err := os.ReadFile(filepath.Join(t.memory, "memory.usage_in_bytes"))
 		used, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
@@ -528,7 +565,7 @@ func (t *treeLimit) keep() bool {
 	if len(spare.pairs) >= maxSpare {
 		return false
 	}
-	spare.pairs = append(spare.pairs, &treeLimit{lim: t.lim, pids: t.pids, memory: t.memory, name: t.name, enter: t.enter, oomBase: t.oomBase, pidsBase: t.pidsBase})
+	spare.pairs = append(spare.pairs, &treeLimit{lim: t.lim, pids: t.pids, memory: t.memory, name: t.name, enter: t.enter, oomBase: t.oomBase, pidsBase: t.pidsBase, v2: t.v2})
 	return true
 }
 
@@ -575,6 +612,11 @@ func withLimits(l Limits, cmd *exec.Cmd, spawn func(*exec.Cmd) error) (func(*exe
 		return nil, nil, err
 	}
 	hook := t.aroundFork
+	if t.v2 != nil && t.v2.prepare(cmd, spawn == nil) {
+		hook = func(start func() error) error {
+			return t.aroundFork(func() error { return t.v2.aroundFork(cmd, start) })
+		}
+	}
 	forkHooks.Store(cmd, hook)
 	return func(c *exec.Cmd) error {
 		defer forkHooks.Delete(c)
