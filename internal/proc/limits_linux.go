@@ -326,8 +326,7 @@ func alive(pid int) bool {
 // means the limits cannot be set up; nothing is left behind.
 func newTreeLimit(l Limits) (*treeLimit, error) {
 	setupV1()
-	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
-	t := &treeLimit{lim: l, name: name, memDir: -1, pidsDir: -1, oomEvents: -1, pidsEvents: -1}
+	t := &treeLimit{lim: l, memDir: -1, pidsDir: -1, oomEvents: -1, pidsEvents: -1}
 	reused := takeSpare(l)
 	if reused != nil {
 		// Made, set up and opened by an earlier tree.
@@ -341,6 +340,8 @@ func newTreeLimit(l Limits) (*treeLimit, error) {
 		}
 		return t, nil
 	}
+	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
+	t.name = name
 	mk := func(h hierarchy, files map[string]string, dirFD, eventsFD *int, events string) (string, error) {
 		dir := filepath.Join(h.base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
