@@ -353,10 +353,10 @@ func (c *v2Tree) in(b []byte, name string) (string, bool) {
 // hit names the limit c's controllers enforced, if one was reached since
 // the tree began.
 func (c *v2Tree) hit(l Limits) (string, int64) {
-	if v2.memory && l.Memory > 0 && eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill") > c.oomBase {
+	if v2.memory && l.Memory > 0 && c.eventCount("memory.events", "oom_kill") > c.oomBase {
 		return LimitMemory, l.Memory
 	}
-	if v2.pids && l.Pids > 0 && eventCount(filepath.Join(c.dir, "pids.events"), "max") > c.pidsBase {
+	if v2.pids && l.Pids > 0 && c.eventCount("pids.events", "max") > c.pidsBase {
 		return LimitPids, int64(l.Pids)
 	}
 	return "", 0
@@ -369,7 +369,17 @@ func (c *v2Tree) empty() bool {
 	if v2.kill {
 		os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
 	}
-	return killCgroup(c.dir)
+	return killCgroup(int(c.dirFD.Fd()))
+}
+
+// eventCount reads "key N" from c's events file name; 0 when absent.
+func (c *v2Tree) eventCount(name, key string) int64 {
+	fd, err := openatRetry(int(c.dirFD.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	return eventCount(fd, key)
 }
 
 // reusable says whether an emptied c may serve the next tree with l:
@@ -378,12 +388,12 @@ func (c *v2Tree) reusable(l Limits) bool {
 	if v2.memory && l.Memory > 0 {
 		b := readFile(filepath.Join(c.dir, "memory.current"))
 		used, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil || used > l.Memory/spareChargeDiv {
+		if err != nil || used > spareCharge(l.Memory) {
 			return false
 		}
 	}
-	c.oomBase = eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill")
-	c.pidsBase = eventCount(filepath.Join(c.dir, "pids.events"), "max")
+	c.oomBase = c.eventCount("memory.events", "oom_kill")
+	c.pidsBase = c.eventCount("pids.events", "max")
 	return true
 }
 

@@ -172,17 +172,19 @@
 // applies on this machine, and why a cgroup is not used.
 //
 // When the tree ends (Run: after the leader is reaped; Start: when the
-// process has ended), the Outcome is LimitExceeded when the memory
-// controller killed (oom_kill), the pids controller refused a fork, or
-// RLIMIT_CPU ended the leader, unless this package ended it first
-// (timeout, cancel, output). Then every process still in the tree's
-// cgroups is killed, one that left the group (setsid) included. The
-// emptied cgroups are kept for the next tree with the same limits (at
-// most 16 pairs, each with the event counts it had, so that a limit an
-// earlier tree hit is not reported for the next; not one still charged
-// with more than 1/64 of its memory limit), since making and removing a
-// memory cgroup per tree was most of what the limits cost; the others are
-// removed once empty. ReleaseLimits removes the kept ones: a program that
+// process has ended), every process still in the tree's cgroups is
+// killed, one that left the group (setsid) included; then the Outcome is
+// LimitExceeded when, over the tree's life, the memory controller killed
+// (oom_kill), the pids controller refused a fork, or RLIMIT_CPU ended
+// the leader, unless this package ended it first (timeout, cancel,
+// output). The emptied cgroups are kept for the next tree with the same
+// limits (at most 16 pairs, each with the event counts it had, so that a
+// limit an earlier tree hit is not reported for the next; not one still
+// charged with more than 1/64 of its memory limit), since making and
+// removing a memory cgroup per tree was most of what the limits cost;
+// the others are removed once empty. A kept pair keeps its directories
+// and event files open, so that the end of a tree reads them with a few
+// system calls, not a path walk each. ReleaseLimits removes the kept ones: a program that
 // uses Limits calls it at exit (the next process removes those of one
 // that is gone). A cgroup setup that fails is
 // NotStarted: limits asked for are never silently dropped, though a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
+	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 )
 
@@ -114,7 +115,8 @@ func (s *server) newChannel(ctx context.Context, req *core.Request, t *registry.
 // (runner.Spec.Answers), the write end carries the answers. It returns
 // nil when no pipe can be had: the tool then runs without fd 4.
 func (c *callChannel) pipe() *os.File {
-	r, w, err := os.Pipe()
+	// The read end only goes to the tool: out of the poller (ChildPipe).
+	r, w, err := proc.ChildPipe(true)
 	if err != nil {
 		c.s.logCall(c.ctx, slog.LevelWarn, "call: no answer pipe (fd 4)", c.tool, c.req.ID, slog.Any("error", err))
 		return nil
