@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -295,25 +294,7 @@ func TestAttackSubscribeSessionFlood(t *testing.T) {
 	if err != nil || sid == "" {
 		t.Fatalf("initialize: %v %s", err, body)
 	}
-	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	stream, err := http.DefaultClient.Do(req)
-	if err != nil || stream.StatusCode != 200 {
-		t.Fatalf("GET stream: %v %v", err, stream)
-	}
-	defer stream.Body.Close()
-	events := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(stream.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- d
-			}
-		}
-		close(events)
-	}()
+	events := sessionStream(t, url, sid)
 	if _, body, err := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); err != nil || !strings.Contains(body, `"result":{}`) {
 		t.Fatalf("victim's subscribe: %v %s", err, body)
 	}
@@ -347,19 +328,8 @@ func TestAttackSubscribeSessionFlood(t *testing.T) {
 	}
 
 	write(t, filepath.Join(f.resources, "notes.txt"), "changed after the flood, longer\n", 0o644)
-	timeout := time.After(waitLong)
-	for {
-		select {
-		case d, ok := <-events:
-			if !ok {
-				t.Fatal("the victim's GET stream ended before notifications/resources/updated")
-			}
-			if strings.Contains(d, `"notifications/resources/updated"`) && strings.Contains(d, notes) {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("the victim, its GET stream open, got no notifications/resources/updated within %v: its subscription was evicted", waitLong)
-		}
+	if !awaitEvent(events, `"notifications/resources/updated"`, notes) {
+		t.Fatalf("the victim, its GET stream open, got no notifications/resources/updated within %v: its subscription was evicted", waitLong)
 	}
 }
 
