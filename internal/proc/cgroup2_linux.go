@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -209,23 +208,7 @@ func moveIntoLeaf(own, ownPath string) error {
 
 // v2Mount finds a cgroup2 mount and the cgroup path mounted there.
 func v2Mount() (mount, root string, ok bool) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", "", false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, found := strings.Cut(sc.Text(), " - ")
-		if !found {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) >= 5 && len(qf) >= 1 && qf[0] == "cgroup2" {
-			return unescapeMount(pf[4]), unescapeMount(pf[3]), true
-		}
-	}
-	return "", "", false
+	return findMount(func(fstype string, _ []string) bool { return fstype == "cgroup2" })
 }
 
 func readFile(name string) []byte {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +98,15 @@ func findHierarchy(controller string) hierarchy {
 // v1Mount finds the mount point of the cgroup v1 hierarchy holding
 // controller, and the cgroup path mounted there.
 func v1Mount(controller string) (mount, root string, ok bool) {
+	return findMount(func(fstype string, opts []string) bool {
+		return fstype == "cgroup" && slices.Contains(opts, controller)
+	})
+}
+
+// findMount returns the mount point and the mounted root of the first
+// mount in /proc/self/mountinfo that match takes, given its file system
+// type and super options.
+func findMount(match func(fstype string, opts []string) bool) (mount, root string, ok bool) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", "", false
@@ -109,13 +119,15 @@ func v1Mount(controller string) (mount, root string, ok bool) {
 			continue
 		}
 		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 || qf[0] != "cgroup" {
+		if len(pf) < 5 || len(qf) < 1 {
 			continue
 		}
-		for _, o := range strings.Split(qf[2], ",") {
-			if o == controller {
-				return unescapeMount(pf[4]), unescapeMount(pf[3]), true
-			}
+		var opts []string
+		if len(qf) >= 3 {
+			opts = strings.Split(qf[2], ",")
+		}
+		if match(qf[0], opts) {
+			return unescapeMount(pf[4]), unescapeMount(pf[3]), true
 		}
 	}
 	return "", "", false
