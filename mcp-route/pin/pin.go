@@ -350,19 +350,37 @@ func (f *File) Pin(upstream string, tools []codec.Tool) ([]Change, error) {
 // gets all of them or, on an error, none. Changes come upstream by
 // upstream, sorted by name, each as Pin orders them.
 func (f *File) PinAll(lists map[string][]codec.Tool) ([]Change, error) {
+	return recordAll(f, lists, record, true)
+}
+
+// recordAll records each upstream's items of lists with rec, upstreams
+// sorted by name: in one write of the file (write), or on the file as it
+// is on disk without writing anything (a plan). An invalid upstream name
+// changes nothing.
+func recordAll[T any](f *File, lists map[string][]T, rec func(pinSet, string, []T) []Change, write bool) ([]Change, error) {
 	ups := slices.Sorted(maps.Keys(lists))
 	for _, up := range ups {
 		if err := ValidateUpstream(up); err != nil {
 			return nil, err
 		}
 	}
-	return f.update(func(set pinSet) []Change {
+	all := func(set pinSet) []Change {
 		var changes []Change
 		for _, up := range ups {
-			changes = append(changes, record(set, up, lists[up])...)
+			changes = append(changes, rec(set, up, lists[up])...)
 		}
 		return changes
-	})
+	}
+	if write {
+		return f.update(all)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	set, _, err := readFile(f.path)
+	if err != nil {
+		return nil, err
+	}
+	return all(set), nil
 }
 
 // update applies change to the file's current content under the

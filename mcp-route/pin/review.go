@@ -16,23 +16,7 @@ func Served(upstream, tool string) string { return upstream + "__" + tool }
 // Plan is what PinAll(lists) would change, computed on the file as it is
 // now on disk, without writing anything: `mcp-route pin --dry-run`.
 func (f *File) Plan(lists map[string][]codec.Tool) ([]Change, error) {
-	ups := slices.Sorted(maps.Keys(lists))
-	for _, up := range ups {
-		if err := ValidateUpstream(up); err != nil {
-			return nil, err
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	set, _, err := readFile(f.path)
-	if err != nil {
-		return nil, err
-	}
-	var changes []Change
-	for _, up := range ups {
-		changes = append(changes, record(set, up, lists[up])...)
-	}
-	return changes, nil
+	return recordAll(f, lists, record, false)
 }
 
 // Pending reports whether c needs a decision: a tool added, changed or

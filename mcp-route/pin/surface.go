@@ -125,34 +125,12 @@ func (f *File) TrustFirstUseSurface(upstream string, items []Item) ([]Change, er
 // PinAllSurface is PinAll for the upstreams' resources, templates and
 // prompts: each upstream's surface entry replaced by its items.
 func (f *File) PinAllSurface(lists map[string][]Item) ([]Change, error) {
-	ups := slices.Sorted(maps.Keys(lists))
-	for _, up := range ups {
-		if err := ValidateUpstream(up); err != nil {
-			return nil, err
-		}
-	}
-	return f.update(func(set pinSet) []Change {
-		var changes []Change
-		for _, up := range ups {
-			changes = append(changes, recordSurface(set, up, lists[up])...)
-		}
-		return changes
-	})
+	return recordAll(f, lists, recordSurface, true)
 }
 
 // PlanSurface is what PinAllSurface(lists) would change, writing nothing.
 func (f *File) PlanSurface(lists map[string][]Item) ([]Change, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	set, _, err := readFile(f.path)
-	if err != nil {
-		return nil, err
-	}
-	var changes []Change
-	for _, up := range slices.Sorted(maps.Keys(lists)) {
-		changes = append(changes, recordSurface(set, up, lists[up])...)
-	}
-	return changes, nil
+	return recordAll(f, lists, recordSurface, false)
 }
 
 // recordSurface replaces upstream's surface pins by items; the changes
