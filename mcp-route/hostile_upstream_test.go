@@ -57,7 +57,10 @@ import (
 // echo with _meta {"io.example/ui":{"resourceUri":URI}} (none when URI is
 // empty). MODE asks adds the tools elicit and sample, which send
 // elicitation/create or sampling/createMessage and answer with "answer: "
-// and the answer's frame. MODE surface declares resources and prompts:
+// and the answer's frame; and late and trigger: late is held (one
+// progress notification says it arrived), trigger sends elicitation/create
+// "For the late call: secret-of-the-late-caller" on late's behalf, then
+// answers late with "answer: " and the answer's frame, itself "triggered". MODE surface declares resources and prompts:
 // one good resource (file:///ok) among one named with an escape sequence,
 // one in mcp-route's own scheme, one with a space and 12,000 more; the
 // template tmpl://{x}, whose tmpl://liar reads as another upstream's URI;
@@ -92,9 +95,11 @@ func hostileUpstream(mode string) {
 	}
 	names := []string{"echo", "big", "bigerror", "noise", "progress", "storm", "lists", "hold", "flush", "bigtail", "bigjunk"}
 	if mode == "asks" {
-		names = append(names, "elicit", "sample")
+		names = append(names, "elicit", "sample", "late", "trigger")
 	}
-	asked := map[string]json.RawMessage{} // our request's id → the call it is for
+	asked := map[string]json.RawMessage{}    // our request's id → the call it is for
+	var late json.RawMessage                 // the late call held, to be asked for by trigger
+	triggers := map[string]json.RawMessage{} // our request's id → the trigger call that sent it
 	askN := 0
 	var held []json.RawMessage
 	lists := 0
@@ -129,6 +134,10 @@ func hostileUpstream(mode string) {
 			if call, ok := asked[string(m.ID)]; ok {
 				delete(asked, string(m.ID))
 				text(call, "answer: "+string(frame))
+				if tr, ok := triggers[string(m.ID)]; ok {
+					delete(triggers, string(m.ID))
+					text(tr, "triggered")
+				}
 				flush()
 			}
 			continue
@@ -279,6 +288,15 @@ func hostileUpstream(mode string) {
 					req["params"] = map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "hi"}}}, "maxTokens": 10}
 				}
 				send(req)
+			case "late":
+				// Held; the next trigger asks the client for it.
+				late = m.ID
+				progress(m.Params.Meta.ProgressToken, 0, "held")
+			case "trigger":
+				askN++
+				id := fmt.Sprintf(`"ask-%d"`, askN)
+				asked[id], triggers[id] = late, m.ID
+				send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "elicitation/create", "params": map[string]any{"message": "For the late call: secret-of-the-late-caller", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}})
 			case "hold":
 				held = append(held, m.ID)
 				progress(m.Params.Meta.ProgressToken, 0, "held")

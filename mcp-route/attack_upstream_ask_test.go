@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// postEvents POSTs body to mcp-route --http and returns the data of each SSE
+// event of the answer as it comes (a JSON answer is one event); the
+// channel closes with the body.
+func postEvents(t *testing.T, url, body string, headers ...string) <-chan string {
+	t.Helper()
+	req, err := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 16)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var b strings.Builder
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				b.WriteString(sc.Text())
+			}
+			out <- b.String()
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				out <- d
+			}
+		}
+	}()
+	return out
+}
+
+// askingSession opens a 2025-11-25 session over HTTP whose client
+// declares elicitation, and returns its headers.
+func askingSession(t *testing.T, url string) []string {
+	t.Helper()
+	code, h, body := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != 200 || h.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	sess := []string{"Mcp-Session-Id", h.Get("Mcp-Session-Id"), "Mcp-Protocol-Version", "2025-11-25"}
+	if code, _, body := post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess...); code != 202 {
+		t.Fatalf("notifications/initialized: %d %s", code, body)
+	}
+	return sess
+}
+
+// TestAttackUpstreamAskCrossSession: under --upstream-allow, an upstream's
+// elicitation/create goes to "the client of the latest call in flight to
+// it". Over HTTP the calls in flight to one upstream may come from
+// different sessions (different users): session A's call is held by the
+// upstream, session B calls the same upstream, and the upstream's
+// elicitation for A's call (carrying A's data) must not be put to B, nor
+// B's answer go into A's call. The allowed counterpart: both calls from
+// one session, and that session is asked.
+func TestAttackUpstreamAskCrossSession(t *testing.T) {
+	r := startHTTP(t, "--tools", t.TempDir(), "--upstream", hostileSpec(t, "h", "asks"), "--upstream-timeout", "1m", "--upstream-allow", "h=elicitation")
+	call := func(id int, tool, token string) string {
+		return `{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},"_meta":{"progressToken":"` + token + `"}}}`
+	}
+	// run has session a call h__late and, once the upstream holds it,
+	// session b call h__trigger; it answers any elicitation put to b with
+	// the name "from-b" and returns what b was asked and a's late result.
+	run := func(a, b []string) (bAsked []string, aResult, bResult string) {
+		lateEv := postEvents(t, r.url, call(2, "h__late", "late"), a...)
+		if ev, ok := <-lateEv; !ok || !strings.Contains(ev, `"held"`) {
+			t.Fatalf("h__late: %q, want its progress first", ev)
+		}
+		for ev := range postEvents(t, r.url, call(3, "h__trigger", "trigger"), b...) {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal([]byte(ev), &m)
+			if m.Method == "elicitation/create" {
+				bAsked = append(bAsked, ev)
+				if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"name":"from-b"}}}`, b...); code != 202 {
+					t.Errorf("answering the elicitation: %d %s", code, body)
+				}
+				continue
+			}
+			bResult = ev
+		}
+		for ev := range lateEv {
+			aResult = ev
+		}
+		return bAsked, aResult, bResult
+	}
+
+	// One session: it is asked on its latest call, and its answer goes
+	// to the late call.
+	one := askingSession(t, r.url)
+	asked, lateRes, trigRes := run(one, one)
+	if len(asked) != 1 || !strings.Contains(lateRes, "from-b") || !strings.Contains(trigRes, "triggered") {
+		t.Errorf("one session: asked %q; late call %.500s; trigger %.500s", asked, lateRes, trigRes)
+	}
+
+	// Two sessions: B must not be asked for A's call.
+	a, b := askingSession(t, r.url), askingSession(t, r.url)
+	asked, lateRes, trigRes = run(a, b)
+	if len(asked) != 0 || strings.Contains(lateRes, "from-b") {
+		t.Errorf("session B was put session A's elicitation %q, and A's call got B's answer: %.500s", asked, lateRes)
+	}
+	if !strings.Contains(lateRes, "answer: ") || !strings.Contains(lateRes, "more than one client") || !strings.Contains(trigRes, "triggered") {
+		t.Errorf("two sessions: the upstream is not told why no one is asked: late call %.500s; trigger %.500s", lateRes, trigRes)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
