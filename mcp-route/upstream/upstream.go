@@ -343,8 +343,11 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		return nil, u.withStderr("tools/list: "+err.Error(), stderr)
 	}
 	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
-	u.setTools(tools, left)
+	// The surface first: an upstream first seen under --pin has its
+	// resources and prompts pinned with its tools (none if none are
+	// listed yet), so they must be listed when its tools are.
 	u.setSurface(u.listSurface(cctx, conn.Client, info.Capabilities))
+	u.setTools(tools, left)
 	return l, nil
 }
 
