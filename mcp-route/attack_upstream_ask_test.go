@@ -171,3 +171,32 @@ func TestAttackPinSurfaceAddedLater(t *testing.T) {
 		t.Errorf("the pinned tool: %s", resultText(r))
 	}
 }
+
+// TestAttackSubscribeLongUpstreamURIs: a subscription to an upstream's
+// resource is kept under the URI the client chose (any the upstream
+// accepts, up to upstream.MaxURI bytes), where a local one is kept only
+// for a listed resource. 1024 subscriptions of 4 KB for each of 4096
+// sessions would hold 16 GiB: a subscriber's URIs are bounded in bytes
+// too. The allowed counterpart: the first subscriptions, and a short one
+// after the long ones are refused.
+func TestAttackSubscribeLongUpstreamURIs(t *testing.T) {
+	g := startHostile(t, "surface")
+	long := strings.Repeat("x", 4000)
+	refused := -1
+	for i := range 100 {
+		_, e := g.rpc(10+i, "resources/subscribe", fmt.Sprintf(`{"uri":"mcp-upstream://h/file:///%s/%d"}`, long, i))
+		if e != nil {
+			if e.Code != -32602 || !strings.Contains(e.Message, "bytes") {
+				t.Fatalf("subscription %d refused with %+v, want -32602 naming the bytes", i, e)
+			}
+			refused = i
+			break
+		}
+	}
+	if refused < 1 || refused > 20 {
+		t.Errorf("subscriptions of 4 KB URIs: the first refused is %d, want one past about 64 KiB (of 100 tried)", refused)
+	}
+	if _, e := g.rpc(200, "resources/subscribe", `{"uri":"mcp-upstream://h/file:///ok"}`); e != nil {
+		t.Errorf("a short subscription after the long ones: %+v", e)
+	}
+}
