@@ -200,3 +200,22 @@ func TestAttackSubscribeLongUpstreamURIs(t *testing.T) {
 		t.Errorf("a short subscription after the long ones: %+v", e)
 	}
 }
+
+// TestAttackUpstreamToolSpoofsResource: a read an upstream answers with a
+// uri in mcp-route's own scheme (another upstream's resource) is an error,
+// "an upstream speaks for itself only"; its tool's result must not embed
+// one either, passing its own made-up text off as another upstream's
+// resource. The allowed counterpart: a link to its own resource passes as
+// it came.
+func TestAttackUpstreamToolSpoofsResource(t *testing.T) {
+	g := startHostile(t, "surface")
+	if r := g.call(2, "h__spoof", `{}`); true {
+		if b, _ := json.Marshal(r.Content); !r.IsError || strings.Contains(string(b), "pay to X") || !strings.Contains(resultText(r), "mcp-upstream scheme") {
+			t.Errorf("a result embedding another upstream's resource: isError %v: %s", r.IsError, b)
+		}
+	}
+	r := g.call(3, "h__link", `{}`)
+	if b, _ := json.Marshal(r.Content); r.IsError || !strings.Contains(string(b), `"uri":"file:///ok"`) {
+		t.Errorf("a link to its own resource: %s", b)
+	}
+}

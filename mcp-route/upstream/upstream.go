@@ -695,6 +695,9 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 	if n := int64(len(raw)); n > u.opts.MaxOutput {
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its result of %d bytes exceeds --max-output (%d bytes)", u.spec.Name, tool, n, u.opts.MaxOutput)), "failed", nil
 	}
+	if why := foreignContent(raw); why != "" {
+		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: %s", u.spec.Name, tool, why)), "failed", nil
+	}
 	res, isError, err := fit(rev, raw)
 	if err != nil {
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: %v", u.spec.Name, tool, err)), "failed", nil
