@@ -219,3 +219,33 @@ func TestAttackUpstreamToolSpoofsResource(t *testing.T) {
 		t.Errorf("a link to its own resource: %s", b)
 	}
 }
+
+// TestAttackUpstreamSamplingContext: an upstream allowed sampling asks
+// with includeContext "allServers" (or "thisServer", which through the
+// gateway is every upstream and the local tools): the client's model
+// would answer with what the other servers' tools returned in the
+// conversation, to this upstream. The request reaches the client with
+// includeContext "none"; the rest of it as it came.
+func TestAttackUpstreamSamplingContext(t *testing.T) {
+	g := startGateway(t, nil, "--upstream", hostileSpec(t, "h", "asks"), "--upstream-timeout", "1m", "--upstream-allow", "h=sampling")
+	g.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{"context":{}}},"clientInfo":{"name":"t","version":"1"}}}`)
+	g.answer(`"init"`)
+	g.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	g.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"h__sample","arguments":{}}}`)
+	m := g.next()
+	for m["id"] == nil {
+		m = g.next()
+	}
+	if string(m["method"]) != `"sampling/createMessage"` {
+		t.Fatalf("got %v, want the upstream's sampling/createMessage", m)
+	}
+	var p map[string]json.RawMessage
+	json.Unmarshal(m["params"], &p)
+	if ic := string(p["includeContext"]); ic != `"none"` || string(p["maxTokens"]) != "10" {
+		t.Errorf("sampling/createMessage relayed with includeContext %s (want \"none\"), maxTokens %s: %s", ic, p["maxTokens"], m["params"])
+	}
+	g.send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
+	if r := g.answer("2"); !strings.Contains(string(r["result"]), "hello") {
+		t.Errorf("the answer did not reach the upstream: %s", r["result"])
+	}
+}

@@ -156,7 +156,11 @@ func (u *Upstream) onRequest(m *codec.Message) (json.RawMessage, error) {
 	if shared {
 		return nil, codec.Errorf(codec.CodeInvalidRequest, "upstream %s: %s: calls of more than one client are in flight to this upstream, and which one this is for cannot be told, so none is asked", u.spec.Name, m.Method)
 	}
-	res, refused, err := e.ask(e.ctx, m.Method, m.Params)
+	params := m.Params
+	if m.Method == codec.MethodCreateMessage {
+		params = ownContextOnly(params)
+	}
+	res, refused, err := e.ask(e.ctx, m.Method, params)
 	if refused != "" {
 		return nil, codec.Errorf(codec.CodeInvalidRequest, "upstream %s: %s: the client cannot be asked: %s", u.spec.Name, m.Method, refused)
 	}
@@ -176,4 +180,24 @@ func allowWord(method string) string {
 		}
 	}
 	return ""
+}
+
+// ownContextOnly is sampling/createMessage params with includeContext
+// "none" in place of any other: through the gateway, "thisServer" is every
+// upstream and the local tools, and "allServers" more, so the client's
+// model would answer this upstream with what the others returned.
+func ownContextOnly(params json.RawMessage) json.RawMessage {
+	m, ok := codec.Members(params)
+	if !ok {
+		return params
+	}
+	if ic, ok := m["includeContext"]; !ok || string(ic) == `"none"` {
+		return params
+	}
+	m["includeContext"] = json.RawMessage(`"none"`)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return params
+	}
+	return b
 }

@@ -207,7 +207,9 @@
 // ParseAllow) declares those capabilities to the upstream, and its
 // requests of them go to the Asker of the latest call in flight to it
 // (WithAsker, on the call's context: the router's core.Request.Call to
-// that call's client); none in flight, calls of more than one client in
+// that call's client; a sampling request's includeContext made "none":
+// through the gateway the client's context is every upstream's); none in
+// flight, calls of more than one client in
 // flight (WithAsker's client differs: two HTTP sessions), or a client that
 // cannot be asked (the Asker says why), is -32600; the client's answer (over MaxOutput:
 // -32603) or error goes back as it came. codec/client serves at most
