@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpipe/mcpipe/internal/testbin"
 )
@@ -247,5 +249,55 @@ func TestAttackUpstreamSamplingContext(t *testing.T) {
 	g.send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
 	if r := g.answer("2"); !strings.Contains(string(r["result"]), "hello") {
 		t.Errorf("the answer did not reach the upstream: %s", r["result"])
+	}
+}
+
+// TestAttackUpdatesStallUpstream: an upstream's
+// notifications/resources/updated is relayed to the subscribed sessions'
+// GET streams. A client that subscribes, opens its GET stream and never
+// reads it must hold up its own stream only: not the reading of the
+// upstream's messages, through which every other client's calls to that
+// upstream are answered (as for a call's progress: see
+// TestHostileUpstreamProgressSlowClient). --http-write-timeout is 10
+// minutes here; another session's call must be answered within one.
+func TestAttackUpdatesStallUpstream(t *testing.T) {
+	r := startHTTP(t, "--tools", t.TempDir(), "--upstream", hostileSpec(t, "h", "surface"), "--upstream-timeout", "1m", "--http-write-timeout", "10m")
+	a := askingSession(t, r.url)
+	uri := "mcp-upstream://h/file:///" + strings.Repeat("u", 4000)
+	if code, _, body := post(t, r.url, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+uri+`"}}`, a...); code != 200 || !strings.Contains(body, `"result"`) {
+		t.Fatalf("subscribe: %d %s", code, body)
+	}
+	req, _ := http.NewRequest("GET", r.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(a[0], a[1])
+	req.Header.Set(a[2], a[3])
+	stream, err := http.DefaultClient.Do(req) // never read
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+
+	b := askingSession(t, r.url)
+	c := &http.Client{Timeout: time.Minute}
+	call := func(id int, tool, args string) (string, error) {
+		req, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":`+itoa(id)+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(b[0], b[1])
+		req.Header.Set(b[2], b[3])
+		resp, err := c.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}
+	// 20,000 updates of 4 KB: far more than the stream's socket buffers.
+	if body, err := call(3, "h__updates", `{"n":20000}`); err != nil || !strings.Contains(body, "updated") {
+		t.Errorf("session B's call while A's GET stream is not read: %v %.300s", err, body)
+	}
+	if body, err := call(4, "h__echo", `{}`); err != nil || !strings.Contains(body, `"echo"`) {
+		t.Errorf("session B's next call: %v %.300s", err, body)
 	}
 }

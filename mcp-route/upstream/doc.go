@@ -180,7 +180,9 @@
 // Options.AdmitSurface, when set (pinning), withholds an item as Admit
 // withholds a tool: left out of the list, a read or get of it refused.
 // notifications/resources/updated of an upstream reaches OnResourceUpdated
-// with the served uri; list changes reach OnSurfaceChange.
+// with the served uri, from a goroutine of its own (queued, at most 1024;
+// more are dropped): a function slow to return holds up the updates, not
+// the upstream's answers. List changes reach OnSurfaceChange.
 //
 // # Calls
 //
