@@ -601,11 +601,25 @@ func QuoteClip(s string, n int) string {
 	if len(s) <= n {
 		return strconv.Quote(s)
 	}
+	return strconv.Quote(clipAt(s, n)) + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+// Clip is QuoteClip unquoted, for a log attribute (the handler quotes and
+// escapes it): at most n bytes of s, cut on a UTF-8 boundary, "..." and
+// the whole length added when it was cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return clipAt(s, n) + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+func clipAt(s string, n int) string {
 	i := n
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
-	return strconv.Quote(s[:i]) + fmt.Sprintf("... (%d bytes)", len(s))
+	return s[:i]
 }
 
 func truncate(b []byte, n int) string {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -219,7 +218,7 @@ func TestAttackSidecarOutsideDir(t *testing.T) {
 	if strings.Contains(string(b), "SECRET-FROM-OUTSIDE") || strings.Contains(string(b), "linked.txt") {
 		t.Errorf("a sidecar linked out of the directory is served: %s", b)
 	}
-	if !strings.Contains(s.stderr.String(), "linked.txt left out: its sidecar linked.txt.json") {
+	if !strings.Contains(s.stderr.String(), `msg="file left out: its sidecar" path=`+filepath.Join(f.resources, "linked.txt")+" sidecar=linked.txt.json") {
 		t.Errorf("stderr does not say why linked.txt is left out:\n%s", s.stderr.String())
 	}
 	found := false
@@ -241,10 +240,10 @@ func TestAttackConfirmNameMatchesNothing(t *testing.T) {
 	s.initialize(codec.Rev20251125)
 	s.result(s.request(s.rev, codec.MethodToolsList, nil), &struct{}{})
 	errs := s.stderr.String()
-	if !strings.Contains(errs, "--confirm Wipe: no tool is named so (names are exact, case included): until one is, it gates nothing") {
+	if !strings.Contains(errs, `msg="--confirm names no tool (names are exact, case included): until one is, it gates nothing" tool=Wipe`) {
 		t.Errorf("no warning of --confirm Wipe:\n%s", errs)
 	}
-	if strings.Contains(errs, "--confirm look:") || strings.Contains(errs, "--confirm up__tool:") {
+	if strings.Contains(errs, "tool=look") || strings.Contains(errs, "tool=up__tool") {
 		t.Errorf("a warning of a name that matches a tool, or of an upstream's:\n%s", errs)
 	}
 }
@@ -295,25 +294,7 @@ func TestAttackSubscribeSessionFlood(t *testing.T) {
 	if err != nil || sid == "" {
 		t.Fatalf("initialize: %v %s", err, body)
 	}
-	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	stream, err := http.DefaultClient.Do(req)
-	if err != nil || stream.StatusCode != 200 {
-		t.Fatalf("GET stream: %v %v", err, stream)
-	}
-	defer stream.Body.Close()
-	events := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(stream.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- d
-			}
-		}
-		close(events)
-	}()
+	events := sessionStream(t, url, sid)
 	if _, body, err := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); err != nil || !strings.Contains(body, `"result":{}`) {
 		t.Fatalf("victim's subscribe: %v %s", err, body)
 	}
@@ -347,19 +328,8 @@ func TestAttackSubscribeSessionFlood(t *testing.T) {
 	}
 
 	write(t, filepath.Join(f.resources, "notes.txt"), "changed after the flood, longer\n", 0o644)
-	timeout := time.After(waitLong)
-	for {
-		select {
-		case d, ok := <-events:
-			if !ok {
-				t.Fatal("the victim's GET stream ended before notifications/resources/updated")
-			}
-			if strings.Contains(d, `"notifications/resources/updated"`) && strings.Contains(d, notes) {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("the victim, its GET stream open, got no notifications/resources/updated within %v: its subscription was evicted", waitLong)
-		}
+	if !awaitEvent(events, `"notifications/resources/updated"`, notes) {
+		t.Fatalf("the victim, its GET stream open, got no notifications/resources/updated within %v: its subscription was evicted", waitLong)
 	}
 }
 

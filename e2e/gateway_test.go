@@ -605,7 +605,7 @@ func TestGatewayNames(t *testing.T) {
 			}
 			// The text log quotes the name: a tab is \t there. The line
 			// may be written just after the list is served.
-			logged := strings.ReplaceAll(bad, "\t", `\\t`)
+			logged := strings.ReplaceAll(bad, "\t", `\t`)
 			n := 0
 			proctest.Eventually(t, func() string {
 				n = 0

@@ -122,7 +122,7 @@ func TestResourcesServe(t *testing.T) {
 	if !slices.Equal(uris, want) {
 		t.Errorf("resources/list uris %q, want %q (escape, dots.txt and tmpl.txt refused)", uris, want)
 	}
-	if !strings.Contains(s.stderr.String(), "outside") || !strings.Contains(s.stderr.String(), "dots.txt left out: a uri with") || !strings.Contains(s.stderr.String(), "uriTemplate needs an executable") {
+	if !strings.Contains(s.stderr.String(), "outside") || !strings.Contains(s.stderr.String(), `dots.txt why="a uri with`) || !strings.Contains(s.stderr.String(), "uriTemplate needs an executable") {
 		t.Errorf("stderr does not say why escape, dots.txt and tmpl.txt are left out:\n%s", s.stderr.String())
 	}
 	var tl struct{ ResourceTemplates []listedResource }
@@ -486,6 +486,23 @@ func TestResourceSubscriptionHTTP(t *testing.T) {
 		t.Fatalf("initialize: %s %s", resp.Status, body)
 	}
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	events := sessionStream(t, url, sid)
+	notes := "file://" + filepath.Join(f.resources, "notes.txt")
+	if _, body := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); !strings.Contains(body, `"result":{}`) {
+		t.Fatalf("subscribe: %s", body)
+	}
+	time.Sleep(150 * time.Millisecond)
+	write(t, filepath.Join(f.resources, "notes.txt"), "changed over HTTP, longer\n", 0o644)
+	if !awaitEvent(events, `"notifications/resources/updated"`, notes) {
+		t.Fatalf("no notifications/resources/updated on the GET stream within %v", waitLong)
+	}
+}
+
+// sessionStream opens the GET stream of a 2025-11-25 Streamable HTTP
+// session and returns its SSE events' data, one string each, until it
+// ends; it is closed when the test ends.
+func sessionStream(t *testing.T, url, sid string) <-chan string {
+	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
@@ -494,8 +511,8 @@ func TestResourceSubscriptionHTTP(t *testing.T) {
 	if err != nil || stream.StatusCode != 200 {
 		t.Fatalf("GET stream: %v %v", err, stream)
 	}
-	defer stream.Body.Close()
-	events := make(chan string, 16)
+	t.Cleanup(func() { stream.Body.Close() })
+	events := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(stream.Body)
 		for sc.Scan() {
@@ -505,24 +522,24 @@ func TestResourceSubscriptionHTTP(t *testing.T) {
 		}
 		close(events)
 	}()
-	notes := "file://" + filepath.Join(f.resources, "notes.txt")
-	if _, body := post(sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+notes+`"}}`); !strings.Contains(body, `"result":{}`) {
-		t.Fatalf("subscribe: %s", body)
-	}
-	time.Sleep(150 * time.Millisecond)
-	write(t, filepath.Join(f.resources, "notes.txt"), "changed over HTTP, longer\n", 0o644)
+	return events
+}
+
+// awaitEvent reports whether an event holding every one of want comes
+// within waitLong, before the stream ends.
+func awaitEvent(events <-chan string, want ...string) bool {
 	timeout := time.After(waitLong)
 	for {
 		select {
 		case d, ok := <-events:
 			if !ok {
-				t.Fatal("the GET stream ended before notifications/resources/updated")
+				return false
 			}
-			if strings.Contains(d, `"notifications/resources/updated"`) && strings.Contains(d, notes) {
-				return
+			if !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(d, w) }) {
+				return true
 			}
 		case <-timeout:
-			t.Fatalf("no notifications/resources/updated on the GET stream within %v", waitLong)
+			return false
 		}
 	}
 }

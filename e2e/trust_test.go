@@ -174,7 +174,7 @@ func TestTrustDescribeCacheInRoot(t *testing.T) {
 	if forged != 2 {
 		t.Fatalf("forged %d entries, want 2", forged)
 	}
-	if got := s.stderr.String(); strings.Count(got, "describe cache off: "+cache+" is under the root "+home) != 1 {
+	if got := s.stderr.String(); strings.Count(got, `msg="describe cache off"`) != 1 || !strings.Contains(got, `error="`+cache+" is under the root "+home) {
 		t.Errorf("stderr does not say once that the cache is off:\n%s", got)
 	}
 

@@ -196,7 +196,7 @@ func TestWorkerKilled(t *testing.T) {
 	if c := s.workerCall("tw", nil); c.Pid == pid {
 		t.Error("answered by a dead worker")
 	}
-	if !strings.Contains(s.stderr.String(), "died: killed by SIGKILL") {
+	if !strings.Contains(s.stderr.String(), `outcome="killed by SIGKILL"`) {
 		t.Errorf("the log does not say the worker died:\n%s", s.stderr)
 	}
 }
@@ -210,7 +210,7 @@ func TestWorkerJunkOnStdout(t *testing.T) {
 	wantErr(t, s.callTool("tw", map[string]any{"junk": "debug: x=1\x1b[2J"}), "worker killed", "other than a response")
 	proctest.WaitGroupGone(t, a.Pid)
 	log := s.stderr.String()
-	if !strings.Contains(log, "worker of tw") || !strings.Contains(log, `debug: x=1\\x1b[2J`) || strings.Contains(log, "\x1b") {
+	if !strings.Contains(log, "tool=tw") || !strings.Contains(log, `debug: x=1\\x1b[2J`) || strings.Contains(log, "\x1b") {
 		t.Errorf("the log does not name the tool and the junk, escaped:\n%s", log)
 	}
 	if b := s.workerCall("tw", nil); b.Pid == a.Pid {
@@ -271,7 +271,7 @@ func TestWorkerCrashLoopBacksOff(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n >= calls || refused == 0 {
 		t.Errorf("%d starts and %d refusals for %d calls: no backoff", n, refused, calls)
 	}
-	if !strings.Contains(s.stderr.String(), "crashes in a row: next start in") {
+	if !strings.Contains(s.stderr.String(), "crashes in a row") || !strings.Contains(s.stderr.String(), "retry_in=") {
 		t.Errorf("the log does not say it backs off:\n%s", s.stderr)
 	}
 }

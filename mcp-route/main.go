@@ -45,7 +45,11 @@
 //
 // stdout carries only MCP messages; logs go to stderr or --log, one line per
 // event, through log/slog: --log-format text (the default, "mcp-route: "
-// then slog's key=value record) or json (one object per line). By default stderr shows only what an operator must see: tools left
+// then slog's key=value record) or json (one object per line). A record's
+// message is constant; the attributes tool, id (the JSON-RPC request id),
+// outcome, elapsed, upstream and session (over --http, a digest of the
+// session id) say which call and how it ended, so that
+// `jq 'select(.tool=="fs_read")'` finds one tool's records. By default stderr shows only what an operator must see: tools left
 // out and why, call failures worth a look (timeouts, kills, output caps, bad
 // results), errors and startup problems; a call that went fine, initialize
 // and shutdown are logged only with --verbose, or into a --log file, which
@@ -248,7 +252,8 @@ from a sidecar NAME.json or from NAME --mcp-describe.
 stderr shows only what needs a look: tools left out and why, failed calls
 worth a look (timeouts, kills, output caps, bad results), errors. --verbose
 logs every event; a --log FILE always gets every event. --log-format picks
-text (key=value) or json records, one line per event.
+text (key=value) or json records, one line per event; records carry
+tool, id, outcome, elapsed, upstream and session as attributes.
 
 Confinement (Linux Landlock; --confine auto by default): every tool process,
 and all it starts, may read and execute the system directories (/usr /bin
@@ -282,8 +287,8 @@ interpreter chain.
 
 Limits: each tool process tree (a call's, a worker's) may use --limit-mem
 (1GiB) of memory and --limit-pids (512) processes at once, through the
-cgroup v1 memory and pids controllers where mcp-route can make cgroups
-(root); --limit-cpu bounds each process's CPU time (RLIMIT_CPU). Without a
+cgroup memory and pids controllers (v1, or v2 as root or delegated)
+where mcp-route can make cgroups; --limit-cpu bounds each process's CPU time (RLIMIT_CPU). Without a
 memory controller each process gets RLIMIT_DATA; without a pids
 controller there is no process limit (RLIMIT_NPROC counts all the user's
 processes and never binds root). A limit hit ends the call with an
@@ -613,13 +618,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		level = slog.LevelDebug
 	}
 	logger := newLogger(*logFormat, logw, level)
-	// registry logs through format functions; one record per event.
-	logf := func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }
-	debugf := func(format string, args ...any) {
-		if everything {
-			logger.Debug(fmt.Sprintf(format, args...))
-		}
-	}
 
 	rootDir := *root
 	if rootDir == "" {
@@ -765,8 +763,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		AllowWrite: writePaths,
 		AllowExec:  execPaths,
 		NoNetwork:  *noNetwork,
-		Debugf:     debugf,
-		Warnf:      logf,
 		Logger:     logger,
 	}
 	// What no kernel makes acceptable (a secret of /etc opened, an
@@ -884,12 +880,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		go func() {
 			defer close(verdict)
 			if w := pc.Warning(); w != "" {
-				logger.Warn("upstream launcher profile: "+w, slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name))
+				logger.Warn("upstream launcher profile not enforced in full", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", w))
 			}
 		}()
 		defer func() { <-verdict }()
 		p.spec.Spawn, p.spec.Rules, p.spec.Env = pc.Spawn(), rulesOf(pc), p.prof.Env
-		debugf("upstream %s: %s", p.spec.Name, p.prof)
+		logger.Debug("upstream launcher profile", slog.String("upstream", p.spec.Name), slog.String("profile", fmt.Sprint(p.prof)))
 		for _, d := range p.prof.Dropped {
 			logger.Warn("upstream launcher profile: a place not granted", slog.String("upstream", p.spec.Name), slog.String("profile", p.prof.Name), slog.String("why", d))
 		}
@@ -903,16 +899,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer close(announced)
 		switch rep := conf.Report(); {
 		case mode == confinement.Off:
-			debugf("tools are not confined: --confine off")
+			logger.Debug("tools are not confined: --confine off")
 		case !conf.Enforced():
 			logger.Warn(conf.Warning())
 		case len(rep.Missing) > 0:
-			logger.Warn("tools confined: " + rep.String())
+			logger.Warn("tools confined, not in full", slog.String("report", rep.String()))
 		case everything:
-			logger.Info("tools confined: " + rep.String())
+			logger.Info("tools confined", slog.String("report", rep.String()))
 		}
 		if !limits.IsZero() {
-			debugf("limits per tool process tree: %s; enforced by: %s", limitsText(limits), proc.LimitSupport())
+			logger.Debug("limits per tool process tree", slog.String("limits", limitsText(limits)), slog.String("enforced_by", proc.LimitSupport()))
 		}
 	}()
 
@@ -935,7 +931,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return pinMain(ctx, pins, specs, uopts, po, stdout, stderr)
 	}
 	if len(dirs) == 0 && len(specs) == 0 && len(resDirs)+len(promptDirs) == 0 {
-		logf("no --tools directory: serving no tools")
+		logger.Warn("no --tools directory: serving no tools")
 	}
 	reg := registry.New(registry.Options{
 		Dirs:            dirs,
@@ -948,8 +944,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		CacheKeyEnv:     cacheKeyEnv(describeEnv, policy.TempDir),
 		Root:            rootDir,
 		Writable:        writePaths,
-		Logf:            logf,
-		Debugf:          debugf,
+		Logger:          logger,
 		Explain:         conf.ExplainFailure,
 	})
 	defer reg.Close()
@@ -961,7 +956,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cacheNote == "" {
 		cacheNote = "off"
 	}
-	debugf("%s %s serving %d tool dirs, root %s, describe cache %s", prog, version.Number, len(dirs), rootDir, cacheNote)
+	logger.Debug("serving", slog.String("version", version.Number), slog.Int("tool_dirs", len(dirs)), slog.String("root", rootDir), slog.String("describe_cache", cacheNote))
 	ropts := router.Options{
 		Registry:   reg,
 		ServerInfo: codec.Implementation{Name: *name, Version: version.Number},
@@ -1030,7 +1025,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
-	debugf("exit")
+	logger.Debug("exit")
 	return 0
 }
 

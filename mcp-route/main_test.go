@@ -250,7 +250,7 @@ func TestDescribeTimeoutFlag(t *testing.T) {
 		t.Errorf("list: %s", out)
 	}
 	log, _ := os.ReadFile(logFile)
-	if !strings.Contains(string(log), "hangs left out") || !strings.Contains(string(log), "timed out after 300ms") {
+	if !strings.Contains(string(log), `msg="tool left out" tool=hangs`) || !strings.Contains(string(log), "timed out after 300ms") {
 		t.Errorf("log does not say why hangs was left out:\n%s", log)
 	}
 	if code, _, errs := runWith(t, "", "--describe-timeout", "0s"); code != 2 || !strings.Contains(errs, "--describe-timeout") {
@@ -341,8 +341,8 @@ func TestLogLevels(t *testing.T) {
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fine"}}
 {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"garbled"}}
 `
-	needsLook := []string{"broken left out", "call 3 garbled: bad result"}
-	routine := []string{"serving", "initialize: protocol version", "call 2 fine: ok in", "shutting down", "exit"}
+	needsLook := []string{`msg="tool left out" tool=broken`, `msg="call: bad result" tool=garbled id=3`}
+	routine := []string{"msg=serving", "initialize: protocol version", `msg="call ended" tool=fine id=2 outcome=ok`, "shutting down", "msg=exit"}
 	base := []string{"--tools", dir, "--describe-cache", ""}
 	check := func(what, log string, wantRoutine bool) {
 		t.Helper()
@@ -585,7 +585,7 @@ func TestLogFormat(t *testing.T) {
 			t.Errorf("json: not a log record: %q (%v)", l, err)
 		}
 		levels[rec.Level] = true
-		if strings.Contains(rec.Msg, "garbled: bad result") && rec.Level != "WARN" {
+		if rec.Msg == "call: bad result" && rec.Level != "WARN" {
 			t.Errorf("json: a bad result logged at %s", rec.Level)
 		}
 	}
@@ -602,7 +602,7 @@ func TestLogFormat(t *testing.T) {
 			t.Errorf("text: line %q", l)
 		}
 	}
-	if !strings.Contains(errs, `level=DEBUG msg="call 2 garbled: stderr: two\nlines`) {
+	if !strings.Contains(errs, `level=DEBUG msg="call: tool stderr" tool=garbled id=2 stderr="two\nlines`) {
 		t.Errorf("text: the tool's stderr is not on one escaped line:\n%s", errs)
 	}
 

@@ -82,7 +82,7 @@ func (g *pinGate) admit(up string, t codec.Tool) (bool, string) {
 		g.logged[key] = diff
 		g.mu.Unlock()
 		if fresh {
-			g.logger.Warn(fmt.Sprintf("upstream %s: tool %q differs from its pin in %s: %s", up, t.Name, g.file.Path(), diff))
+			g.logger.Warn("upstream tool differs from its pin: withheld until approved (mcp-route pin --dry-run, then --accept)", slog.String("upstream", up), slog.String("tool", t.Name), slog.String("pin_file", g.file.Path()), slog.String("diff", diff))
 		}
 	}
 	return ok, reason
@@ -167,14 +167,13 @@ func (g *pinGate) trustFirstUse(up string) {
 	changes, err := g.file.TrustFirstUse(up, tools)
 	if err != nil {
 		// Asked again for each of its tools: said once per error.
-		msg := fmt.Sprintf("upstream %s: first seen, but its tools cannot be pinned: %v; they are withheld", up, err)
 		key := up + "\x00"
 		g.mu.Lock()
-		fresh := g.logged[key] != msg
-		g.logged[key] = msg
+		fresh := g.logged[key] != err.Error()
+		g.logged[key] = err.Error()
 		g.mu.Unlock()
 		if fresh {
-			g.logger.Warn(msg)
+			g.logger.Warn("upstream first seen, but its tools cannot be pinned: they are withheld", slog.String("upstream", up), slog.Any("error", err))
 		}
 		return
 	}
@@ -189,9 +188,9 @@ func (g *pinGate) trustFirstUse(up string) {
 		if c.Action == pin.Added {
 			pinned++
 		}
-		g.logger.Debug("pin: " + c.String())
+		g.logger.Debug("pin", slog.String("change", c.String()))
 	}
-	g.logger.Warn(fmt.Sprintf("upstream %s: first seen: %d of its %d tools pinned in %s (trust on first use)", up, pinned, len(tools), g.file.Path()))
+	g.logger.Warn("upstream first seen: its tools pinned (trust on first use)", slog.String("upstream", up), slog.Int("pinned", pinned), slog.Int("tools", len(tools)), slog.String("pin_file", g.file.Path()))
 }
 
 // watch checks the pin file every interval until ctx ends, and has the
@@ -206,7 +205,7 @@ func (g *pinGate) watch(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 		if g.file.Refresh() {
-			g.logger.Debug(fmt.Sprintf("pin file %s changed: checking the upstream tools again", g.file.Path()))
+			g.logger.Debug("pin file changed: checking the upstream tools again", slog.String("pin_file", g.file.Path()))
 			g.set.Readmit()
 		}
 	}

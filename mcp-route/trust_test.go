@@ -197,7 +197,7 @@ func TestDescribeCacheTamperedOrInRoot(t *testing.T) {
 	xdg := []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "HOME=" + home}
 	for range 2 {
 		code, out, errs := routeBin(t, home, xdg, list, "--tools", tools, "--root", home, "--allow-write", filepath.Dir(count))
-		if code != 0 || !strings.Contains(out, `"name":"fs_write"`) || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "describe cache off: "+filepath.Join(home, ".cache/mcpipe/describe")+" is under the root") {
+		if code != 0 || !strings.Contains(out, `"name":"fs_write"`) || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, `msg="describe cache off"`) || !strings.Contains(errs, `error="`+filepath.Join(home, ".cache/mcpipe/describe")+" is under the root") {
 			t.Errorf("cache under the root: exit %d, stdout %q, stderr %q", code, out, errs)
 		}
 	}
@@ -246,7 +246,7 @@ func TestAllowWriteGuardedLikeRoot(t *testing.T) {
 	tools = t.TempDir()
 	describeOnly(t, tools, "env_get", `{"description":"env","annotations":{"readOnlyHint":true}}`, filepath.Join(other, "count"))
 	code, out, errs := routeBin(t, root, xdg, list, "--tools", tools, "--root", root, "--allow-write", filepath.Join(home, ".cache"))
-	if code != 0 || !strings.Contains(out, `"name":"env_get"`) || !strings.Contains(errs, "describe cache off: "+cache+" is under the root "+filepath.Join(home, ".cache")) {
+	if code != 0 || !strings.Contains(out, `"name":"env_get"`) || !strings.Contains(errs, `msg="describe cache off"`) || !strings.Contains(errs, `error="`+cache+" is under the root "+filepath.Join(home, ".cache")) {
 		t.Errorf("cache inside --allow-write: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	if ents, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(ents) != 0 {

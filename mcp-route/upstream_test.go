@@ -257,7 +257,7 @@ func TestUpstreamClashWithLocalTool(t *testing.T) {
 		t.Errorf("call of the clashing name: %+v", r)
 	}
 	proctest.Eventually(t, func() string {
-		if !strings.Contains(g.stderr.String(), "tool inner__hello left out: both a local tool") {
+		if !strings.Contains(g.stderr.String(), `msg="tool left out" tool=inner__hello upstream=inner why="both a local tool`) {
 			return "no log line for the clash: " + g.stderr.String()
 		}
 		return ""
@@ -448,7 +448,7 @@ func TestUpstreamOverHTTPWithToken(t *testing.T) {
 		g := startGateway(t, nil, append([]string{"--upstream", web, "--verbose"}, extra...)...)
 		g.initialize()
 		proctest.Eventually(t, func() string {
-			if s := g.stderr.String(); !strings.Contains(s, "upstream web failed to start") || !strings.Contains(s, "401") {
+			if s := g.stderr.String(); !strings.Contains(s, `msg="upstream failed to start" upstream=web`) || !strings.Contains(s, "401") {
 				return "no failed start naming 401: " + s
 			}
 			return ""
@@ -558,7 +558,7 @@ func TestUpstreamRedirectNotFollowed(t *testing.T) {
 	g.initialize()
 	want := fmt.Sprintf(`redirect to \"%s/mcp\" not followed`, target.URL)
 	proctest.Eventually(t, func() string {
-		if s := g.stderr.String(); !strings.Contains(s, "upstream web failed to start") || !strings.Contains(s, want) {
+		if s := g.stderr.String(); !strings.Contains(s, `msg="upstream failed to start" upstream=web`) || !strings.Contains(s, want) {
 			return "no failed start naming the redirect: " + s
 		}
 		return ""

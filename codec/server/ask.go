@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -117,7 +118,7 @@ func (s *Server) setLevel(_ context.Context, req *Request) (any, error) {
 	if err := s.sess.SetLogLevel(*p.Level); err != nil {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: level %s is not one of %v", codec.QuoteClip(*p.Level, 40), codec.LogLevels)
 	}
-	s.debugf("logging/setLevel: %s", *p.Level)
+	s.opts.Logger.Debug("logging/setLevel", slog.String("level", *p.Level))
 	return struct{}{}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 
 	"github.com/mcpipe/mcpipe/codec"
@@ -80,7 +81,7 @@ func (s *Server) listen(req *Request) {
 			return
 		}
 		s.write(ack)
-		s.debugf("subscription %s: nothing this server can notify of (asked for %s)", req.ID, clip(filterJSON(p.Notifications)))
+		s.opts.Logger.Debug("subscription: nothing this server can notify of", slog.String("id", req.ID.Value()), slog.String("asked", clip(filterJSON(p.Notifications))))
 		s.respond(req, codec.NewSubscriptionsListenResult(req.ID), nil)
 		return
 	}
@@ -101,7 +102,7 @@ func (s *Server) listen(req *Request) {
 	}
 	s.subs.open[req.ID.Key()] = &subscription{req: req, filter: honoured}
 	s.subs.mu.Unlock()
-	s.debugf("subscription %s: open (%s)", req.ID, filterJSON(&honoured))
+	s.opts.Logger.Debug("subscription open", slog.String("id", req.ID.Value()), slog.String("filter", string(filterJSON(&honoured))))
 }
 
 // declaresListChanged reports whether a raw capability object (prompts,
@@ -164,7 +165,7 @@ func (s *Server) endSubscriptions() {
 	s.subs.mu.Unlock()
 	for _, k := range keys {
 		if sub := s.takeSubscription(k); sub != nil {
-			s.debugf("subscription %s: ended (server shutting down)", sub.req.ID)
+			s.opts.Logger.Debug("subscription ended: server shutting down", slog.String("id", sub.req.ID.Value()))
 			s.respond(sub.req, codec.NewSubscriptionsListenResult(sub.req.ID), nil)
 			sub.req.cancel(ErrShutdown)
 		}

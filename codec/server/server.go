@@ -217,7 +217,7 @@ func (s *Server) Serve(ctx context.Context, conn Conn) error {
 			continue
 		}
 		if errors.Is(err, codec.ErrFrameTooLarge) {
-			s.warnf("frame too large: %v", err)
+			s.opts.Logger.Warn("frame too large", slog.Any("error", err))
 			s.write(codec.NewErrorResponse(nil, codec.AsError(err)))
 			continue
 		}
@@ -253,7 +253,7 @@ func (s *Server) shutdown(reason string) {
 	n := len(s.inflight)
 	now := s.outputDead || s.abortErr != nil
 	s.mu.Unlock()
-	s.debugf("shutting down (%s): %d requests pending", reason, n)
+	s.opts.Logger.Debug("shutting down", slog.String("why", reason), slog.Int("pending", n))
 	if n == 0 {
 		// The usual end of an HTTP request's conversation: every request
 		// answered, the handlers returning (none is cancelled, so there is
@@ -274,7 +274,7 @@ func (s *Server) shutdown(reason string) {
 			return
 		case <-t.C:
 		}
-		s.warnf("grace period over: cancelling the remaining requests")
+		s.opts.Logger.Warn("grace period over: cancelling the remaining requests")
 	}
 	s.killAll(ErrShutdown)
 	<-done
@@ -288,7 +288,7 @@ func (s *Server) outputGone(err error) {
 	stop := s.stopRead
 	s.mu.Unlock()
 	if first {
-		s.warnf("%v: shutting down", err)
+		s.opts.Logger.Warn("output gone: shutting down", slog.Any("error", err))
 		s.killAll(ErrShutdown) // their answers would go nowhere
 		if stop != nil {
 			stop(err)
@@ -310,7 +310,7 @@ func (s *Server) writeFailed(err error) {
 	case errors.Is(err, ErrOutputClosed):
 		s.outputGone(err)
 	default:
-		s.writeLog.Do(func() { s.warnf("write: %v", err) })
+		s.writeLog.Do(func() { s.opts.Logger.Warn("write failed", slog.Any("error", err)) })
 	}
 }
 
@@ -319,7 +319,7 @@ func (s *Server) frame(data []byte) {
 	msgs, batch, err := codec.DecodeFrame(data, s.sess.AllowBatch())
 	var de *codec.DecodeError
 	if errors.As(err, &de) && msgs == nil {
-		s.warnf("bad frame: %v", de)
+		s.opts.Logger.Warn("bad frame", slog.Any("error", de))
 		if !s.refuseBatch(data, de) {
 			s.write(de.Response())
 		}
@@ -340,7 +340,7 @@ func (s *Server) frame(data []byte) {
 	var be *codec.BatchError
 	if errors.As(err, &be) {
 		for _, e := range be.Errs {
-			s.warnf("bad batch element %d: %v", e.Index, e)
+			s.opts.Logger.Warn("bad batch element", slog.Int("index", e.Index), slog.Any("error", e))
 			extra = append(extra, e.Response())
 		}
 	}
@@ -445,7 +445,7 @@ func (s *Server) dispatch(m *codec.Message, reply func(*codec.Message)) {
 	// The built-ins: answered here, they wait for nothing.
 	switch m.Method {
 	case codec.MethodInitialize:
-		s.debugf("initialize: protocol version %s", rev)
+		s.opts.Logger.Debug("initialize: protocol version negotiated", slog.String("protocol", rev))
 		s.rememberCapabilities(m.Params)
 		s.respond(req, codec.InitializeResult{
 			ProtocolVersion: rev,
@@ -486,7 +486,7 @@ func (s *Server) start(req *Request, method Method) bool {
 		s.mu.Unlock()
 		if method.Refuse == nil {
 			if first {
-				s.warnf("%s: %d requests in flight: refusing more until one finishes", req.Method, n)
+				s.opts.Logger.Warn("requests in flight at the limit: refusing more until one finishes", slog.String("method", req.Method), slog.Int("in_flight", n))
 			}
 			s.respond(req, nil, codec.Errorf(codec.CodeInternalError, "server busy: %d %s requests in flight; try again later", n, req.Method))
 			return false
@@ -542,7 +542,7 @@ func (s *Server) respond(req *Request, result any, err error) {
 			if !errors.As(err, &e) {
 				e = codec.Errorf(codec.CodeInternalError, "internal error: %v", err)
 			}
-			s.warnf("request %s %s: %v", req.ID, req.Method, e)
+			s.opts.Logger.Warn("request failed", slog.String("id", req.ID.Value()), slog.String("method", req.Method), slog.Any("error", e))
 			resp = codec.NewErrorResponse(&req.ID, e)
 		}
 		req.reply(resp)
@@ -552,12 +552,12 @@ func (s *Server) respond(req *Request, result any, err error) {
 // notification handles a client notification; nothing is ever answered.
 func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 	if cerr != nil {
-		s.warnf("notification %s: %v", m.Method, cerr)
+		s.opts.Logger.Warn("notification failed", slog.String("method", m.Method), slog.Any("error", cerr))
 		return
 	}
 	switch m.Method {
 	case codec.MethodInitialized:
-		s.debugf("client initialized (protocol version %s)", s.sess.Revision())
+		s.opts.Logger.Debug("client initialized", slog.String("protocol", s.sess.Revision()))
 		s.mu.Lock()
 		early := s.changedEarly
 		s.changedEarly = nil
@@ -568,14 +568,14 @@ func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 	case codec.MethodCancelled:
 		var p codec.CancelledParams
 		if err := json.Unmarshal(m.Params, &p); err != nil || p.RequestID == nil {
-			s.warnf("notifications/cancelled: bad params: %s", clip(m.Params))
+			s.opts.Logger.Warn("notifications/cancelled: bad params", slog.String("params", clip(m.Params)))
 			return
 		}
 		key := p.RequestID.Key()
 		// Taken out of the open subscriptions first: nothing more goes
 		// out for a cancelled one.
 		if s.takeSubscription(key) != nil {
-			s.debugf("subscription %s: cancelled by the client: %s", p.RequestID, p.Reason)
+			s.opts.Logger.Debug("subscription cancelled by the client", slog.String("id", p.RequestID.Value()), slog.String("reason", p.Reason))
 		}
 		s.mu.Lock()
 		req := s.inflight[key]
@@ -584,13 +584,13 @@ func (s *Server) notification(m *codec.Message, cerr *codec.Error) {
 		}
 		s.mu.Unlock()
 		if req == nil {
-			s.debugf("notifications/cancelled for %s: no such request in flight", p.RequestID)
+			s.opts.Logger.Debug("notifications/cancelled: no such request in flight", slog.String("id", p.RequestID.Value()))
 			return
 		}
-		s.debugf("request %s %s cancelled by the client: %s", p.RequestID, req.Method, p.Reason)
+		s.opts.Logger.Debug("request cancelled by the client", slog.String("id", p.RequestID.Value()), slog.String("method", req.Method), slog.String("reason", p.Reason))
 		req.cancel(ErrCancelled)
 	default:
-		s.debugf("ignored notification %s", m.Method)
+		s.opts.Logger.Debug("ignored a notification", slog.String("method", m.Method))
 	}
 }
 
@@ -604,7 +604,7 @@ func (s *Server) response(m *codec.Message) {
 		s.mu.Unlock()
 	}
 	if ch == nil {
-		s.debugf("ignored a response from the client (id %v): no request of ours has that id", m.ID)
+		s.opts.Logger.Debug("ignored a response from the client: no request of ours has that id", slog.String("id", fmt.Sprint(m.ID)))
 		return
 	}
 	ch <- m // buffered: never blocks
@@ -641,23 +641,6 @@ func (s *Server) legacyListChanged(method string) {
 	s.mu.Unlock()
 	if m, err := codec.NewNotification(method, nil); err == nil {
 		s.write(m)
-	}
-}
-
-// warnf logs an event an operator must see.
-func (s *Server) warnf(format string, args ...any) {
-	logf(s.opts.Logger, slog.LevelWarn, format, args...)
-}
-
-// debugf logs a routine event.
-func (s *Server) debugf(format string, args ...any) {
-	logf(s.opts.Logger, slog.LevelDebug, format, args...)
-}
-
-// logf formats the message only when the level is enabled.
-func logf(l *slog.Logger, level slog.Level, format string, args ...any) {
-	if l.Enabled(context.Background(), level) {
-		l.Log(context.Background(), level, fmt.Sprintf(format, args...))
 	}
 }
 

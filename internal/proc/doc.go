@@ -118,35 +118,73 @@
 //
 // Cmd.Limits bound the process tree: a Run's process and all it starts,
 // or a Start'ed process and all it starts over its life. Memory and Pids
-// use the cgroup v1 memory and pids hierarchies, where mounted and where
-// a directory can be made below our own cgroup (mcpipe/PID-N there, one
-// per tree): the thread that forks enters the tree's cgroups for the
-// fork and returns to ours after it (v1 places threads one by one, and
-// fork copies the forking thread's), so the child is in them from its
-// first instruction. A Spawn that forks on another thread must wrap the
-// fork with ForkHook(cmd) there; the child's cgroup is checked after the
-// start, and a child outside it is killed and the start fails
-// (NotStarted). Without a memory hierarchy Memory is RLIMIT_DATA per
-// process; without a pids hierarchy there is no process limit
-// (RLIMIT_NPROC counts every process of the uid and is never enforced
-// for root). CPU is RLIMIT_CPU per process. Rlimits are set with prlimit
-// right after the start: what the process forks before that escapes
-// them. cgroup v2 is not used: CLONE_INTO_CGROUP needs clone3, which
-// confine's seccomp filter refuses on the forking thread. LimitSupport
-// says what applies on this machine.
+// use cgroups, where a directory can be made below our own cgroup
+// (mcpipe/PID-N there, one per tree): a cgroup v1 memory or pids
+// hierarchy where one is mounted, else the controller in the cgroup v2
+// (unified) hierarchy. A controller is bound to one hierarchy at a time,
+// so a hybrid host may have pids on v2 and memory on v1; a tree then has
+// a cgroup in each.
+//
+// v1: the thread that forks enters the tree's cgroups for the fork and
+// returns to ours after it (v1 places threads one by one, and fork
+// copies the forking thread's), so the child is in them from its first
+// instruction.
+//
+// v2 places whole processes, so a forking thread cannot carry the child
+// in. The child is born in its cgroup by clone3(CLONE_INTO_CGROUP)
+// (SysProcAttr.UseCgroupFD) where clone3 works on the forking thread.
+// Where it does not (a Spawn, which forks on its own thread: a confined
+// one answers clone3 with ENOSYS, since seccomp cannot read its flags;
+// a container's seccomp profile may too), the child gets PTRACE_TRACEME
+// (SysProcAttr.Ptrace), the forking thread waits for its stop right
+// after exec, writes it into the cgroup's cgroup.procs and detaches: it
+// runs no instruction of the new program outside the cgroup (what the
+// exec itself allocated is charged to ours). This needs ptrace to be
+// allowed to the child (confine's filter does; Yama's ptrace_scope 3
+// does not, and every start then fails), and a set-user-ID program
+// started so gets no privilege from it (as under confine's
+// no_new_privs anyway). v2 is set up once: the
+// controllers must be in our cgroup's cgroup.controllers; they are
+// enabled in its cgroup.subtree_control and in mcpipe's. A cgroup that
+// hands controllers down may hold no process (the root cgroup excepted),
+// so unless we are in the root, this process moves itself into
+// OWN/mcpipe-route first, and only when OWN holds no other process
+// (another's processes are never moved) and OWN is delegated to us: a
+// trusted.delegate or user.delegate xattr (systemd's Delegate=yes, also
+// for a user's units with systemd 251 and later), or the root of our
+// cgroup namespace (a container's). Owning a cgroup is not taken for
+// delegation: systemd's user manager owns all of a user's cgroups and
+// rearranges those it was not asked to delegate. Otherwise, or where the cgroup file system
+// is read-only (containers, Bazel's sandbox: a probe directory is made
+// at set-up), v2 is not used and the fallbacks below apply. v2 trees get
+// memory.max with memory.swap.max 0 (so swap does not add to the limit)
+// and pids.max; memory.events oom_kill and pids.events max tell a limit
+// hit; cgroup.kill (Linux 5.14) ends what is left.
+//
+// A Spawn that forks on another thread must wrap the fork with
+// ForkHook(cmd) there; the child's cgroups are checked after the start,
+// and a child outside them is killed and the start fails (NotStarted).
+// Without a memory controller Memory is RLIMIT_DATA per process; without
+// a pids controller there is no process limit (RLIMIT_NPROC counts every
+// process of the uid and is never enforced for root). CPU is RLIMIT_CPU
+// per process. Rlimits are set with prlimit right after the start: what
+// the process forks before that escapes them. LimitSupport says what
+// applies on this machine, and why a cgroup is not used.
 //
 // When the tree ends (Run: after the leader is reaped; Start: when the
-// process has ended), the Outcome is LimitExceeded when the memory
-// controller killed (oom_kill), the pids controller refused a fork, or
-// RLIMIT_CPU ended the leader, unless this package ended it first
-// (timeout, cancel, output). Then every process still in the tree's
-// cgroups is killed, one that left the group (setsid) included. The
-// emptied cgroups are kept for the next tree with the same limits (at
-// most 16 pairs, each with the event counts it had, so that a limit an
-// earlier tree hit is not reported for the next; not one still charged
-// with more than 1/64 of its memory limit), since making and removing a
-// memory cgroup per tree was most of what the limits cost; the others are
-// removed once empty. ReleaseLimits removes the kept ones: a program that
+// process has ended), every process still in the tree's cgroups is
+// killed, one that left the group (setsid) included; then the Outcome is
+// LimitExceeded when, over the tree's life, the memory controller killed
+// (oom_kill), the pids controller refused a fork, or RLIMIT_CPU ended
+// the leader, unless this package ended it first (timeout, cancel,
+// output). The emptied cgroups are kept for the next tree with the same
+// limits (at most 16 pairs, each with the event counts it had, so that a
+// limit an earlier tree hit is not reported for the next; not one still
+// charged with more than 1/64 of its memory limit), since making and
+// removing a memory cgroup per tree was most of what the limits cost;
+// the others are removed once empty. A kept pair keeps its directories
+// and event files open, so that the end of a tree reads them with a few
+// system calls, not a path walk each. ReleaseLimits removes the kept ones: a program that
 // uses Limits calls it at exit (the next process removes those of one
 // that is gone). A cgroup setup that fails is
 // NotStarted: limits asked for are never silently dropped, though a

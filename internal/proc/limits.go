@@ -67,8 +67,9 @@ var forkHooks sync.Map // *exec.Cmd → func(func() error) error
 // ForkHook returns what a Cmd.Spawn that forks on another thread (a
 // confine.Spawner) must wrap around the fork, on that thread: with a
 // cgroup v1 hierarchy, the thread enters the tree's cgroups for the fork,
-// so the child is born in them, and leaves them again. It is nil when
-// there is nothing to do. A Spawn that forks on another thread without it
+// so the child is born in them, and leaves them again; with cgroup v2,
+// it moves the child into the tree's cgroup at its exec stop (see the
+// package doc). It is nil when there is nothing to do. A Spawn that forks on another thread without it
 // gets its process killed and NotStarted: the limits would not hold.
 func ForkHook(cmd *exec.Cmd) func(start func() error) error {
 	if h, ok := forkHooks.Load(cmd); ok {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +98,15 @@ func findHierarchy(controller string) hierarchy {
 // v1Mount finds the mount point of the cgroup v1 hierarchy holding
 // controller, and the cgroup path mounted there.
 func v1Mount(controller string) (mount, root string, ok bool) {
+	return findMount(func(fstype string, opts []string) bool {
+		return fstype == "cgroup" && slices.Contains(opts, controller)
+	})
+}
+
+// findMount returns the mount point and the mounted root of the first
+// mount in /proc/self/mountinfo that match takes, given its file system
+// type and super options.
+func findMount(match func(fstype string, opts []string) bool) (mount, root string, ok bool) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", "", false
@@ -109,13 +119,15 @@ func v1Mount(controller string) (mount, root string, ok bool) {
 			continue
 		}
 		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 || qf[0] != "cgroup" {
+		if len(pf) < 5 || len(qf) < 1 {
 			continue
 		}
-		for _, o := range strings.Split(qf[2], ",") {
-			if o == controller {
-				return unescapeMount(pf[4]), unescapeMount(pf[3]), true
-			}
+		var opts []string
+		if len(qf) >= 3 {
+			opts = strings.Split(qf[2], ",")
+		}
+		if match(qf[0], opts) {
+			return unescapeMount(pf[4]), unescapeMount(pf[3]), true
 		}
 	}
 	return "", "", false
@@ -173,16 +185,21 @@ func cgroupIn(b []byte, controller string) (string, bool) {
 // line for a start-up log and --confine-check.
 func LimitSupport() string {
 	setupV1()
+	setupV2()
 	var parts []string
 	if v1.memory.base != "" {
 		parts = append(parts, "memory: cgroup v1 "+v1.memory.base+" (the whole tree)")
+	} else if s, ok := v2Support("memory"); ok {
+		parts = append(parts, "memory: "+s)
 	} else {
-		parts = append(parts, "memory: RLIMIT_DATA per process ("+v1.memory.err.Error()+")")
+		parts = append(parts, "memory: RLIMIT_DATA per process, not the tree ("+v1.memory.err.Error()+"; "+v2Why("memory")+")")
 	}
 	if v1.pids.base != "" {
 		parts = append(parts, "pids: cgroup v1 "+v1.pids.base+" (the whole tree)")
+	} else if s, ok := v2Support("pids"); ok {
+		parts = append(parts, "pids: "+s)
 	} else {
-		parts = append(parts, "pids: NOT LIMITED ("+v1.pids.err.Error()+"; RLIMIT_NPROC counts every process of the user and root is exempt)")
+		parts = append(parts, "pids: NOT LIMITED ("+v1.pids.err.Error()+"; "+v2Why("pids")+"; RLIMIT_NPROC counts every process of the user and root is exempt)")
 	}
 	parts = append(parts, "cpu: RLIMIT_CPU per process")
 	return strings.Join(parts, "; ")
@@ -197,9 +214,36 @@ type treeLimit struct {
 	name         string      // their name, below each hierarchy's base
 	enter, leave []*os.File  // their tasks files, and our own cgroups'
 	forked       atomic.Bool // aroundFork forked inside the cgroups
+	v2           *v2Tree     // its cgroup v2, nil when none
+	// Descriptors kept with the cgroups (and with a spare pair): their
+	// directories, for openat, and their event files, read with pread at
+	// offset 0, which makes the kernel show them afresh. Every access at
+	// the end of a tree is then a syscall or three, not a path walk down
+	// /sys/fs/cgroup and os.File's poller set-up: on a virtual machine
+	// those made the limits most of what mcp-route added to a call. -1:
+	// none.
+	memDir, pidsDir       int
+	oomEvents, pidsEvents int
 	// The event counts the cgroups had before this tree (a reused pair:
 	// see spare), so that hit sees only this tree's.
 	oomBase, pidsBase int64
+	// settle's findings: whether the cgroups were seen empty, and the
+	// event counts read after that (final: an empty cgroup has no process
+	// to hit a limit).
+	settled         bool
+	empty           bool
+	oomNow, pidsNow int64
+}
+
+// closeFDs closes the descriptors kept with the cgroups (not the tasks
+// files).
+func (t *treeLimit) closeFDs() {
+	for _, fd := range []*int{&t.memDir, &t.pidsDir, &t.oomEvents, &t.pidsEvents} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
 }
 
 // spare holds empty cgroup pairs of ended trees for the next tree with the
@@ -218,9 +262,13 @@ var spare struct {
 
 const maxSpare = 16
 
-// spareCharge is the memory a kept pair may still hold charged, a
-// fraction of its limit.
-const spareChargeDiv = 64
+// spareCharge is the memory a kept pair may still hold charged: a
+// sixty-fourth of its limit, and at least 4 MiB, since what the kernel
+// charged for a process that just exited (page tables, kernel stacks)
+// comes back a moment after it is gone: 1.4 MB was seen after a memory
+// hog's cgroup was found empty, which with a 65 MiB limit made the next
+// tree make new cgroups now and then.
+func spareCharge(limit int64) int64 { return max(limit/64, 4<<20) }
 
 // takeSpare returns a kept pair for l, or nil.
 func takeSpare(l Limits) *treeLimit {
@@ -247,10 +295,15 @@ func ReleaseLimits() {
 		for _, f := range t.enter {
 			f.Close()
 		}
+		t.closeFDs()
 		for _, d := range []string{t.pids, t.memory} {
 			if d != "" {
 				unix.Rmdir(d)
 			}
+		}
+		if t.v2 != nil {
+			t.v2.release()
+			unix.Rmdir(t.v2.dir)
 		}
 	}
 }
@@ -299,13 +352,14 @@ func alive(pid int) bool {
 // means the limits cannot be set up; nothing is left behind.
 func newTreeLimit(l Limits) (*treeLimit, error) {
 	setupV1()
-	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
-	t := &treeLimit{lim: l, name: name}
+	setupV2()
+	t := &treeLimit{lim: l, memDir: -1, pidsDir: -1, oomEvents: -1, pidsEvents: -1}
 	reused := takeSpare(l)
 	if reused != nil {
 		// Made, set up and opened by an earlier tree.
 		t.name, t.oomBase, t.pidsBase = reused.name, reused.oomBase, reused.pidsBase
-		t.pids, t.memory, t.enter = reused.pids, reused.memory, reused.enter
+		t.pids, t.memory, t.enter, t.v2 = reused.pids, reused.memory, reused.enter, reused.v2
+		t.memDir, t.pidsDir, t.oomEvents, t.pidsEvents = reused.memDir, reused.pidsDir, reused.oomEvents, reused.pidsEvents
 		for _, h := range []hierarchy{v1.pids, v1.memory} {
 			if (h.controller == "pids" && t.pids != "") || (h.controller == "memory" && t.memory != "") {
 				t.leave = append(t.leave, h.leave)
@@ -313,7 +367,9 @@ func newTreeLimit(l Limits) (*treeLimit, error) {
 		}
 		return t, nil
 	}
-	mk := func(h hierarchy, files map[string]string) (string, error) {
+	name := fmt.Sprintf("%d-%d", os.Getpid(), treeSeq.Add(1))
+	t.name = name
+	mk := func(h hierarchy, files map[string]string, dirFD, eventsFD *int, events string) (string, error) {
 		dir := filepath.Join(h.base, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return "", fmt.Errorf("limits: %w", err)
@@ -333,18 +389,35 @@ func newTreeLimit(l Limits) (*treeLimit, error) {
 			os.Remove(dir)
 			return "", fmt.Errorf("limits: %w", err)
 		}
+		d, err := openRetry(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+		if err != nil {
+			in.Close()
+			os.Remove(dir)
+			return "", fmt.Errorf("limits: %s: %w", dir, err)
+		}
+		ev, err := openatRetry(d, events, unix.O_RDONLY|unix.O_CLOEXEC)
+		if err != nil {
+			unix.Close(d)
+			in.Close()
+			os.Remove(dir)
+			return "", fmt.Errorf("limits: %s: %w", filepath.Join(dir, events), err)
+		}
+		*dirFD, *eventsFD = d, ev
 		t.enter, t.leave = append(t.enter, in), append(t.leave, h.leave)
 		return dir, nil
 	}
 	var err error
 	if l.Pids > 0 && v1.pids.base != "" {
-		t.pids, err = mk(v1.pids, map[string]string{"pids.max": strconv.Itoa(l.Pids)})
+		t.pids, err = mk(v1.pids, map[string]string{"pids.max": strconv.Itoa(l.Pids)}, &t.pidsDir, &t.pidsEvents, "pids.events")
 	}
 	if err == nil && l.Memory > 0 && v1.memory.base != "" {
 		m := strconv.FormatInt(l.Memory, 10)
 		// Swap counts too (memsw, where the kernel accounts it), so the
 		// limit is not the memory plus all of swap.
-		t.memory, err = mk(v1.memory, map[string]string{"memory.limit_in_bytes": m, "memory.memsw.limit_in_bytes": m})
+		t.memory, err = mk(v1.memory, map[string]string{"memory.limit_in_bytes": m, "memory.memsw.limit_in_bytes": m}, &t.memDir, &t.oomEvents, "memory.oom_control")
+	}
+	if err == nil && usesV2(l) {
+		t.v2, err = newV2Tree(v2.base, name, l)
 	}
 	if err != nil {
 		t.close()
@@ -363,7 +436,11 @@ func (t *treeLimit) aroundFork(start func() error) error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	tid := []byte(strconv.Itoa(unix.Gettid()))
+	// "0" is the writing thread itself. Unlike its tid, it spares the
+	// kernel the lock that makes a migration wait for every fork and
+	// exit on the system (cgroup_threadgroup_rwsem; Linux 5.17 and
+	// later skip it for the calling thread).
+	tid := []byte("0")
 	var err error
 	entered := 0
 	for _, f := range t.enter {
@@ -401,12 +478,20 @@ func (t *treeLimit) started(pid int) error {
 			continue
 		}
 		if cgroups == nil {
-			cgroups, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+			cgroups, _ = readSmall(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/cgroup", make([]byte, 4096))
 		}
 		// An exited process (a zombie) shows the root cgroup: only a live
 		// one elsewhere is wrong.
 		if got, _ := cgroupIn(cgroups, h.controller); got != h.path+"/"+t.name && alive(pid) {
 			return fmt.Errorf("limits: the process was not started in its %s cgroup (it is in %q)", h.controller, got)
+		}
+	}
+	if t.v2 != nil {
+		if cgroups == nil {
+			cgroups, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		}
+		if got, ok := t.v2.in(cgroups, t.name); !ok && alive(pid) {
+			return fmt.Errorf("limits: the process was not started in its cgroup v2 %s (it is in %q): a Spawn that forks on another thread must use proc.ForkHook", t.v2.dir, got)
 		}
 	}
 	set := func(res int, cur, max uint64) error {
@@ -421,7 +506,7 @@ func (t *treeLimit) started(pid int) error {
 			return err
 		}
 	}
-	if t.lim.Memory > 0 && t.memory == "" {
+	if t.lim.Memory > 0 && t.memory == "" && !(t.v2 != nil && v2.memory) {
 		m := uint64(t.lim.Memory)
 		if err := set(unix.RLIMIT_DATA, m, m); err != nil {
 			return err
@@ -434,11 +519,17 @@ func (t *treeLimit) started(pid int) error {
 // refused a fork, the memory controller killed for lack of memory, or the
 // leader ended by RLIMIT_CPU (ws is its status, rusage its usage).
 func (t *treeLimit) hit(ws syscall.WaitStatus, ru *syscall.Rusage) (string, int64) {
-	if t.memory != "" && eventCount(filepath.Join(t.memory, "memory.oom_control"), "oom_kill") > t.oomBase {
+	t.settle()
+	if t.memory != "" && t.oomNow > t.oomBase {
 		return LimitMemory, t.lim.Memory
 	}
-	if t.pids != "" && eventCount(filepath.Join(t.pids, "pids.events"), "max") > t.pidsBase {
+	if t.pids != "" && t.pidsNow > t.pidsBase {
 		return LimitPids, int64(t.lim.Pids)
+	}
+	if t.v2 != nil {
+		if name, v := t.v2.hit(t.lim); name != "" {
+			return name, v
+		}
 	}
 	if t.lim.CPU > 0 && ws.Signaled() {
 		used := time.Duration(0)
@@ -452,13 +543,41 @@ func (t *treeLimit) hit(ws syscall.WaitStatus, ru *syscall.Rusage) (string, int6
 	return "", 0
 }
 
-// eventCount reads "key N" from a cgroup events file; 0 when absent.
-func eventCount(file, key string) int64 {
-	b, err := os.ReadFile(file)
+// settle ends the tree, once: every process still in its cgroups is
+// killed (one that left the process group, a daemon) until they are seen
+// empty, then the event counts are read. Read after that, they are
+// final, so hit sees every limit the tree reached and keep takes them as
+// the next tree's base.
+func (t *treeLimit) settle() {
+	if t.settled {
+		return
+	}
+	t.settled, t.empty = true, true
+	if t.v2 != nil {
+		t.empty = t.v2.empty()
+	}
+	for _, d := range []int{t.pidsDir, t.memDir} {
+		if d >= 0 {
+			t.empty = killCgroup(d) && t.empty
+		}
+	}
+	if t.oomEvents >= 0 {
+		t.oomNow = eventCount(t.oomEvents, "oom_kill")
+	}
+	if t.pidsEvents >= 0 {
+		t.pidsNow = eventCount(t.pidsEvents, "max")
+	}
+}
+
+// eventCount reads "key N" from a cgroup events file open as fd; 0 when
+// absent.
+func eventCount(fd int, key string) int64 {
+	var buf [512]byte
+	n, err := preadRetry(fd, buf[:], 0)
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
 		if k, v, ok := strings.Cut(line, " "); ok && k == key {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
@@ -467,39 +586,104 @@ func eventCount(file, key string) int64 {
 	return 0
 }
 
+func preadRetry(fd int, b []byte, off int64) (int, error) {
+	for {
+		n, err := unix.Pread(fd, b, off)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func openatRetry(dir int, path string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, path, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readSmall reads the file path (relative to dir) into buf, growing it
+// as needed, with no more than open, read and close.
+func readSmall(dir int, path string, buf []byte) ([]byte, error) {
+	fd, err := openatRetry(dir, path, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf)+512)...)
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m <= 0 {
+			return buf[:n], nil
+		}
+		n += m
+		// A seq_file read stops short only at its end or when its page
+		// is full: far from full, this was the end.
+		if n < 2048 && n < len(buf) {
+			return buf[:n], nil
+		}
+	}
+}
+
 // close kills every process still in the tree's cgroups (one that left
 // the process group, a daemon), so none outlives the tree, and removes
 // the cgroups once they are empty.
 func (t *treeLimit) close() {
-	dirs := []string{}
-	for _, d := range []string{t.pids, t.memory} {
-		if d != "" {
-			dirs = append(dirs, d)
-		}
+	type cgroup struct {
+		path string
+		dir  int
 	}
-	if len(dirs) == 0 {
+	var cgroups []cgroup
+	if t.pids != "" {
+		cgroups = append(cgroups, cgroup{t.pids, t.pidsDir})
+	}
+	if t.memory != "" {
+		cgroups = append(cgroups, cgroup{t.memory, t.memDir})
+	}
+	if len(cgroups) == 0 && t.v2 == nil {
 		return
 	}
-	empty := true
-	for _, d := range dirs {
-		empty = killCgroup(d) && empty
+	t.settle()
+	if t.v2 != nil {
+		cgroups = append(cgroups, cgroup{t.v2.dir, -1})
 	}
-	if empty && t.keep() {
+	if t.empty && t.keep() {
 		return
 	}
 	for _, f := range t.enter {
 		f.Close()
 	}
+	if t.v2 != nil {
+		t.v2.release()
+	}
+	t.pidsDir, t.memDir = -1, -1 // closed by the goroutine below
+	t.closeFDs()
 	go func() {
 		// A killed process leaves its cgroup when it is gone; rmdir
 		// fails (EBUSY) until then.
-		for _, d := range dirs {
+		for _, c := range cgroups {
 			for i := 0; i < 200; i++ {
-				if err := unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) {
+				if err := unix.Rmdir(c.path); err == nil || errors.Is(err, unix.ENOENT) {
 					break
 				}
-				killCgroup(d)
+				if c.dir >= 0 {
+					killCgroup(c.dir)
+				}
 				time.Sleep(10 * time.Millisecond)
+			}
+			if c.dir >= 0 {
+				unix.Close(c.dir)
 			}
 		}
 	}()
@@ -512,47 +696,56 @@ func (t *treeLimit) keep() bool {
 	if (t.lim.Pids > 0 && v1.pids.base != "") != (t.pids != "") || (t.lim.Memory > 0 && v1.memory.base != "") != (t.memory != "") {
 		return false // half made (its set-up failed): not what its limits need
 	}
+	if usesV2(t.lim) != (t.v2 != nil) || (t.v2 != nil && !t.v2.reusable(t.lim)) {
+		return false
+	}
 	if t.memory != "" {
-		b, err := os.ReadFile(filepath.Join(t.memory, "memory.usage_in_bytes"))
+		var buf [64]byte
+		b, err := readSmall(t.memDir, "memory.usage_in_bytes", buf[:])
 		used, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil || perr != nil || used > t.lim.Memory/spareChargeDiv {
+		if err != nil || perr != nil || used > spareCharge(t.lim.Memory) {
 			return false
 		}
-		t.oomBase = eventCount(filepath.Join(t.memory, "memory.oom_control"), "oom_kill")
-	}
-	if t.pids != "" {
-		t.pidsBase = eventCount(filepath.Join(t.pids, "pids.events"), "max")
 	}
 	spare.Lock()
 	defer spare.Unlock()
 	if len(spare.pairs) >= maxSpare {
 		return false
 	}
-	spare.pairs = append(spare.pairs, &treeLimit{lim: t.lim, pids: t.pids, memory: t.memory, name: t.name, enter: t.enter, oomBase: t.oomBase, pidsBase: t.pidsBase})
+	// The counts settle read once the cgroups were empty are the next
+	// tree's base.
+	spare.pairs = append(spare.pairs, &treeLimit{lim: t.lim, pids: t.pids, memory: t.memory, name: t.name, enter: t.enter,
+		memDir: t.memDir, pidsDir: t.pidsDir, oomEvents: t.oomEvents, pidsEvents: t.pidsEvents,
+		oomBase: t.oomNow, pidsBase: t.pidsNow, v2: t.v2})
 	return true
 }
 
-// killCgroup sends SIGKILL to every process listed in dir's cgroup.procs
-// until none is listed (a killed process leaves the list when it has
-// exited; one that forks as it is killed is listed again), for at most
-// killWait: when it returns, what it killed is gone, not merely signalled.
-// It reports whether the cgroup was seen empty.
-func killCgroup(dir string) bool {
-	deadline := time.Now().Add(killWait)
+// killCgroup sends SIGKILL to every process listed in the cgroup.procs
+// of the cgroup directory open as dir until none is listed (a killed
+// process leaves the list when it has exited; one that forks as it is
+// killed is listed again), for at most killWait: when it returns, what it
+// killed is gone, not merely signalled. It reports whether the cgroup was
+// seen empty. The file is opened afresh each time: cgroup v1 keeps the
+// list an open file showed for a second, so a pread would see it stale.
+func killCgroup(dir int) bool {
+	var deadline time.Time
+	var buf [512]byte
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		b, err := readSmall(dir, "cgroup.procs", buf[:])
 		if err != nil {
 			return false
 		}
-		pids := strings.Fields(string(b))
+		pids := parsePids(b, nil)
 		if len(pids) == 0 {
 			return true
 		}
-		if time.Now().After(deadline) {
+		if deadline.IsZero() {
+			deadline = time.Now().Add(killWait)
+		} else if time.Now().After(deadline) {
 			return false
 		}
-		for _, p := range pids {
-			if n, err := strconv.Atoi(p); err == nil && n > 0 {
+		for _, n := range pids {
+			if n > 0 {
 				unix.Kill(n, unix.SIGKILL)
 			}
 		}
@@ -575,6 +768,11 @@ func withLimits(l Limits, cmd *exec.Cmd, spawn func(*exec.Cmd) error) (func(*exe
 		return nil, nil, err
 	}
 	hook := t.aroundFork
+	if t.v2 != nil && t.v2.prepare(cmd, spawn == nil) {
+		hook = func(start func() error) error {
+			return t.aroundFork(func() error { return t.v2.aroundFork(cmd, start) })
+		}
+	}
 	forkHooks.Store(cmd, hook)
 	return func(c *exec.Cmd) error {
 		defer forkHooks.Delete(c)

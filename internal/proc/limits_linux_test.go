@@ -29,13 +29,26 @@ func runLong(t *testing.T, c Cmd) *Result {
 	}
 }
 
-// needCgroups skips where the cgroup v1 controllers cannot be used.
+// needCgroups skips where no cgroup (v1 or v2) pids and memory
+// controllers can be used.
 func needCgroups(t *testing.T) {
 	t.Helper()
 	setupV1()
-	if v1.pids.base == "" || v1.memory.base == "" {
-		t.Skipf("no usable cgroup v1 pids and memory controllers here: %s", LimitSupport())
+	setupV2()
+	if (v1.pids.base == "" && !v2.pids) || (v1.memory.base == "" && !v2.memory) {
+		t.Skipf("no usable cgroup pids and memory controllers here: %s", LimitSupport())
 	}
+}
+
+// limitBases are the directories the trees' cgroups are made in.
+func limitBases() []string {
+	var b []string
+	for _, d := range []string{v1.pids.base, v1.memory.base, v2.base} {
+		if d != "" {
+			b = append(b, d)
+		}
+	}
+	return b
 }
 
 // bomb forks a binary tree of shells DEPTH deep (2^(DEPTH+1) processes
@@ -114,12 +127,12 @@ func assertNoCgroupsLeft(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var left []string
-		for _, h := range []hierarchy{v1.pids, v1.memory} {
-			ents, _ := os.ReadDir(h.base)
+		for _, base := range limitBases() {
+			ents, _ := os.ReadDir(base)
 			for _, e := range ents {
 				if e.IsDir() && strings.HasPrefix(e.Name(), strconv.Itoa(os.Getpid())+"-") {
-					if b, _ := os.ReadFile(h.base + "/" + e.Name() + "/cgroup.procs"); len(b) > 0 {
-						left = append(left, h.base+"/"+e.Name()+": "+string(b))
+					if b, _ := os.ReadFile(base + "/" + e.Name() + "/cgroup.procs"); len(b) > 0 {
+						left = append(left, base+"/"+e.Name()+": "+string(b))
 					}
 				}
 			}
@@ -142,7 +155,7 @@ func assertNoCgroupsLeft(t *testing.T) {
 func TestLimitsReuse(t *testing.T) {
 	needCgroups(t)
 	lim := Limits{Pids: 33, Memory: 65 << 20} // values no other test uses
-	where := proctest.Script(t, `grep -E ':(pids|memory):' /proc/self/cgroup | sort; echo ok`)
+	where := proctest.Script(t, `grep -E ':(pids|memory|):' /proc/self/cgroup | sort; echo ok`)
 	first := runLong(t, Cmd{Path: where, Limits: lim})
 	if !first.OK() {
 		t.Fatalf("first run: %v %q", first.Outcome, first.Stderr)
@@ -167,11 +180,11 @@ func TestLimitsReuse(t *testing.T) {
 		t.Errorf("not run in a tree cgroup: %q", first.Stdout)
 	}
 	ReleaseLimits()
-	for _, h := range []hierarchy{v1.pids, v1.memory} {
-		ents, _ := os.ReadDir(h.base)
+	for _, base := range limitBases() {
+		ents, _ := os.ReadDir(base)
 		for _, e := range ents {
 			if strings.Contains(string(first.Stdout), "/mcpipe/"+e.Name()+"\n") {
-				t.Errorf("ReleaseLimits left %s/%s", h.base, e.Name())
+				t.Errorf("ReleaseLimits left %s/%s", base, e.Name())
 			}
 		}
 	}

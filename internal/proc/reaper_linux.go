@@ -49,8 +49,11 @@ const maxTree = 1 << 16
 // reparented to us too, hence the rounds. Children are listed from the
 // children files (not with waitid(P_ALL), which would steal the status
 // of a child os/exec waits for).
+// selfPid is our pid, read once: os.Getpid is a system call each time.
+var selfPid = os.Getpid()
+
 func sweep() {
-	self := os.Getpid()
+	self := selfPid
 	l := lister{scan: !childrenFiles}
 	var kids []int
 	if toLeader {

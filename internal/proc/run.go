@@ -213,23 +213,25 @@ func Run(ctx context.Context, c Cmd) *Result {
 			f.Close()
 		}
 	}()
-	pipe := func() (r, w *os.File) {
+	// The child's ends stay out of the poller (ChildPipe): they are only
+	// handed over and closed.
+	pipe := func(childReads bool) (child, ours *os.File) {
 		if err != nil {
 			return nil, nil
 		}
-		r, w, err = os.Pipe()
-		files = append(files, r, w)
-		return r, w
+		child, ours, err = ChildPipe(childReads)
+		files = append(files, child, ours)
+		return child, ours
 	}
 	var inR, inW, progR, progW *os.File
 	if c.Stdin != nil {
-		inR, inW = pipe()
+		inR, inW = pipe(true)
 		cmd.Stdin = inR
 	}
-	outR, outW := pipe()
-	errR, errW := pipe()
+	outW, outR := pipe(false)
+	errW, errR := pipe(false)
 	if c.Progress != nil {
-		progR, progW = pipe()
+		progW, progR = pipe(false)
 		cmd.ExtraFiles = []*os.File{progW} // fd 3
 		if c.Answers != nil {
 			cmd.ExtraFiles = append(cmd.ExtraFiles, c.Answers) // fd 4

@@ -54,12 +54,20 @@ type handler struct{ log *Log }
 func (h handler) Enabled(context.Context, slog.Level) bool { return true }
 func (h handler) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h handler) WithGroup(string) slog.Handler            { return h }
+
+// Handle adds the record as one line: "debug: " for a routine event
+// (Debug), the message, then " key=value" per attribute, unquoted.
 func (h handler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
 	if r.Level < slog.LevelInfo {
-		h.log.Logf("debug: %s", r.Message)
-	} else {
-		h.log.Logf("%s", r.Message)
+		b.WriteString("debug: ")
 	}
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.log.Logf("%s", b.String())
 	return nil
 }
 

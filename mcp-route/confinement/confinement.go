@@ -142,12 +142,10 @@ type Config struct {
 	// PATH is how a "#!/usr/bin/env NAME" tool finds NAME, so the
 	// interpreter chains granted up front are those the tools will run.
 	Env []string
-	// Debugf receives routine events (a spawner rebuilt for a new tool);
-	// Warnf what an operator must see (a tool the policy cannot take). nil
-	// discards them.
-	Debugf, Warnf func(format string, args ...any)
-	// Logger receives the interpreter grants (debug) and refusals (warn),
-	// with the tool and path as attributes; nil discards them.
+	// Logger receives routine events (Debug: a spawner rebuilt for a new
+	// tool, the interpreter grants) and what an operator must see (Warn: a
+	// tool the policy cannot take, a refused interpreter), with the tool,
+	// exec and path as attributes; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -296,12 +294,6 @@ type Confinement struct {
 // verdict instead (Spawn), and none starts before it. Enforced, Report,
 // Warning and Close wait for it too.
 func Start(cfg Config) (*Confinement, error) {
-	if cfg.Debugf == nil {
-		cfg.Debugf = func(string, ...any) {}
-	}
-	if cfg.Warnf == nil {
-		cfg.Warnf = func(string, ...any) {}
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -514,7 +506,7 @@ func (c *Confinement) widen(targets []string) {
 		}
 	}
 	if err != nil {
-		c.cfg.Warnf("tool executable %s is outside the confinement, and a new one could not be made (%v): the kernel refuses to run it", target, err)
+		c.cfg.Logger.Warn("tool executable outside the confinement, and a new one could not be made: the kernel refuses to run it", slog.String("exec", target), slog.Any("error", err))
 		return
 	}
 	if c.sp == nil { // closed meanwhile
@@ -524,7 +516,7 @@ func (c *Confinement) widen(targets []string) {
 	old := c.sp
 	c.policy, c.sp, c.report = p, sp, sp.Report()
 	old.Close()
-	c.cfg.Debugf("confinement rebuilt for tool executable %s: %s", target, c.report)
+	c.cfg.Logger.Debug("confinement rebuilt for a new tool executable", slog.String("exec", target), slog.String("report", c.report.String()))
 }
 
 // Close releases the spawner. Tools already started are not affected.

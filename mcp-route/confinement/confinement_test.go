@@ -2,6 +2,7 @@ package confinement
 
 import (
 	"bytes"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,9 +102,9 @@ func run(t *testing.T, spawn func(*exec.Cmd) error, tool, arg string) string {
 func TestSpawnConfines(t *testing.T) {
 	confinetest.Need(t, 1)
 	f := newFixture(t)
-	var debug []string
+	var log bytes.Buffer
 	cfg := f.config(Require)
-	cfg.Debugf = func(format string, args ...any) { debug = append(debug, format) }
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +139,8 @@ func TestSpawnConfines(t *testing.T) {
 	for _, r := range c.Report().Rules {
 		found = found || (r.Path == later && r.Access == confine.AccessReadExec)
 	}
-	if !found || len(debug) != 1 {
-		t.Errorf("after the rebuild: target in rules %v, debug lines %q", found, debug)
+	if !found || strings.Count(log.String(), "confinement rebuilt") != 1 {
+		t.Errorf("after the rebuild: target in rules %v, log:\n%s", found, log.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -141,7 +142,7 @@ func (h *Handler) routeAnswer(sid string, m *codec.Message) {
 	delete(h.back.asks, key)
 	h.back.mu.Unlock()
 	if x == nil {
-		h.debugf("a response (id %s) that no question here waits for: dropped", m.ID)
+		h.opts.Logger.Debug("a response that no question here waits for: dropped", slog.String("id", m.ID.Value()), sessionAttr(sid))
 		return
 	}
 	frame, err := json.Marshal(m)

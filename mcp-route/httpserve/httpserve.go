@@ -171,7 +171,9 @@ package httpserve
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -369,7 +371,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
-		h.warnf("refused Origin %q (not loopback, not in --allow-origin)", o)
+		h.opts.Logger.Warn("refused an Origin: not loopback, not in --allow-origin", slog.String("origin", codec.QuoteClip(o, 200)), slog.String("remote", r.RemoteAddr))
 		httpError(w, http.StatusForbidden, nil, codec.CodeInvalidRequest, fmt.Sprintf("forbidden: Origin %q is not allowed (see --allow-origin)", o))
 		return
 	}
@@ -451,7 +453,7 @@ func (h *Handler) hostAllowed(hostport string) bool {
 func (h *Handler) session(w http.ResponseWriter, r *http.Request, id string) *claims {
 	c, err := verify(h.key, id, h.now())
 	if err != nil {
-		h.debugf("session refused: %v", err)
+		h.opts.Logger.Debug("session refused", sessionAttr(id), slog.Any("error", err))
 		httpError(w, http.StatusNotFound, nil, codec.CodeInvalidRequest, "session not found: "+err.Error()+"; send initialize for a new session")
 		return nil
 	}
@@ -479,7 +481,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusRequestEntityTooLarge, nil, codec.CodeInvalidRequest,
 				fmt.Sprintf("request body too large: the limit is %d bytes (--max-frame)", mbe.Limit))
 		case errors.As(err, &ne) && ne.Timeout():
-			h.warnf("request body from %s not in after %s: refused", r.RemoteAddr, h.opts.BodyTimeout)
+			h.opts.Logger.Warn("request body not in within --http-body-timeout: refused", slog.String("remote", r.RemoteAddr), slog.Duration("timeout", h.opts.BodyTimeout))
 			w.Header().Set("Connection", "close")
 			httpError(w, http.StatusRequestTimeout, nil, codec.CodeInvalidRequest,
 				fmt.Sprintf("request timeout: the body did not arrive within %s (--http-body-timeout)", h.opts.BodyTimeout))
@@ -776,13 +778,13 @@ func (h *Handler) openStream(w http.ResponseWriter, id *codec.ID, sid string) bo
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if sid != "" && h.getStreams[sid] {
-		h.debugf("refused a second GET stream of a session")
+		h.opts.Logger.Debug("refused a second GET stream of a session", sessionAttr(sid))
 		httpError(w, http.StatusConflict, id, codec.CodeInvalidRequest,
 			"conflict: this session already has a GET stream open here (one per session): keep using it, or close it first")
 		return false
 	}
 	if h.streams >= h.opts.MaxStreams {
-		h.warnf("refused a stream: %d open, the limit (--http-max-streams)", h.streams)
+		h.opts.Logger.Warn("refused a stream: the limit is open (--http-max-streams)", slog.Int("open", h.streams))
 		w.Header().Set("Retry-After", "5")
 		httpError(w, http.StatusServiceUnavailable, id, codec.CodeInternalError,
 			fmt.Sprintf("too many streams: %d GET streams and subscriptions are open, the server's limit (--http-max-streams); try again later", h.streams))
@@ -854,7 +856,7 @@ func (h *Handler) routeCancel(sid string, m *codec.Message) {
 	x := h.live[sid+"\x00"+key]
 	h.mu.Unlock()
 	if x == nil {
-		h.debugf("notifications/cancelled for %s: not running on this replica", p.RequestID)
+		h.opts.Logger.Debug("notifications/cancelled: not running on this replica", slog.String("id", p.RequestID.Value()), sessionAttr(sid))
 		return
 	}
 	frame, err := json.Marshal(m)
@@ -895,14 +897,12 @@ func writeJSON(w http.ResponseWriter, status int, msg any) {
 	w.Write(body.Bytes())
 }
 
-func (h *Handler) warnf(format string, args ...any) {
-	h.opts.Logger.Warn(fmt.Sprintf(format, args...))
-}
-
-func (h *Handler) debugf(format string, args ...any) {
-	if h.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		h.opts.Logger.Debug(fmt.Sprintf(format, args...))
-	}
+// sessionAttr is the session attribute of a record: a digest of the
+// Mcp-Session-Id (the router's records carry the same), not the id, which
+// authenticates the session and would give a reader of the log its use.
+func sessionAttr(sid string) slog.Attr {
+	sum := sha256.Sum256([]byte(sid))
+	return slog.String("session", hex.EncodeToString(sum[:8]))
 }
 
 // waitReady waits until b has loaded its tools, or ctx is done (false).

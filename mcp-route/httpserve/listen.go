@@ -3,7 +3,6 @@ package httpserve
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -86,7 +85,7 @@ func Listen(ctx context.Context, h *Handler, o ListenOptions) error {
 	// handshakes under way complete and are accepted, and only then is
 	// the listener closed, its queue empty.
 	if err := refuseHandshakes(ln); err != nil && o.Logger != nil {
-		o.Logger.Warn(fmt.Sprintf("draining: cannot refuse new connections before closing the listener (%v): a connection queued at the close is reset", err))
+		o.Logger.Warn("draining: cannot refuse new connections before closing the listener: a connection queued at the close is reset", slog.Any("error", err))
 	}
 	// The accept loop empties the queue at once unless it is starved
 	// (no file descriptor left): then a second more, not the whole grace.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +78,7 @@ type diskCache struct {
 	salt  string // the describe environment and directory
 	key   []byte // HMAC key of the entries
 	keyID string // names the key in each entry, so that a revoked one is told from tampering
-	logf  func(string, ...any)
+	log   *slog.Logger
 
 	mu         sync.Mutex
 	warnedOnce bool
@@ -111,7 +112,7 @@ var errUnderRoot = errors.New("under the root")
 // A dir under one of roots (the tools' root, "" for none, and the
 // --allow-write places) is refused with an error wrapping errUnderRoot,
 // and its key revoked.
-func openDiskCache(dir string, env []string, describeDir string, roots []string, logf func(string, ...any)) (*diskCache, error) {
+func openDiskCache(dir string, env []string, describeDir string, roots []string, logger *slog.Logger) (*diskCache, error) {
 	for _, root := range roots {
 		if root == "" {
 			continue
@@ -156,7 +157,7 @@ func openDiskCache(dir string, env []string, describeDir string, roots []string,
 		fmt.Fprintf(h, "env %q\n", kv)
 	}
 	id := sha256.Sum256(append([]byte("mcpipe describe cache key id\x00"), key...))
-	return &diskCache{dir: dir, salt: hex.EncodeToString(h.Sum(nil)), key: key, keyID: hex.EncodeToString(id[:8]), logf: logf}, nil
+	return &diskCache{dir: dir, salt: hex.EncodeToString(h.Sum(nil)), key: key, keyID: hex.EncodeToString(id[:8]), log: logger}, nil
 }
 
 // loadKey reads the cache's HMAC key, creating it when there is none. Two
@@ -252,7 +253,7 @@ func (c *diskCache) get(path, stamp string) ([]byte, bool) {
 		return nil, false // written under a revoked key, or by an older mcp-route
 	}
 	if !hmac.Equal([]byte(e.MAC), []byte(c.mac(&e))) {
-		c.logf("describe cache: entry %s for %s fails authentication (tampered with?): ignored, the tool is described again", f.Name(), path)
+		c.log.Warn("describe cache: entry fails authentication (tampered with?): ignored, the tool is described again", slog.String("entry", f.Name()), slog.String("path", path))
 		return nil, false
 	}
 	if fi, err := f.Stat(); err == nil && time.Since(fi.ModTime()) > touchAfter {
@@ -284,7 +285,7 @@ func prune(dir string) {
 // put stores def for the executable at path with stamp, unless the
 // executable changed too recently for its stamp to be trusted. A failure
 // is reported once; the cache is only an optimisation.
-func (c *diskCache) put(path, stamp string, mtime time.Time, def []byte, logf func(string, ...any)) {
+func (c *diskCache) put(path, stamp string, mtime time.Time, def []byte, logger *slog.Logger) {
 	if time.Since(mtime) < racyWindow {
 		return
 	}
@@ -300,7 +301,7 @@ func (c *diskCache) put(path, stamp string, mtime time.Time, def []byte, logf fu
 		c.warnedOnce = true
 		c.mu.Unlock()
 		if first {
-			logf("describe cache: %v", err)
+			logger.Warn("describe cache: write failed", slog.Any("error", err))
 		}
 	}
 }

@@ -41,7 +41,7 @@ func runs(t *testing.T, count string) int {
 func fresh(t *testing.T, dir, cache string, env ...string) (*Registry, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
-	r := New(Options{Dirs: []string{dir}, Logf: lb.logf, Debugf: lb.debugf, CacheDir: cache,
+	r := New(Options{Dirs: []string{dir}, Logger: lb.logger(), CacheDir: cache,
 		DescribeEnv: append([]string{"PATH=/usr/bin:/bin"}, env...)})
 	r.Reload(context.Background())
 	return r, lb
@@ -132,7 +132,7 @@ echo '{"description":"new"}'
 	os.Chtimes(recent, now, now)
 	for range 2 {
 		r, lb := fresh(t, dir, cache)
-		if !lb.has("bad left out") || desc(r, "recent") != "new" {
+		if !lb.has("tool left out tool=bad ") || desc(r, "recent") != "new" {
 			t.Errorf("load: %q, log %q", desc(r, "recent"), lb.lines)
 		}
 	}
@@ -256,12 +256,12 @@ echo '{"description":"writes","annotations":{"readOnlyHint":false}}'
 	old(t, tool)
 	load := func(readOnly bool) (*Registry, *logBuf) {
 		lb := &logBuf{}
-		r := New(Options{Dirs: []string{dir}, ReadOnly: readOnly, CacheDir: cache, Logf: lb.logf, Debugf: lb.debugf})
+		r := New(Options{Dirs: []string{dir}, ReadOnly: readOnly, CacheDir: cache, Logger: lb.logger()})
 		r.Reload(context.Background())
 		return r, lb
 	}
 	load(false)
-	if r, lb := load(true); r.Lookup("fs_write") != nil || runs(t, count) != 1 || len(lb.lines) != 0 {
+	if r, lb := load(true); r.Lookup("fs_write") != nil || runs(t, count) != 1 || len(lb.warns()) != 0 {
 		t.Fatalf("untampered: served read-only %v, %d runs, log %q; want left out, 1 run (cached)", r.Lookup("fs_write") != nil, runs(t, count), lb.lines)
 	}
 
@@ -283,7 +283,7 @@ echo '{"description":"writes","annotations":{"readOnlyHint":false}}'
 		t.Errorf("tampered entry: %d runs, log %q", runs(t, count), lb.lines)
 	}
 	// Rewritten by that describe: the cache speeds the next start again.
-	if r, lb := load(false); r.Lookup("fs_write") == nil || runs(t, count) != 3 || len(lb.lines) != 0 {
+	if r, lb := load(false); r.Lookup("fs_write") == nil || runs(t, count) != 3 || len(lb.warns()) != 0 {
 		t.Errorf("after the rewrite: %d runs, log %q; want a cache hit", runs(t, count), lb.lines)
 	}
 }
@@ -305,7 +305,7 @@ func TestDiskCacheKeyRevoked(t *testing.T) {
 	}
 	revokeKey(cache)
 	r, lb := fresh(t, dir, cache)
-	if desc(r, "d") != "one" || runs(t, count) != 2 || len(lb.lines) != 0 {
+	if desc(r, "d") != "one" || runs(t, count) != 2 || len(lb.warns()) != 0 {
 		t.Errorf("after revocation: %q, %d runs, log %q", desc(r, "d"), runs(t, count), lb.lines)
 	}
 	if key2, _ := os.ReadFile(filepath.Join(cache, keyFile)); len(key2) != keySize || string(key2) == string(key1) {
@@ -336,12 +336,12 @@ func TestDiskCacheUnderRoot(t *testing.T) {
 	}
 	for _, readOnly := range []bool{false, true} {
 		lb := &logBuf{}
-		r := New(Options{Dirs: []string{dir}, Root: root, ReadOnly: readOnly, CacheDir: cache, Logf: lb.logf, Debugf: lb.debugf})
+		r := New(Options{Dirs: []string{dir}, Root: root, ReadOnly: readOnly, CacheDir: cache, Logger: lb.logger()})
 		r.Reload(context.Background())
 		if _, err := os.Stat(filepath.Join(cache, keyFile)); err == nil {
 			t.Errorf("readOnly %v: key not revoked at open", readOnly)
 		}
-		if r.CacheDir() != "" || !lb.has("describe cache off: "+cache+" is under the root") || len(lb.lines) != 1 {
+		if r.CacheDir() != "" || !lb.has("describe cache off dir="+cache+" error="+cache+" is under the root") || len(lb.warns()) != 1 {
 			t.Errorf("readOnly %v: cache %q, log %q", readOnly, r.CacheDir(), lb.lines)
 		}
 		if !readOnly && desc(r, "d") != "one" { // ReadOnly: d is not read-only
@@ -362,7 +362,7 @@ func TestDiskCacheUnderRoot(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(filepath.Join(root, ".cache"), link)
 	lb := &logBuf{}
-	r := New(Options{Dirs: []string{dir}, Root: root, CacheDir: filepath.Join(link, "mcpipe", "describe"), Logf: lb.logf})
+	r := New(Options{Dirs: []string{dir}, Root: root, CacheDir: filepath.Join(link, "mcpipe", "describe"), Logger: lb.logger()})
 	if r.CacheDir() != "" || !lb.has("is under the root") {
 		t.Errorf("through a symlink: cache %q, log %q", r.CacheDir(), lb.lines)
 	}

@@ -160,14 +160,13 @@ type Options struct {
 	// ReadOnly or not: guarded like a writable Root, at every reload and
 	// for the describe cache.
 	Writable []string
-	// Logf receives one line per event an operator must see (a tool left
-	// out and why, an unreadable tool directory, the describe cache off);
-	// nil discards them.
-	Logf func(format string, args ...any)
-	// Debugf receives routine events (a reload, a load cut short at
-	// shutdown), which mcp-route shows only with --verbose or --log; nil
-	// discards them.
-	Debugf func(format string, args ...any)
+	// Logger receives one record per event: Warn for what an operator
+	// must see (a tool left out and why, with the attributes tool, path
+	// and why; an unreadable tool directory; the describe cache off),
+	// Debug for routine events (a reload, a load cut short at shutdown),
+	// which mcp-route shows only with --verbose or --log. nil discards
+	// them.
+	Logger *slog.Logger
 	// Explain, optional, reads a failed --mcp-describe (its outcome and
 	// stderr) for a path the confinement refused
 	// (confinement.Confinement.ExplainFailure); the sentence joins the
@@ -206,25 +205,22 @@ type cachedDef struct {
 
 // New returns an empty Registry; call Reload to fill it.
 func New(opts Options) *Registry {
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	if opts.Debugf == nil {
-		opts.Debugf = func(string, ...any) {}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.DescribeTimeout <= 0 {
 		opts.DescribeTimeout = DescribeTimeout
 	}
 	r := &Registry{opts: opts, cache: map[string]cachedDef{}, byName: map[string]*Tool{}}
-	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Writable, opts.Logf)
+	r.guard = newRootGuard(opts.Root, opts.ReadOnly, opts.Writable, opts.Logger)
 	if opts.CacheDir != "" {
 		keyEnv := opts.CacheKeyEnv
 		if keyEnv == nil {
 			keyEnv = opts.DescribeEnv
 		}
-		d, err := openDiskCache(opts.CacheDir, keyEnv, opts.DescribeDir, append([]string{opts.Root}, opts.Writable...), opts.Logf)
+		d, err := openDiskCache(opts.CacheDir, keyEnv, opts.DescribeDir, append([]string{opts.Root}, opts.Writable...), opts.Logger)
 		if err != nil {
-			opts.Logf("describe cache off: %v", err)
+			opts.Logger.Warn("describe cache off", slog.String("dir", opts.CacheDir), slog.Any("error", err))
 		}
 		if errors.Is(err, errUnderRoot) {
 			r.revoke = opts.CacheDir
@@ -277,7 +273,7 @@ func (r *Registry) Reload(ctx context.Context) (changed bool) {
 		return false
 	}
 	first := r.fingerprint == ""
-	cands = r.guard.filter(cands, r.opts.Logf)
+	cands = r.guard.filter(cands, r.opts.Logger)
 	tools, ok := r.load(ctx, cands)
 	if !ok {
 		return false // cancelled: the next Reload reads them again
@@ -293,7 +289,7 @@ func (r *Registry) Reload(ctx context.Context) (changed bool) {
 		r.byName[t.Def.Name] = t
 	}
 	if !first && changed {
-		r.opts.Debugf("tools reloaded: %d tools", len(tools))
+		r.opts.Logger.Debug("tools reloaded", slog.Int("tools", len(tools)))
 	}
 	return changed
 }
@@ -332,7 +328,7 @@ func (r *Registry) scan() (string, []candidate) {
 		if err != nil {
 			fmt.Fprintf(&fp, "error %v\n", err)
 			if r.fingerprint == "" || !strings.Contains(r.fingerprint, fmt.Sprintf("dir %q\nerror", dir)) {
-				r.opts.Logf("tool dir %s: %v", dir, err)
+				r.opts.Logger.Warn("tool dir unreadable", slog.String("dir", dir), slog.Any("error", err))
 			}
 			continue
 		}
@@ -398,7 +394,7 @@ func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) 
 		}
 	}
 	if canceled > 0 {
-		r.opts.Debugf("tool loading cancelled at shutdown: %d of %d tools not read", canceled, len(cands))
+		r.opts.Logger.Debug("tool loading cancelled at shutdown", slog.Int("unread", canceled), slog.Int("tools", len(cands)))
 		return nil, false
 	}
 
@@ -406,25 +402,25 @@ func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) 
 	seen := map[string]string{} // name → path
 	var tools []*Tool
 	// An unchanged bad definition was logged when it was read: say it once.
-	logf := func(i int, format string, args ...any) {
+	leftOut := func(i int, c candidate, why string) {
 		if !cached[i] {
-			r.opts.Logf(format, args...)
+			r.opts.Logger.Warn("tool left out", slog.String("tool", c.name), slog.String("path", c.path), slog.String("why", why))
 		}
 	}
 	for i, c := range cands {
 		cd := defs[i]
 		newCache[c.path] = cd
 		if cd.err != nil {
-			logf(i, "tool %s left out: %v", c.path, cd.err)
+			leftOut(i, c, cd.err.Error())
 			continue
 		}
 		t, err := parseTool(cd.def, c.name)
 		if err != nil {
-			logf(i, "tool %s left out: %s: %v", c.path, cd.source, err)
+			leftOut(i, c, cd.source+": "+err.Error())
 			continue
 		}
 		if cd.described && r.disk != nil {
-			r.disk.put(c.path, c.stamp, c.mtime, cd.def, r.opts.Logf)
+			r.disk.put(c.path, c.stamp, c.mtime, cd.def, r.opts.Logger)
 		}
 		t.Path, t.Source, t.Stamp = c.path, cd.source, c.stamp
 		t.Exec = c.path
@@ -435,7 +431,7 @@ func (r *Registry) load(ctx context.Context, cands []candidate) ([]*Tool, bool) 
 			continue
 		}
 		if prev, dup := seen[t.Def.Name]; dup {
-			logf(i, "tool %s left out: name %q already taken by %s", c.path, t.Def.Name, prev)
+			leftOut(i, c, fmt.Sprintf("name %q already taken by %s", t.Def.Name, prev))
 			continue
 		}
 		seen[t.Def.Name] = c.path

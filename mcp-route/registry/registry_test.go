@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,15 +18,46 @@ type logBuf struct {
 	lines []string
 }
 
-func (l *logBuf) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+// logger returns a logger whose records l keeps, one line each: the
+// message, then " key=value" per attribute, unquoted; a routine event
+// (Debug) is marked "debug: ", so tests can tell it from what a quiet
+// mcp-route shows.
+func (l *logBuf) logger() *slog.Logger { return slog.New(lineHandler{l}) }
+
+type lineHandler struct{ l *logBuf }
+
+func (h lineHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h lineHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h lineHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	if r.Level < slog.LevelInfo {
+		b.WriteString("debug: ")
+	}
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.l.mu.Lock()
+	defer h.l.mu.Unlock()
+	h.l.lines = append(h.l.lines, b.String())
+	return nil
 }
 
-// debugf records a routine event, marked so tests can tell it from what a
-// quiet mcp-route shows.
-func (l *logBuf) debugf(format string, args ...any) { l.logf("debug: "+format, args...) }
+// warns returns the lines of events an operator must see (not Debug).
+func (l *logBuf) warns() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var w []string
+	for _, s := range l.lines {
+		if !strings.HasPrefix(s, "debug: ") {
+			w = append(w, s)
+		}
+	}
+	return w
+}
 
 func (l *logBuf) has(sub string) bool {
 	l.mu.Lock()
@@ -60,8 +92,7 @@ func names(r *Registry) []string {
 func newReg(t *testing.T, opts Options) (*Registry, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
-	opts.Logf = lb.logf
-	opts.Debugf = lb.debugf
+	opts.Logger = lb.logger()
 	opts.DescribeEnv = []string{"PATH=/usr/bin:/bin"}
 	r := New(opts)
 	r.Reload(context.Background())
@@ -133,18 +164,18 @@ func TestInvalidDefinitionsLeftOutWithALogLine(t *testing.T) {
 		t.Errorf("tools %v", got)
 	}
 	for n := range bad {
-		if !lb.has(filepath.Join(dir, n) + " left out") {
+		if !lb.has("tool left out tool=" + n + " path=" + filepath.Join(dir, n)) {
 			t.Errorf("no log line for %s", n)
 		}
 	}
-	if !lb.has("nodef left out") || !lb.has("oops") {
+	if !lb.has("tool=nodef") || !lb.has("oops") {
 		t.Errorf("no useful log line for a failing --mcp-describe")
 	}
 	r, lb = newReg(t, Options{Dirs: []string{hangDir}, DescribeTimeout: 200 * time.Millisecond})
 	if got := names(r); len(got) != 0 {
 		t.Errorf("tools %v, want none", got)
 	}
-	if !lb.has("hangs left out") || !lb.has("timed out after 200ms") {
+	if !lb.has("tool=hangs") || !lb.has("timed out after 200ms") {
 		t.Errorf("no useful log line for a hanging --mcp-describe")
 	}
 }
@@ -251,7 +282,7 @@ func TestQuietReloads(t *testing.T) {
 	}
 	n := 0
 	for _, l := range lb.lines {
-		if strings.Contains(l, "bad left out") {
+		if strings.Contains(l, "tool left out tool=bad ") {
 			n++
 		}
 	}
@@ -277,7 +308,7 @@ echo '{"description":"described"}'
 `, 0o755)
 	}
 	lb := &logBuf{}
-	r := New(Options{Dirs: []string{dir}, Logf: lb.logf, Debugf: lb.debugf, DescribeEnv: []string{"PATH=/usr/bin:/bin"}})
+	r := New(Options{Dirs: []string{dir}, Logger: lb.logger(), DescribeEnv: []string{"PATH=/usr/bin:/bin"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan bool, 1)
 	go func() { done <- r.Reload(ctx) }()
@@ -294,10 +325,10 @@ echo '{"description":"described"}'
 	lb.mu.Lock()
 	lines := slices.Clone(lb.lines)
 	lb.mu.Unlock()
-	// Routine (a client that only asked server/discover), so Debugf: a
+	// Routine (a client that only asked server/discover), so Debug: a
 	// quiet mcp-route says nothing.
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "debug: tool loading cancelled at shutdown") {
-		t.Errorf("log %q, want one routine (Debugf) line saying loading was cancelled", lines)
+		t.Errorf("log %q, want one routine (Debug) line saying loading was cancelled", lines)
 	}
 	if len(r.Tools()) != 0 {
 		t.Errorf("a cancelled load published tools %v", names(r))

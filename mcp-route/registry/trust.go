@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,7 +189,7 @@ type rootGuard struct {
 	logged map[string]string // path → what was logged, to say it once
 }
 
-func newRootGuard(root string, readOnly bool, writable []string, logf func(string, ...any)) *rootGuard {
+func newRootGuard(root string, readOnly bool, writable []string, logger *slog.Logger) *rootGuard {
 	g := &rootGuard{logged: map[string]string{}}
 	places := writable
 	if root != "" && !readOnly {
@@ -198,7 +199,7 @@ func newRootGuard(root string, readOnly bool, writable []string, logf func(strin
 		real, err := realRoot(p)
 		if err != nil {
 			// The place is gone or unreadable: nothing can be shown safe.
-			logf("root %s: %v: every tool is left out", p, err)
+			logger.Warn("root unreadable: every tool is left out", slog.String("root", p), slog.Any("error", err))
 			real = "/"
 		}
 		g.roots = append(g.roots, real)
@@ -208,7 +209,7 @@ func newRootGuard(root string, readOnly bool, writable []string, logf func(strin
 
 // filter returns the candidates whose executable and sidecar paths lead
 // nowhere under the root, and logs each one left out once per reason.
-func (g *rootGuard) filter(cands []candidate, logf func(string, ...any)) []candidate {
+func (g *rootGuard) filter(cands []candidate, logger *slog.Logger) []candidate {
 	if len(g.roots) == 0 {
 		return cands
 	}
@@ -239,7 +240,7 @@ func (g *rootGuard) filter(cands []candidate, logf func(string, ...any)) []candi
 		}
 		seen[c.path] = why
 		if g.logged[c.path] != why {
-			logf("tool %s left out: %s", c.path, why)
+			logger.Warn("tool left out", slog.String("tool", c.name), slog.String("path", c.path), slog.String("why", why))
 		}
 	}
 	g.logged = seen

@@ -108,7 +108,7 @@ func TestGuardAtReload(t *testing.T) {
 	}
 	retarget(filepath.Join(outside, "impl"))
 	lb := &logBuf{}
-	r := New(Options{Dirs: []string{tools}, Root: root, Logf: lb.logf})
+	r := New(Options{Dirs: []string{tools}, Root: root, Logger: lb.logger()})
 	r.Reload(context.Background())
 	if r.Lookup("t") == nil || r.Lookup("plain") == nil {
 		t.Fatalf("outside the root: log %q", lb.lines)
@@ -124,11 +124,11 @@ func TestGuardAtReload(t *testing.T) {
 	}
 	n := 0
 	for _, l := range lb.lines {
-		if strings.Contains(l, "tool "+tool+" left out: "+tool+" leads to "+filepath.Join(root, "impl")) {
+		if strings.Contains(l, "path="+tool+" why="+tool+" leads to "+filepath.Join(root, "impl")) {
 			n++
 		}
 	}
-	if n != 1 || len(lb.lines) != 1 {
+	if n != 1 || len(lb.warns()) != 1 {
 		t.Errorf("want one log line for t, got %q", lb.lines)
 	}
 	// Only the sidecar leads into the root: still left out.
@@ -144,7 +144,7 @@ func TestGuardAtReload(t *testing.T) {
 		t.Errorf("retargeted back out: not served; log %q", lb.lines)
 	}
 	retarget(filepath.Join(root, "impl"))
-	ro := New(Options{Dirs: []string{tools}, Root: root, ReadOnly: true, Logf: lb.logf})
+	ro := New(Options{Dirs: []string{tools}, Root: root, ReadOnly: true, Logger: lb.logger()})
 	ro.Reload(context.Background())
 	if ro.Lookup("t") == nil {
 		t.Error("ReadOnly: a tool in the root was left out")

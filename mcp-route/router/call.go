@@ -64,7 +64,7 @@ func (s *server) call(ctx context.Context, req *core.Request) (any, error) {
 		return nil, codec.Errorf(codec.CodeInvalidParams, "invalid params: arguments must be a JSON object")
 	}
 	if err := t.Input.Validate(args); err != nil {
-		s.debugf("call %s %s: invalid arguments: %v", req.ID, t.Def.Name, err)
+		s.logCall(ctx, slog.LevelDebug, "call: invalid arguments", t.Def.Name, req.ID, slog.Any("error", err))
 		return codec.ErrorResult("invalid arguments: " + err.Error()), nil
 	}
 	if s.opts.Confirm.Needs(&t.Def) {
@@ -107,12 +107,13 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 	res, outcome, err := s.opts.Upstreams.Call(ctx, t, args, req.Revision, progress)
 	elapsed := time.Since(start)
 	s.observe(t.Def.Name, outcome, elapsed, false, false)
+	end := []slog.Attr{slog.String("upstream", t.Upstream.Name()), slog.String("outcome", outcome), slog.Duration("elapsed", elapsed.Round(time.Millisecond))}
 	switch outcome {
 	case "ok", "tool_error", "canceled":
-		s.debugf("call %s %s: %s in %v", req.ID, t.Def.Name, outcome, elapsed.Round(time.Millisecond))
+		s.logCall(ctx, slog.LevelDebug, "call ended", t.Def.Name, req.ID, end...)
 	default:
 		if r, ok := res.(*codec.CallToolResult); ok && len(r.Content) > 0 {
-			s.warnf("call %s %s: %s after %v: %s", req.ID, t.Def.Name, outcome, elapsed.Round(time.Millisecond), r.Content[0].Text)
+			s.logCall(ctx, slog.LevelWarn, "call failed", t.Def.Name, req.ID, append(end, slog.String("error", r.Content[0].Text))...)
 		}
 	}
 	return res, err
@@ -170,24 +171,23 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 				outcome = "failed"
 			}
 		} else if len(res.Stderr) > 0 {
-			s.debugf("call %s %s: stderr: %s", id, t.Def.Name, runner.StderrTail(res.Stderr, 500))
+			s.logCall(ctx, slog.LevelDebug, "call: tool stderr", t.Def.Name, id, slog.String("stderr", runner.StderrTail(res.Stderr, 500)))
 		}
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
 	if failure != "" {
-		logf := s.warnf
+		level := slog.LevelWarn
 		if routine {
-			logf = s.debugf
+			level = slog.LevelDebug
 		}
 		if outcome == "ok" {
 			outcome = "tool_error"
 		}
-		logf("call %s %s: failed after %v: %s", id, t.Def.Name, elapsed, failure)
+		s.logCall(ctx, level, "call failed", t.Def.Name, id, slog.String("outcome", outcome), slog.Duration("elapsed", elapsed), slog.String("error", failure))
 		if s.opts.Explain != nil && !killed {
 			if note, attrs, ok := s.opts.Explain(failure); ok {
 				failure += "\n" + note
-				s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "confinement refused a path the tool needed",
-					append([]slog.Attr{slog.String("tool", t.Def.Name), slog.String("call", id.String())}, attrs...)...)
+				s.logCall(ctx, slog.LevelWarn, "confinement refused a path the tool needed", t.Def.Name, id, attrs...)
 			}
 		}
 		return codec.ErrorResult(failure)
@@ -195,10 +195,10 @@ func (s *server) run(ctx context.Context, rev string, id codec.ID, t *registry.T
 	result, err := shape(rev, t, stdout)
 	if err != nil {
 		outcome = "tool_error"
-		s.warnf("call %s %s: bad result after %v: %v", id, t.Def.Name, elapsed, err)
+		s.logCall(ctx, slog.LevelWarn, "call: bad result", t.Def.Name, id, slog.String("outcome", outcome), slog.Duration("elapsed", elapsed), slog.Any("error", err))
 		return codec.ErrorResult(err.Error())
 	}
-	s.debugf("call %s %s: ok in %v", id, t.Def.Name, elapsed)
+	s.logCall(ctx, slog.LevelDebug, "call ended", t.Def.Name, id, slog.String("outcome", outcome), slog.Duration("elapsed", elapsed))
 	// A content type the client's revision lacks becomes a text block.
 	return codec.CallToolResultFor(rev, result)
 }

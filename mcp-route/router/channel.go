@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpipe/mcpipe/codec"
 	core "github.com/mcpipe/mcpipe/codec/server"
+	"github.com/mcpipe/mcpipe/internal/proc"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 )
 
@@ -113,9 +115,10 @@ func (s *server) newChannel(ctx context.Context, req *core.Request, t *registry.
 // (runner.Spec.Answers), the write end carries the answers. It returns
 // nil when no pipe can be had: the tool then runs without fd 4.
 func (c *callChannel) pipe() *os.File {
-	r, w, err := os.Pipe()
+	// The read end only goes to the tool: out of the poller (ChildPipe).
+	r, w, err := proc.ChildPipe(true)
 	if err != nil {
-		c.s.warnf("call %s %s: no answer pipe (fd 4): %v", c.req.ID, c.tool, err)
+		c.s.logCall(c.ctx, slog.LevelWarn, "call: no answer pipe (fd 4)", c.tool, c.req.ID, slog.Any("error", err))
 		return nil
 	}
 	var mu sync.Mutex
@@ -146,7 +149,7 @@ func (c *callChannel) close() {
 		c.closeAnswers.Close()
 	}
 	if n := c.dropped.Load(); n > 0 {
-		c.s.warnf("call %s %s: %d log records past the first %d dropped", c.req.ID, c.tool, n, MaxLogRecords)
+		c.s.logCall(c.ctx, slog.LevelWarn, "call: log records past the limit dropped", c.tool, c.req.ID, slog.Int64("dropped", n), slog.Int("limit", MaxLogRecords))
 	}
 }
 
@@ -200,7 +203,7 @@ func (c *callChannel) line(line []byte) {
 }
 
 func (c *callChannel) malformed(line []byte, why string) {
-	c.s.warnf("call %s %s: channel line ignored (%s): %q", c.req.ID, c.tool, why, clip(line))
+	c.s.logCall(c.ctx, slog.LevelWarn, "call: channel line ignored", c.tool, c.req.ID, slog.String("why", why), slog.String("line", clip(line)))
 }
 
 // log sends one record, within MaxLogRecords.
@@ -219,7 +222,7 @@ func (c *callChannel) log(level string, name *string, data json.RawMessage) {
 // question queues q for the asking goroutine, or refuses it at once.
 func (c *callChannel) question(q question) {
 	if c.reply == nil {
-		c.s.warnf("call %s %s: the tool asked %s, but it has no answer channel here", c.req.ID, c.tool, q.method)
+		c.s.logCall(c.ctx, slog.LevelWarn, "call: the tool asked, but it has no answer channel here", c.tool, c.req.ID, slog.String("method", q.method))
 		return
 	}
 	if q.method != codec.MethodElicit && q.method != codec.MethodCreateMessage {
@@ -334,7 +337,7 @@ func (c *callChannel) ask(q question) {
 		c.refuse(q, "cannot ask the client: this request's transport cannot carry a question (over HTTP it takes a session and a client that accepts text/event-stream)")
 		return
 	case err != nil:
-		c.s.debugf("call %s %s: %s not answered: %v", c.req.ID, c.tool, q.method, err)
+		c.s.logCall(c.ctx, slog.LevelDebug, "call: question not answered", c.tool, c.req.ID, slog.String("method", q.method), slog.Any("error", err))
 		c.refuse(q, "no answer: "+err.Error())
 		return
 	case resp.Error != nil:
@@ -345,7 +348,7 @@ func (c *callChannel) ask(q question) {
 }
 
 func (c *callChannel) refuse(q question, why string) {
-	c.s.debugf("call %s %s: %s refused: %s", c.req.ID, c.tool, q.method, why)
+	c.s.logCall(c.ctx, slog.LevelDebug, "call: question refused", c.tool, c.req.ID, slog.String("method", q.method), slog.String("why", why))
 	b, _ := json.Marshal(why)
 	c.answer(q, "error", b)
 }
@@ -363,6 +366,6 @@ func (c *callChannel) answer(q question, key string, value json.RawMessage) {
 	json.Compact(&b, value)
 	b.WriteByte('}')
 	if err := c.reply(b.Bytes()); err != nil {
-		c.s.debugf("call %s %s: answer to %s not delivered: %v", c.req.ID, c.tool, q.method, err)
+		c.s.logCall(c.ctx, slog.LevelDebug, "call: answer not delivered", c.tool, c.req.ID, slog.String("method", q.method), slog.Any("error", err))
 	}
 }

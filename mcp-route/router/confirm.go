@@ -259,7 +259,7 @@ func (s *server) checkConfirmNames() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
 		if !strings.Contains(name, "__") && s.opts.Registry.Lookup(name) == nil {
-			s.warnf("--confirm %s: no tool is named so (names are exact, case included): until one is, it gates nothing", name)
+			s.opts.Logger.Warn("--confirm names no tool (names are exact, case included): until one is, it gates nothing", slog.String("tool", name))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -105,7 +106,7 @@ func (s *server) approveModern(ctx context.Context, req *core.Request, def *code
 		rand.Read(nonce)
 		st := approvalState{Tool: def.Name, Digest: digest, Caller: caller,
 			Expires: time.Now().Add(timeout).UnixMilli(), Nonce: hex.EncodeToString(nonce)}
-		s.debugf("call %s %s: approval asked (input_required)", req.ID, def.Name)
+		s.logCall(ctx, slog.LevelDebug, "call: approval asked (input_required)", def.Name, req.ID)
 		return inputRequiredResult{ResultType: codec.ResultTypeInputRequired,
 			InputRequests: map[string]json.RawMessage{ApprovalInput: ask}, RequestState: s.seal(st)}
 	}

@@ -56,10 +56,8 @@ type harness struct {
 func newHarness(t *testing.T, dir string, edit func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: dir, root: t.TempDir(), log: &servertest.Log{}}
-	logf := h.log.Logf
-	debugf := func(format string, args ...any) { logf("debug: "+format, args...) }
 	opts := Options{
-		Registry:   registry.New(registry.Options{Dirs: []string{dir}, Logf: logf, Debugf: debugf, DescribeEnv: []string{"PATH=/usr/bin:/bin"}}),
+		Registry:   registry.New(registry.Options{Dirs: []string{dir}, Logger: h.log.Logger(), DescribeEnv: []string{"PATH=/usr/bin:/bin"}}),
 		ServerInfo: codec.Implementation{Name: "test-route", Version: "1.2.3"},
 		Root:       h.root,
 		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},

@@ -75,7 +75,11 @@
 // output; events go to Options.Logger, one record each: Warn for what an
 // operator must see (failures worth a look, errors), Debug for routine
 // events (a call that went
-// fine, initialize, shutdown), one line each.
+// fine, initialize, shutdown), one line each. A call's records carry the
+// attributes tool, id (the JSON-RPC request id, as a string) and, over
+// HTTP, session (a digest of the Mcp-Session-Id, never the id); its end
+// record ("call ended", "call failed", "call: bad result") adds outcome
+// (as Observe's) and elapsed, and upstream for an upstream's tool.
 //
 // Serve may be called concurrently with distinct streams; one call serves one
 // stream. New returns a Router whose tools, MaxProcs slots, MaxQueue
@@ -89,7 +93,9 @@ package router
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -266,7 +272,7 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 		convs:  map[*core.Server]struct{}{},
 		specs:  map[*registry.Tool]worker.Spec{},
 	}
-	s.workers = worker.New(worker.Options{Grace: opts.Grace, Warnf: s.warnf, Debugf: s.debugf})
+	s.workers = worker.New(worker.Options{Grace: opts.Grace, Logger: opts.Logger})
 	if opts.Upstreams != nil {
 		opts.Upstreams.OnChange(s.listChanged)
 		opts.Upstreams.OnSurfaceChange(s.surfaceListChanged)
@@ -392,7 +398,7 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		}
 		s.mu.Unlock()
 	}()
-	return conv.Serve(ctx, conn)
+	return conv.Serve(withSession(ctx, conn), conn)
 }
 
 // limit is how many tools/call requests may be admitted at once.
@@ -462,7 +468,7 @@ func (s *server) busy(inFlight int, first bool) (any, error) {
 	// Admitted calls hold a slot or wait for one.
 	queued := max(inFlight-len(s.sem), 0)
 	if first {
-		s.warnf("server busy: %d calls running, %d queued: refusing further calls until one finishes", len(s.sem), queued)
+		s.opts.Logger.Warn("server busy: refusing further calls until one finishes", slog.Int("running", len(s.sem)), slog.Int("queued", queued))
 	}
 	return codec.ErrorResult(fmt.Sprintf("server busy: %d calls queued; try again later", queued)), nil
 }
@@ -583,7 +589,7 @@ func (s *server) clash(name string, t *upstream.Tool) {
 	s.clashes[name] = true
 	s.mu.Unlock()
 	if !seen {
-		s.warnf("tool %s left out: %s", name, clashText(name, t))
+		s.opts.Logger.Warn("tool left out", slog.String("tool", name), slog.String("upstream", t.Upstream.Name()), slog.String("why", clashText(name, t)))
 	}
 }
 
@@ -593,17 +599,36 @@ func clashText(name string, t *upstream.Tool) string {
 
 const cursorPrefix = "after:"
 
-// warnf logs an event an operator must see.
-func (s *server) warnf(format string, args ...any) { s.logf(slog.LevelWarn, format, args...) }
-
-// debugf logs a routine event.
-func (s *server) debugf(format string, args ...any) { s.logf(slog.LevelDebug, format, args...) }
-
-// logf formats the message only when the level is enabled.
-func (s *server) logf(level slog.Level, format string, args ...any) {
-	if l := s.opts.Logger; l.Enabled(context.Background(), level) {
-		l.Log(context.Background(), level, fmt.Sprintf(format, args...))
+// logCall logs one event of the call id of tool: the record carries tool,
+// id (the JSON-RPC request id), session (over HTTP) and attrs.
+func (s *server) logCall(ctx context.Context, level slog.Level, msg, tool string, id codec.ID, attrs ...slog.Attr) {
+	l := s.opts.Logger
+	if !l.Enabled(ctx, level) {
+		return
 	}
+	a := make([]slog.Attr, 0, 3+len(attrs))
+	a = append(a, slog.String("tool", tool), slog.String("id", id.Value()))
+	if sess, _ := ctx.Value(sessionKey{}).(string); sess != "" {
+		a = append(a, slog.String("session", sess))
+	}
+	l.LogAttrs(ctx, level, msg, append(a, attrs...)...)
+}
+
+// sessionKey is the context key of the session attribute of a
+// conversation's records.
+type sessionKey struct{}
+
+// withSession returns ctx carrying the session of conn, when it has one
+// (HTTP), for the call records: a digest of the Mcp-Session-Id, not the
+// id itself, which authenticates the session and would give a reader of
+// the log its use.
+func withSession(ctx context.Context, conn core.Conn) context.Context {
+	sc, ok := conn.(interface{ SessionID() string })
+	if !ok || sc.SessionID() == "" {
+		return ctx
+	}
+	sum := sha256.Sum256([]byte(sc.SessionID()))
+	return context.WithValue(ctx, sessionKey{}, hex.EncodeToString(sum[:8]))
 }
 
 func clip(b []byte) string {

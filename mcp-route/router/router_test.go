@@ -306,7 +306,7 @@ func TestCallFailures(t *testing.T) {
 	for _, c := range cases {
 		var line string
 		for _, l := range h.log.Lines() {
-			if strings.Contains(l, " "+c.tool+": ") {
+			if strings.Contains(l, " tool="+c.tool+" ") {
 				line = l
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
@@ -347,7 +348,7 @@ func (s *Router) runSurface(ctx context.Context, path string, argv []string, std
 		if res.Canceled && errors.Is(context.Cause(ctx), core.ErrShutdown) {
 			failure = "canceled: server shutting down"
 		}
-		s.warnf("%s: failed after %v: %s", path, time.Since(start).Round(time.Millisecond), failure)
+		s.opts.Logger.Warn("resource or prompt program failed", slog.String("path", path), slog.Duration("elapsed", time.Since(start).Round(time.Millisecond)), slog.String("error", failure))
 		return nil, failure
 	}
 	return res.Stdout, ""

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -69,7 +70,8 @@ func (s *Router) listResources(ctx context.Context, req *core.Request, kind stri
 				key = r.URITemplate
 			}
 			if upstream.IsServedURI(key) {
-				s.warnOnce("local "+key, "resource "+codec.QuoteClip(key, 200)+" left out: its uri is in the scheme of the upstreams' resources ("+upstream.Scheme+"), where it could not be read")
+				s.warnOnce("local "+key, "resource left out: its uri is in the scheme of the upstreams' resources, where it could not be read",
+					slog.String("uri", codec.Clip(key, 200)), slog.String("scheme", upstream.Scheme))
 				continue
 			}
 			all = append(all, listed{key, r})
@@ -107,7 +109,8 @@ func (s *Router) listPrompts(ctx context.Context, req *core.Request) (any, error
 			continue
 		}
 		if local[it.Listed] {
-			s.warnOnce("prompt "+it.Listed, "prompt "+it.Listed+" left out: both a local prompt and upstream "+it.Upstream.Name()+"'s prompt "+codec.QuoteClip(it.Own, 100)+" are named so; neither is served until one is renamed")
+			s.warnOnce("prompt "+it.Listed, "prompt left out: a local prompt and an upstream's are named so; neither is served until one is renamed",
+				slog.String("prompt", it.Listed), slog.String("upstream", it.Upstream.Name()), slog.String("upstream_prompt", codec.Clip(it.Own, 100)))
 			all = slices.DeleteFunc(all, func(l listed) bool { return l.key == it.Listed })
 			continue
 		}
@@ -314,7 +317,7 @@ func deref(p *string) string {
 }
 
 // warnOnce logs msg once per key (bounded as the clashes are).
-func (s *Router) warnOnce(key, msg string) {
+func (s *Router) warnOnce(key, msg string, attrs ...slog.Attr) {
 	s.mu.Lock()
 	if s.clashes == nil || len(s.clashes) >= 4096 {
 		s.clashes = map[string]bool{}
@@ -323,6 +326,6 @@ func (s *Router) warnOnce(key, msg string) {
 	s.clashes[key] = true
 	s.mu.Unlock()
 	if !seen {
-		s.warnf("%s", msg)
+		s.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, msg, attrs...)
 	}
 }

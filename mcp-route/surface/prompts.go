@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"unicode/utf8"
 
@@ -170,7 +171,7 @@ func (s *Set) Get(ctx context.Context, params json.RawMessage, rev string) (any,
 		b, truncated, err := root.ReadFile(p.file, s.opts.MaxOutput)
 		root.Close()
 		if err != nil {
-			s.warnOnce(p.path+"read", fmt.Sprintf("prompt %s refused: %v", p.path, err))
+			s.warnOnce(p.path+"read", "prompt refused", slog.String("path", p.path), slog.Any("error", err))
 			return nil, codec.Errorf(codec.CodeInternalError, "prompt %s: %v", p.Def.Name, err)
 		}
 		if truncated || !utf8.Valid(b) {
@@ -194,7 +195,7 @@ func (s *Set) Get(ctx context.Context, params json.RawMessage, rev string) (any,
 	}
 	res, err := parseMessages(out)
 	if err != nil {
-		s.opts.Logger.Warn(fmt.Sprintf("prompt %s: bad output: %v", p.Def.Name, err))
+		s.opts.Logger.Warn("prompt: bad output", slog.String("prompt", p.Def.Name), slog.Any("error", err))
 		return nil, codec.Errorf(codec.CodeInternalError, "prompt %s: bad output: %v", p.Def.Name, err)
 	}
 	if res.Description == "" {

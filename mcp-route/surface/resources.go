@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/url"
 	"path/filepath"
@@ -251,7 +252,7 @@ func (s *Set) Read(ctx context.Context, params json.RawMessage, rev string) (any
 		b, truncated, err := root.ReadFile(r.file, s.opts.MaxOutput)
 		switch {
 		case errors.Is(err, jail.ErrEscapes):
-			s.warnOnce(r.path+"read", fmt.Sprintf("resource %s refused: %v", r.path, err))
+			s.warnOnce(r.path+"read", "resource refused", slog.String("path", r.path), slog.Any("error", err))
 			return nil, notFound(uri)
 		case err != nil:
 			return nil, codec.Errorf(codec.CodeInternalError, "resource %s: %v", codec.QuoteClip(uri, 200), err)

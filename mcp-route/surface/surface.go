@@ -180,7 +180,7 @@ type entry struct {
 func (s *Set) scan(dir string) []entry {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		s.warnOnce(dir, fmt.Sprintf("%s: %v", dir, err))
+		s.warnOnce(dir, "resource or prompt directory unreadable", slog.String("dir", dir), slog.Any("error", err))
 		return nil
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
@@ -203,11 +203,11 @@ func (s *Set) scan(dir string) []entry {
 		path := filepath.Join(dir, name)
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
-			s.warnOnce(path, fmt.Sprintf("%s left out: %v", path, err))
+			s.warnOnce(path, "file left out", slog.String("path", path), slog.Any("why", err))
 			continue
 		}
 		if rel, err := filepath.Rel(realDir, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			s.warnOnce(path, fmt.Sprintf("%s left out: it is a symlink to %s, outside %s", path, real, dir))
+			s.warnOnce(path, "file left out: its symlink target is outside its directory", slog.String("path", path), slog.String("target", real), slog.String("dir", dir))
 			continue
 		}
 		st, err := os.Stat(real)
@@ -221,7 +221,7 @@ func (s *Set) scan(dir string) []entry {
 			// a FIFO cannot hold the scan.
 			sc, err := s.readSidecarFile(dir, name+".json", sst)
 			if err != nil {
-				s.warnOnce(path, fmt.Sprintf("%s left out: its sidecar %s.json: %v", path, name, err))
+				s.warnOnce(path, "file left out: its sidecar", slog.String("path", path), slog.String("sidecar", name+".json"), slog.Any("why", err))
 				continue
 			}
 			en.sidecar = sc
@@ -265,13 +265,13 @@ func (s *Set) Reload() (resources, prompts bool, updated []string) {
 		for _, en := range s.scan(dir) {
 			r, err := parseResource(en)
 			if err != nil {
-				s.warnOnce(en.path, fmt.Sprintf("resource %s left out: %v", en.path, err))
+				s.warnOnce(en.path, "resource left out", slog.String("path", en.path), slog.Any("why", err))
 				continue
 			}
 			key := r.URI + "\x00" + r.URITemplate
 			if byURI[key] != nil {
 				dup[key] = true
-				s.warnOnce(en.path+"dup", fmt.Sprintf("resource %s left out: %s names the same uri as %s", en.path, r.URI+r.URITemplate, byURI[key].path))
+				s.warnOnce(en.path+"dup", "resource left out: another names the same uri", slog.String("path", en.path), slog.String("uri", r.URI+r.URITemplate), slog.String("other", byURI[key].path))
 				continue
 			}
 			byURI[key] = r
@@ -294,11 +294,11 @@ func (s *Set) Reload() (resources, prompts bool, updated []string) {
 		for _, en := range s.scan(dir) {
 			p, err := parsePrompt(en)
 			if err != nil {
-				s.warnOnce(en.path, fmt.Sprintf("prompt %s left out: %v", en.path, err))
+				s.warnOnce(en.path, "prompt left out", slog.String("path", en.path), slog.Any("why", err))
 				continue
 			}
 			if seen[p.Def.Name] {
-				s.warnOnce(en.path+"dup", fmt.Sprintf("prompt %s left out: another prompt is named %s", en.path, p.Def.Name))
+				s.warnOnce(en.path+"dup", "prompt left out: another prompt has its name", slog.String("path", en.path), slog.String("prompt", p.Def.Name))
 				continue
 			}
 			seen[p.Def.Name] = true
@@ -353,13 +353,14 @@ func (s *Set) Watch(ctx context.Context, interval time.Duration, listChanged fun
 }
 
 // warnOnce logs a problem with key once, until it changes.
-func (s *Set) warnOnce(key, msg string) {
+func (s *Set) warnOnce(key, msg string, attrs ...slog.Attr) {
+	said := msg + fmt.Sprint(attrs)
 	s.mu.Lock()
-	same := s.warned[key] == msg
-	s.warned[key] = msg
+	same := s.warned[key] == said
+	s.warned[key] = said
 	s.mu.Unlock()
 	if !same {
-		s.opts.Logger.Warn(msg)
+		s.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, msg, attrs...)
 	}
 }
 

@@ -3,7 +3,6 @@ package tooldef_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpipe/mcpipe/codec"
+	"github.com/mcpipe/mcpipe/internal/servertest"
 	"github.com/mcpipe/mcpipe/mcp-route/registry"
 	"github.com/mcpipe/mcpipe/mcp-route/tool"
 	"github.com/mcpipe/mcpipe/mcp-route/tooldef"
@@ -69,13 +69,14 @@ func TestValidateAgreesWithTheRouter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs []string
+	var log servertest.Log
 	reg := registry.New(registry.Options{
 		Dirs:        []string{dir},
 		DescribeEnv: []string{"PATH=/usr/bin:/bin"},
-		Logf:        func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) },
+		Logger:      log.Logger(),
 	})
 	reg.Reload(context.Background())
+	logs := log.Lines()
 
 	for _, tt := range definitions {
 		vErr := tt.def.Validate()

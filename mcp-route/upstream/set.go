@@ -57,7 +57,7 @@ type Options struct {
 	// as the upstream gave it. Not admitted, it is left out of the lists,
 	// and a read or get of it is refused with the reason.
 	AdmitSurface func(upstream, kind, key string, def json.RawMessage) (ok bool, reason string)
-	Logger       *slog.Logger // optional: Warn for what an operator must see, Debug for routine events
+	Logger       *slog.Logger // optional: Warn for what an operator must see, Debug for routine events; records carry upstream (and tool, why, error, retry_in where they apply)
 }
 
 func (o *Options) defaults() {
@@ -100,14 +100,12 @@ func (o *Options) defaults() {
 	}
 }
 
-func (o *Options) logf(warn bool, format string, args ...any) {
-	level := slog.LevelDebug
+// level is Warn for what an operator must see, else Debug.
+func level(warn bool) slog.Level {
 	if warn {
-		level = slog.LevelWarn
+		return slog.LevelWarn
 	}
-	if o.Logger.Enabled(context.Background(), level) {
-		o.Logger.Log(context.Background(), level, fmt.Sprintf(format, args...))
-	}
+	return slog.LevelDebug
 }
 
 // Tool is one upstream tool as served: Def is the upstream's definition
@@ -324,7 +322,7 @@ func (s *Set) giveUp(since time.Time) {
 	for _, u := range s.ups {
 		if u.pending() && time.Since(since) >= u.listTimeout() {
 			u.waitedOut.Store(true)
-			s.opts.logf(true, "upstream %s has not listed its tools within %v (--upstream-timeout); serving without them until it does", u.spec.Name, u.listTimeout())
+			s.opts.Logger.Warn("upstream has not listed its tools within --upstream-timeout: serving without them until it does", slog.String("upstream", u.spec.Name), slog.Duration("timeout", u.listTimeout()))
 		}
 	}
 }
@@ -407,7 +405,7 @@ func (s *Set) rebuild() {
 			case count[def.Name] > 1:
 				why = fmt.Sprintf("the upstream lists %d tools of that name; none of them is served", count[def.Name])
 			case codec.ValidateToolName(def.Name) != nil:
-				why = fmt.Sprintf("its name breaks the tool-name rules: %s", cut(codec.ValidateToolName(def.Name).Error(), 300))
+				why = fmt.Sprintf("its name breaks the tool-name rules: %s", codec.Clip(codec.ValidateToolName(def.Name).Error(), 300))
 			case len(name) > MaxListedName:
 				why = fmt.Sprintf("%s is %d characters long, more than the %d many LLM APIs allow", name, len(name), MaxListedName)
 			case s.opts.ReadOnly && (def.Annotations == nil || def.Annotations.ReadOnlyHint == nil || !*def.Annotations.ReadOnlyHint):
@@ -465,14 +463,15 @@ func (s *Set) report(u *Upstream, tool, why string, warn bool) {
 		clear(s.reported)
 	}
 	s.reported[key] = true
-	tool = clipText(tool, 100)
+	// The handler escapes what the upstream named (slog's text and JSON
+	// handlers both do); only its length is bounded here.
 	if why == "" {
-		s.opts.logf(false, "upstream %s: tool %q left out: --readonly and it is not annotated readOnlyHint: true", u.spec.Name, tool)
+		s.opts.Logger.Debug("tool left out: --readonly and it is not annotated readOnlyHint: true", slog.String("upstream", u.spec.Name), slog.String("tool", codec.Clip(tool, 100)))
 		return
 	}
-	if tool == `""` {
-		s.opts.logf(warn, "upstream %s: %s", u.spec.Name, why)
+	if tool == "" {
+		s.opts.Logger.Log(context.Background(), level(warn), "upstream tools left out", slog.String("upstream", u.spec.Name), slog.String("why", why))
 		return
 	}
-	s.opts.logf(warn, "upstream %s: tool %s left out: %s", u.spec.Name, tool, why)
+	s.opts.Logger.Log(context.Background(), level(warn), "tool left out", slog.String("upstream", u.spec.Name), slog.String("tool", codec.Clip(tool, 100)), slog.String("why", why))
 }

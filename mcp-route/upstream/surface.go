@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -182,7 +183,7 @@ func (u *Upstream) listKind(ctx context.Context, c *client.Client, method, membe
 	cursor, over := "", 0
 	for page := 0; ; page++ {
 		if page == maxSurfacePages {
-			u.warnf("upstream %s: %s: more than %d pages; keeping the first", u.spec.Name, method, maxSurfacePages)
+			u.opts.Logger.Warn("upstream list: too many pages; keeping the first", slog.String("upstream", u.spec.Name), slog.String("method", method), slog.Int("pages", maxSurfacePages))
 			break
 		}
 		var params any
@@ -191,13 +192,13 @@ func (u *Upstream) listKind(ctx context.Context, c *client.Client, method, membe
 		}
 		raw, err := c.Request(ctx, method, params)
 		if err != nil {
-			u.warnf("upstream %s: %s: %s; serving none", u.spec.Name, method, clipText(err.Error(), 300))
+			u.opts.Logger.Warn("upstream list failed: serving none", slog.String("upstream", u.spec.Name), slog.String("method", method), slog.String("error", codec.Clip(err.Error(), 300)))
 			return nil
 		}
 		var res map[string]json.RawMessage
 		var list []json.RawMessage
 		if json.Unmarshal(raw, &res) != nil || json.Unmarshal(res[member], &list) != nil {
-			u.warnf("upstream %s: %s: its result has no %s list; serving none", u.spec.Name, method, member)
+			u.opts.Logger.Warn("upstream list: the result has no list; serving none", slog.String("upstream", u.spec.Name), slog.String("method", method), slog.String("member", member))
 			return nil
 		}
 		for _, r := range list {
@@ -222,7 +223,8 @@ func (u *Upstream) listKind(ctx context.Context, c *client.Client, method, membe
 		cursor = next
 	}
 	if over > 0 {
-		u.warnf("upstream %s: %s: %d items left out (over %d items, %d bytes each or %d bytes in all)", u.spec.Name, method, over, MaxSurfaceItems, MaxToolDef, u.opts.MaxListBytes)
+		u.opts.Logger.Warn("upstream list: items left out", slog.String("upstream", u.spec.Name), slog.String("method", method), slog.Int("left_out", over),
+			slog.String("why", fmt.Sprintf("over %d items, %d bytes each or %d bytes in all", MaxSurfaceItems, MaxToolDef, u.opts.MaxListBytes)))
 	}
 	return items
 }
@@ -301,7 +303,7 @@ func (s *Set) items(u *Upstream, kind string, raws []rawItem) []*Item {
 			member = "name"
 			listed = u.spec.Name + Separator + r.key
 			if err := codec.ValidateToolName(r.key); err != nil {
-				why = "its name breaks the tool-name rules prompts are held to: " + cut(err.Error(), 300)
+				why = "its name breaks the tool-name rules prompts are held to: " + codec.Clip(err.Error(), 300)
 			} else if len(listed) > MaxListedName {
 				why = fmt.Sprintf("%s is %d characters long, more than %d", listed, len(listed), MaxListedName)
 			}
@@ -375,7 +377,7 @@ func (u *Upstream) surfaceError(what string, err error) error {
 		}
 		return rpc
 	}
-	return codec.Errorf(codec.CodeInternalError, "upstream %s: %s: %s", u.spec.Name, what, cut(err.Error(), 500))
+	return codec.Errorf(codec.CodeInternalError, "upstream %s: %s: %s", u.spec.Name, what, codec.Clip(err.Error(), 500))
 }
 
 // Forward sends one request (resources/read, prompts/get,
@@ -528,7 +530,8 @@ func (s *Set) reportItem(u *Upstream, kind, key, why string) {
 		clear(s.reported)
 	}
 	s.reported[k] = true
-	s.opts.logf(true, "upstream %s: %s %s left out: %s", u.spec.Name, kind, clipText(key, 200), why)
+	// The handler escapes what the upstream named; only its length is bounded here.
+	s.opts.Logger.Warn("upstream item left out", slog.String("upstream", u.spec.Name), slog.String("kind", kind), slog.String("key", codec.Clip(key, 200)), slog.String("why", why))
 }
 
 // foreignContent says what is wrong with a tools/call result whose

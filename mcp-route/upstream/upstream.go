@@ -188,9 +188,9 @@ func (u *Upstream) run(ctx context.Context) {
 			st := restarting
 			if failures >= u.opts.MaxFailures {
 				st, wait = down, jitter(u.opts.MaxBackoff)
-				u.warnf("upstream %s is down after %d failed starts in a row (last: %v); trying again every %v", u.spec.Name, failures, err, u.opts.MaxBackoff)
+				u.opts.Logger.Warn("upstream is down: failed starts in a row", slog.String("upstream", u.spec.Name), slog.Int("failures", failures), slog.Any("error", err), slog.Duration("retry_every", u.opts.MaxBackoff))
 			} else {
-				u.warnf("upstream %s failed to start (%d in a row): %v; next try in %v", u.spec.Name, failures, err, wait.Round(time.Millisecond))
+				u.opts.Logger.Warn("upstream failed to start", slog.String("upstream", u.spec.Name), slog.Int("failures", failures), slog.Any("error", err), slog.Duration("retry_in", wait.Round(time.Millisecond)))
 			}
 			u.setState(st, time.Now().Add(wait), err.Error())
 			u.markListed()
@@ -222,9 +222,9 @@ func (u *Upstream) run(ctx context.Context) {
 		wait := u.backoff(attempt)
 		u.setState(restarting, time.Now().Add(wait), cause)
 		if conn.isStalled() {
-			u.warnf("upstream %s is hung: %s; stopping it, restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+			u.opts.Logger.Warn("upstream is hung: stopping it, restarting", slog.String("upstream", u.spec.Name), slog.String("why", cause), slog.Duration("retry_in", wait.Round(time.Millisecond)))
 		} else {
-			u.warnf("upstream %s died: %s; restarting in %v", u.spec.Name, cause, wait.Round(time.Millisecond))
+			u.opts.Logger.Warn("upstream died: restarting", slog.String("upstream", u.spec.Name), slog.String("why", cause), slog.Duration("retry_in", wait.Round(time.Millisecond)))
 		}
 		conn.close()
 		if !sleep(ctx, wait) {
@@ -333,7 +333,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		case <-acked:
 		case <-ended: // refused: the upstream may still send plain notifications
 		case <-time.After(min(listenAckWait, timeout)):
-			u.debugf("upstream %s: no acknowledgement of subscriptions/listen within %v", u.spec.Name, min(listenAckWait, timeout))
+			u.opts.Logger.Debug("upstream: no acknowledgement of subscriptions/listen", slog.String("upstream", u.spec.Name), slog.Duration("waited", min(listenAckWait, timeout)))
 		case <-cctx.Done():
 		}
 	}
@@ -342,7 +342,7 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		l.close()
 		return nil, u.withStderr("tools/list: "+err.Error(), stderr)
 	}
-	u.debugf("upstream %s connected (%s %s; %s), %d tools", u.spec.Name, info.Era, info.ProtocolVersion, info.Probe, len(tools))
+	u.opts.Logger.Debug("upstream connected", slog.String("upstream", u.spec.Name), slog.String("era", fmt.Sprint(info.Era)), slog.String("protocol", info.ProtocolVersion), slog.String("probe", fmt.Sprint(info.Probe)), slog.Int("tools", len(tools)))
 	// The surface first: an upstream first seen under --pin has its
 	// resources and prompts pinned with its tools (none if none are
 	// listed yet), so they must be listed when its tools are.
@@ -389,7 +389,7 @@ func (u *Upstream) serve(ctx context.Context, l *link) string {
 		case ctx.Err() != nil:
 			return ""
 		case err != nil:
-			u.warnf("upstream %s: re-listing its tools after list_changed: %v; keeping the last good list", u.spec.Name, err)
+			u.opts.Logger.Warn("upstream: re-listing its tools after list_changed failed: keeping the last good list", slog.String("upstream", u.spec.Name), slog.Any("error", err))
 		default:
 			u.setTools(tools, left)
 		}
@@ -410,7 +410,7 @@ func (u *Upstream) listen(ctx context.Context, l *link) {
 	params := codec.SubscriptionsListenParams{Notifications: &codec.SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true}}
 	_, err := l.Request(ctx, codec.MethodSubscriptionsListen, params)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, client.ErrClosed) {
-		u.debugf("upstream %s: subscriptions/listen: %v (its tool list is re-read only on a plain notifications/tools/list_changed)", u.spec.Name, err)
+		u.opts.Logger.Debug("upstream: subscriptions/listen failed: its tool list is re-read only on a plain notifications/tools/list_changed", slog.String("upstream", u.spec.Name), slog.Any("error", err))
 	}
 }
 
@@ -449,7 +449,7 @@ func (u *Upstream) onNotification(m *codec.Message) {
 		}
 		p.ProgressToken, p.Meta = nil, nil
 		if len(p.Message) > MaxProgressMessage {
-			p.Message = cut(p.Message, MaxProgressMessage)
+			p.Message = codec.Clip(p.Message, MaxProgressMessage)
 		}
 		select {
 		case q <- p:
@@ -470,22 +470,23 @@ const (
 // NoiseWindow, each clipped to MaxNoiseLine bytes, and the rest counted, so
 // that an upstream writing junk cannot flood mcp-route's log.
 func (u *Upstream) protocolError(err error) {
-	u.logLimited(&u.noise, u.warnf, "protocol errors", "upstream "+u.spec.Name+": ", cut(err.Error(), MaxNoiseLine))
+	u.logLimited(&u.noise, slog.LevelWarn, "protocol errors", "upstream protocol error", codec.Clip(err.Error(), MaxNoiseLine))
 }
 
-// logLimited logs line (after prefix) with logf while lim allows; past its
-// budget one line says the rest of what are counted, and the count is
-// logged when the next window begins.
-func (u *Upstream) logLimited(lim *noiseLimit, logf func(string, ...any), what, prefix, line string) {
+// logLimited logs line (as msg's line attribute) at level while lim
+// allows; past its budget one record says the rest of what are counted,
+// and the count is logged when the next window begins.
+func (u *Upstream) logLimited(lim *noiseLimit, level slog.Level, what, msg, line string) {
 	ok, first, dropped := lim.allow(time.Now())
+	l, ctx := u.opts.Logger, context.Background()
 	if dropped > 0 {
-		logf("upstream %s: %d more %s in the last %v were not logged", u.spec.Name, dropped, what, NoiseWindow)
+		l.Log(ctx, level, "upstream: lines not logged", slog.String("upstream", u.spec.Name), slog.String("what", what), slog.Int("dropped", dropped), slog.Duration("window", NoiseWindow))
 	}
 	switch {
 	case ok:
-		logf("%s%s", prefix, line)
+		l.Log(ctx, level, msg, slog.String("upstream", u.spec.Name), slog.String("line", line))
 	case first:
-		logf("upstream %s: more than %d %s in %v: the rest are counted, not logged", u.spec.Name, lim.limit(), what, NoiseWindow)
+		l.Log(ctx, level, "upstream: too many lines: the rest are counted, not logged", slog.String("upstream", u.spec.Name), slog.String("what", what), slog.Int("limit", lim.limit()), slog.Duration("window", NoiseWindow))
 	}
 }
 
@@ -501,7 +502,7 @@ const (
 // in a loop cannot flood mcp-route's log. The tail kept for the "died"
 // messages is not affected.
 func (u *Upstream) stderrLine(line string) {
-	u.logLimited(&u.errNoise, u.debugf, "stderr lines", "upstream "+u.spec.Name+" stderr: ", cut(line, MaxStderrLine))
+	u.logLimited(&u.errNoise, slog.LevelDebug, "stderr lines", "upstream stderr", codec.Clip(line, MaxStderrLine))
 }
 
 // noiseLimit lets max (0: MaxNoiseLines) events through per NoiseWindow.
@@ -670,7 +671,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 		switch {
 		case errors.As(err, &rpc):
 			if n := int64(len(rpc.Message) + len(rpc.Data)); n > u.opts.MaxOutput {
-				return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its error of %d bytes exceeds --max-output (%d bytes); it began: %s", u.spec.Name, tool, n, u.opts.MaxOutput, clipText(rpc.Message, 200))), "failed", nil
+				return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its error of %d bytes exceeds --max-output (%d bytes); it began: %s", u.spec.Name, tool, n, u.opts.MaxOutput, codec.QuoteClip(rpc.Message, 200))), "failed", nil
 			}
 			return nil, "tool_error", rpc
 		case errors.Is(err, codec.ErrFrameTooLarge):
@@ -992,27 +993,6 @@ func (u *Upstream) withStderr(msg string, t *tail) error {
 		msg += "; stderr: " + s
 	}
 	return errors.New(msg)
-}
-
-func (u *Upstream) warnf(format string, args ...any)  { u.opts.logf(true, format, args...) }
-func (u *Upstream) debugf(format string, args ...any) { u.opts.logf(false, format, args...) }
-
-// clipText is s as a quoted Go string of at most n bytes of s, for a log
-// line or a message that carries what an upstream wrote: control
-// characters and invalid UTF-8 are escaped, and the length is bounded.
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return strconv.Quote(strings.ToValidUTF8(s[:n], "\uFFFD")) + "..."
-	}
-	return strconv.Quote(s)
-}
-
-// cut is s, which quotes what an upstream wrote already, at most n bytes.
-func cut(s string, n int) string {
-	if len(s) > n {
-		return strings.ToValidUTF8(s[:n], "\uFFFD") + "..."
-	}
-	return s
 }
 
 func slicesClone[T any](s []T) []T {

@@ -327,10 +327,10 @@ func TestFailedStartsMarkDown(t *testing.T) {
 		t.Errorf("WaitListed: %v, want the exit status and stderr", err)
 	}
 	proctest.Eventually(t, func() string {
-		if !strings.Contains(logs.String(), "upstream up stderr: boom") {
+		if !strings.Contains(logs.String(), `msg="upstream stderr" upstream=up line=boom`) {
 			return "the upstream's stderr is not in the debug log: " + logs.String()
 		}
-		if !strings.Contains(logs.String(), "upstream up is down after 3 failed starts in a row") {
+		if !strings.Contains(logs.String(), `msg="upstream is down: failed starts in a row" upstream=up failures=3`) {
 			return "not marked down; log: " + logs.String()
 		}
 		return ""
@@ -373,7 +373,7 @@ func TestHungUpstreamDoesNotStallList(t *testing.T) {
 	// Waited for once: later lists serve at once (the log says so once).
 	s.List(ctx)
 	s.List(ctx)
-	if n := strings.Count(logs.String(), "upstream hung has not listed its tools within 500ms"); n != 1 {
+	if n := strings.Count(logs.String(), `msg="upstream has not listed its tools within --upstream-timeout: serving without them until it does" upstream=hung timeout=500ms`); n != 1 {
 		t.Errorf("waited %d times for the hung upstream, want once:\n%s", n, logs.String())
 	}
 	// A call to the hung upstream waits for its start at most the bound.
@@ -393,12 +393,12 @@ func TestNamesLeftOutAndReadOnly(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("listed %v, want %v", got, want)
 	}
-	for _, w := range []string{`bad name\" left out`, strings.Repeat("x", 61) + `\" left out: up__xxx`, "65 characters long, more than the 64"} {
+	for _, w := range []string{`tool="bad name" why=`, strings.Repeat("x", 61) + ` why="up__xxx`, "65 characters long, more than the 64"} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("log lacks %q:\n%s", w, logs.String())
 		}
 	}
-	if n := strings.Count(logs.String(), `bad name\" left out`); n != 1 {
+	if n := strings.Count(logs.String(), `tool="bad name" why=`); n != 1 {
 		t.Errorf("left-out line logged %d times, want once", n)
 	}
 	// Definitions are kept, under the prefixed name.
@@ -678,7 +678,7 @@ func TestStopsReadingIsRestarted(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "pids")); strings.Count(string(b), "\n") != 2 {
 		t.Errorf("starts: %q, want 2", b)
 	}
-	if l := logs.String(); !strings.Contains(l, "upstream up is hung: it read nothing of its stdin for 2s; stopping it, restarting in") {
+	if l := logs.String(); !strings.Contains(l, `msg="upstream is hung: stopping it, restarting" upstream=up why="it read nothing of its stdin for 2s"`) {
 		t.Errorf("log: %s", l)
 	}
 	// The hung process is gone (stopped and reaped).
@@ -714,14 +714,14 @@ func TestStderrFloodIsLimited(t *testing.T) {
 		t.Errorf("the died message: %s %.300q", outcome, text(res))
 	}
 	proctest.Eventually(t, func() string {
-		if l := logs.String(); !strings.Contains(l, "upstream up: more than 100 stderr lines in 1m0s: the rest are counted, not logged") {
+		if l := logs.String(); !strings.Contains(l, `msg="upstream: too many lines: the rest are counted, not logged" upstream=up what="stderr lines" limit=100 window=1m0s`) {
 			return "no note that the rest are counted: " + l[max(len(l)-2000, 0):]
 		}
 		return ""
 	})
 	var logged int
 	for _, line := range strings.Split(logs.String(), "\n") {
-		if !strings.Contains(line, "upstream up stderr: ") {
+		if !strings.Contains(line, `msg="upstream stderr" upstream=up `) {
 			continue
 		}
 		logged++
@@ -731,7 +731,7 @@ func TestStderrFloodIsLimited(t *testing.T) {
 	}
 	// One window: the chatter takes far less than a minute; a second one
 	// could begin only on a machine stalled for that long.
-	if logged > 2*MaxStderrLines || !strings.Contains(logs.String(), "upstream up stderr: chatter 0 xxx") {
+	if logged > 2*MaxStderrLines || !strings.Contains(logs.String(), `msg="upstream stderr" upstream=up line="chatter 0 xxx`) {
 		t.Errorf("%d stderr lines logged, want the first ones and at most %d", logged, MaxStderrLines)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -146,9 +147,12 @@ func (r *Result) OK() bool { return r.Kind == Answered }
 
 // Options configure a Pools. All are optional.
 type Options struct {
-	Grace  time.Duration // SIGTERM → SIGKILL, and how long a cancelled call may still run; 0: proc.DefaultGrace
-	Warnf  func(format string, args ...any)
-	Debugf func(format string, args ...any)
+	Grace time.Duration // SIGTERM → SIGKILL, and how long a cancelled call may still run; 0: proc.DefaultGrace
+	// Logger gets one record per event, with the attributes tool, pid,
+	// exec (and outcome, calls, retry_in where they apply): Warn for a
+	// crash or junk on stdout, Debug for starts, retirements and stderr
+	// lines. nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Pools are the worker pools of one server. Its methods are safe for
@@ -178,11 +182,8 @@ func New(opts Options) *Pools {
 	if opts.Grace <= 0 {
 		opts.Grace = proc.DefaultGrace
 	}
-	if opts.Warnf == nil {
-		opts.Warnf = func(string, ...any) {}
-	}
-	if opts.Debugf == nil {
-		opts.Debugf = func(string, ...any) {}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Pools{opts: opts, pools: map[string]*pool{}, all: map[*worker]bool{}, epoch: time.Now()}
 }
@@ -242,7 +243,7 @@ func (ps *Pools) Call(ctx context.Context, spec Spec, c Call) *Result {
 			r.Kind = Died
 			return r
 		}
-		ps.opts.Debugf("call of %s: worker %d died before it read the request: sent again", c.Tool, r.Pid)
+		ps.opts.Logger.Debug("worker died before it read the request: sent again", slog.String("tool", c.Tool), slog.Int("pid", r.Pid))
 	}
 }
 
@@ -464,7 +465,7 @@ func (pl *pool) acquire(ctx context.Context, deadline time.Time, spec *Spec, c *
 		}
 		if pl.stamp != spec.Stamp {
 			if len(pl.workers) > 0 {
-				ps.opts.Debugf("worker of %s: executable %s changed; new calls go to new workers", c.Tool, spec.Exec)
+				ps.opts.Logger.Debug("worker executable changed: new calls go to new workers", slog.String("tool", c.Tool), slog.String("exec", spec.Exec))
 			}
 			for _, w := range pl.workers {
 				w.retired()
@@ -578,7 +579,7 @@ func (pl *pool) crashed(tool, exec string) {
 	d := BackoffMin << min(pl.crashes-2, 20)
 	d = min(d, BackoffMax)
 	pl.notBefore = time.Now().Add(d)
-	pl.ps.opts.Warnf("worker of %s (%s): %d crashes in a row: next start in %v", tool, exec, pl.crashes, d)
+	pl.ps.opts.Logger.Warn("worker crashes in a row: next start delayed", slog.String("tool", tool), slog.String("exec", exec), slog.Int("crashes", pl.crashes), slog.Duration("retry_in", d))
 }
 
 // remove takes w out of the workers taking calls. pl.mu is held.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -85,7 +86,7 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 		pool: pl, tool: tool, exec: spec.Exec, maxLine: spec.MaxLine,
 		calls: map[int64]*pending{}, qsig: make(chan struct{}, 1), readerDone: make(chan struct{}), writerDone: make(chan struct{}),
 	}
-	log := &stderrLog{debugf: ps.opts.Debugf, prefix: "worker of " + tool + ": stderr: "}
+	log := &stderrLog{logger: ps.opts.Logger, tool: tool}
 	cmd := spec.Cmd
 	cmd.StderrTo = log
 	p, err := proc.Start(cmd)
@@ -98,7 +99,7 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 	if f, err := os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm"); err == nil {
 		w.statm = f
 	}
-	log.setPrefix(fmt.Sprintf("worker of %s (pid %d): stderr: ", tool, w.pid))
+	log.setPid(w.pid)
 	ps.mu.Lock()
 	if ps.closed {
 		ps.mu.Unlock()
@@ -114,7 +115,7 @@ func (pl *pool) start(spec *Spec, tool string) (*worker, error) {
 	go w.write()
 	go w.read()
 	go w.watch()
-	ps.opts.Debugf("worker of %s started: %s, pid %d", tool, spec.Exec, w.pid)
+	ps.opts.Logger.Debug("worker started", slog.String("tool", tool), slog.String("exec", spec.Exec), slog.Int("pid", w.pid))
 	return w, nil
 }
 
@@ -175,7 +176,7 @@ func (w *worker) take(c *Call, body []byte, deadline time.Time) *pending {
 	if w.taken >= w.pool.limits.MaxCalls && !w.retiring {
 		w.retiring = true
 		w.pool.remove(w)
-		w.pool.ps.opts.Debugf("worker of %s (pid %d): %d calls: retired", w.tool, w.pid, w.taken)
+		w.pool.ps.opts.Logger.Debug("worker retired: call limit", slog.String("tool", w.tool), slog.Int("pid", w.pid), slog.Int("calls", w.taken))
 	}
 	return p
 }
@@ -383,7 +384,7 @@ func (w *worker) answered(p *pending, r *Result) {
 	over := false
 	if rss, ok := residentBytes(w.statm); ok && rss > pl.limits.MaxRSS {
 		over = true
-		pl.ps.opts.Debugf("worker of %s (pid %d): RSS %d bytes over %d: retired", w.tool, w.pid, rss, pl.limits.MaxRSS)
+		pl.ps.opts.Logger.Debug("worker retired: RSS over the limit", slog.String("tool", w.tool), slog.Int("pid", w.pid), slog.Int64("rss", int64(rss)), slog.Int64("max_rss", int64(pl.limits.MaxRSS)))
 	}
 	stop := false
 	pl.mu.Lock()
@@ -435,7 +436,7 @@ func (w *worker) idleCheck() {
 	w.mu.Unlock()
 	pl.broadcast()
 	pl.mu.Unlock()
-	pl.ps.opts.Debugf("worker of %s (pid %d): idle for %v: stopped", w.tool, w.pid, pl.limits.Idle)
+	pl.ps.opts.Logger.Debug("worker stopped: idle", slog.String("tool", w.tool), slog.Int("pid", w.pid), slog.Duration("idle", pl.limits.Idle))
 	w.stop("")
 }
 
@@ -513,8 +514,9 @@ func (w *worker) junk(line []byte, why string) {
 	}
 	w.mu.Unlock()
 	slices.Sort(tools)
-	w.pool.ps.opts.Warnf("worker of %s (%s, pid %d) wrote junk on stdout (%s): %s; killed, %d calls in flight fail (%s)",
-		w.tool, w.exec, w.pid, why, quoted, len(tools), strings.Join(slices.Compact(tools), ", "))
+	w.pool.ps.opts.Logger.Warn("worker wrote junk on stdout: killed, its calls in flight fail",
+		slog.String("tool", w.tool), slog.String("exec", w.exec), slog.Int("pid", w.pid), slog.String("why", why),
+		slog.String("line", quoted), slog.Int("calls", len(tools)), slog.String("tools", strings.Join(slices.Compact(tools), ",")))
 	w.misbehaved("it wrote something other than a response on stdout: " + quoteCapped(line, 80))
 }
 
@@ -587,11 +589,11 @@ func (w *worker) watch() {
 	}
 	switch {
 	case crash && killedFor == "":
-		ps.opts.Warnf("worker of %s (%s, pid %d) died: %s; %d calls in flight fail", w.tool, w.exec, w.pid, outcome, len(calls))
+		ps.opts.Logger.Warn("worker died: its calls in flight fail", slog.String("tool", w.tool), slog.String("exec", w.exec), slog.Int("pid", w.pid), slog.String("outcome", outcome.String()), slog.Int("calls", len(calls)))
 	case len(calls) > 0:
-		ps.opts.Debugf("worker of %s (pid %d) ended (%s): %s; %d calls in flight fail", w.tool, w.pid, killedFor, outcome, len(calls))
+		ps.opts.Logger.Debug("worker ended: its calls in flight fail", slog.String("tool", w.tool), slog.Int("pid", w.pid), slog.String("why", killedFor), slog.String("outcome", outcome.String()), slog.Int("calls", len(calls)))
 	default:
-		ps.opts.Debugf("worker of %s (pid %d) ended: %s", w.tool, w.pid, outcome)
+		ps.opts.Logger.Debug("worker ended", slog.String("tool", w.tool), slog.Int("pid", w.pid), slog.String("outcome", outcome.String()))
 	}
 	ids := make([]int64, 0, len(calls))
 	for id := range calls {
@@ -631,16 +633,22 @@ func quoteCapped(b []byte, n int) string {
 
 // stderrLog logs a worker's stderr, one debug line per line written.
 type stderrLog struct {
-	debugf func(string, ...any)
+	logger *slog.Logger
+	tool   string
 	mu     sync.Mutex
-	prefix string
+	pid    int // 0 until the worker started
 	buf    []byte
 }
 
-func (l *stderrLog) setPrefix(p string) {
+func (l *stderrLog) setPid(pid int) {
 	l.mu.Lock()
-	l.prefix = p
+	l.pid = pid
 	l.mu.Unlock()
+}
+
+// line logs one line of the worker's stderr. l.mu is held.
+func (l *stderrLog) line(b []byte) {
+	l.logger.Debug("worker stderr", slog.String("tool", l.tool), slog.Int("pid", l.pid), slog.String("line", clip(b)))
 }
 
 func (l *stderrLog) Write(b []byte) (int, error) {
@@ -652,11 +660,11 @@ func (l *stderrLog) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		l.debugf("%s%s", l.prefix, clip(l.buf[:i]))
+		l.line(l.buf[:i])
 		l.buf = l.buf[i+1:]
 	}
 	if len(l.buf) > 4096 {
-		l.debugf("%s%s", l.prefix, clip(l.buf))
+		l.line(l.buf)
 		l.buf = l.buf[:0]
 	}
 	return len(b), nil

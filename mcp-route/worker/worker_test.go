@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,12 +32,12 @@ type logs struct {
 	lines []string
 }
 
-func (l *logs) add(level string) func(string, ...any) {
-	return func(format string, args ...any) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.lines = append(l.lines, level+" "+fmt.Sprintf(format, args...))
-	}
+// Write takes one record of a slog handler.
+func (l *logs) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
 }
 
 func (l *logs) has(s string) bool {
@@ -72,7 +73,7 @@ func newFixture(t *testing.T, limits worker.Limits, env ...string) *fixture {
 	bin := testbin.Path(t, "MCP_TESTWORKER_BIN", "internal/testbin/testworker")
 	dir := t.TempDir()
 	f := &fixture{t: t, log: &logs{}, dir: dir, start: filepath.Join(dir, "starts")}
-	f.ps = worker.New(worker.Options{Grace: 300 * time.Millisecond, Warnf: f.log.add("WARN"), Debugf: f.log.add("DEBUG")})
+	f.ps = worker.New(worker.Options{Grace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	f.spec = worker.Spec{
 		Cmd: proc.Cmd{
 			Path: bin, Dir: dir,
@@ -254,7 +255,7 @@ func TestKilledBetweenCalls(t *testing.T) {
 	syscall.Kill(a.Pid, syscall.SIGKILL)
 	proctest.WaitGone(t, a.Pid)
 	proctest.Eventually(t, func() string {
-		if !f.log.has("died: killed by SIGKILL") {
+		if !f.log.has(`msg="worker died: its calls in flight fail"`) || !f.log.has(`outcome="killed by SIGKILL"`) {
 			return "no log line for the dead idle worker"
 		}
 		return ""
@@ -324,7 +325,7 @@ func TestJunkKillsTheWorker(t *testing.T) {
 				wantFailure(t, r, worker.Died, "worker killed", "other than a response")
 			}
 			proctest.Eventually(t, func() string {
-				if !f.log.has("wrote junk on stdout") || !f.log.has("worker of tw") {
+				if !f.log.has("wrote junk on stdout") || !f.log.has("tool=tw") {
 					return "the log does not name the tool and the junk"
 				}
 				return ""
@@ -418,7 +419,7 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	if n := f.starts(); n >= 12 {
 		t.Errorf("%d starts for 12 calls: no backoff", n)
 	}
-	if !f.log.has("crashes in a row: next start in") {
+	if !f.log.has("crashes in a row") || !f.log.has("retry_in=") {
 		t.Errorf("the log does not say it backs off:\n%s", f.log)
 	}
 }
