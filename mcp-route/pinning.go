@@ -180,6 +180,9 @@ func (g *pinGate) trustFirstUse(up string) {
 	if len(changes) == 0 {
 		return
 	}
+	// Its resources and prompts with them, none if it lists none: what
+	// it adds later is then new, withheld, not first seen and trusted.
+	g.trustFirstUseSurface(up)
 	pinned := 0
 	for _, c := range changes {
 		if c.Action == pin.Added {

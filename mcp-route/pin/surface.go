@@ -109,13 +109,15 @@ func (f *File) CheckSurface(upstream string, it Item) (ok bool, reason, diff str
 }
 
 // TrustFirstUseSurface pins items when the file has no surface entry for
-// upstream (and items is not empty), as TrustFirstUse does for tools.
+// upstream, as TrustFirstUse does for tools. No items make an empty entry:
+// an upstream first seen with no resources or prompts has those it lists
+// later withheld as new, not trusted on a first use that was long past.
 func (f *File) TrustFirstUseSurface(upstream string, items []Item) ([]Change, error) {
 	if err := ValidateUpstream(upstream); err != nil {
 		return nil, err
 	}
 	return f.update(func(set pinSet) []Change {
-		if _, known := set[surfaceKey(upstream)]; known || len(items) == 0 {
+		if _, known := set[surfaceKey(upstream)]; known {
 			return nil
 		}
 		return recordSurface(set, upstream, items)

@@ -102,7 +102,7 @@ func (s *server) forward(ctx context.Context, req *core.Request, t *upstream.Too
 	if _, ok := p.ProgressToken(); ok {
 		progress = func(pp codec.ProgressParams) { req.Progress(pp) }
 	}
-	ctx = upstream.WithAsker(ctx, askerOf(req))
+	ctx = upstream.WithAsker(ctx, ctx.Value(clientKey{}), askerOf(req))
 	start := time.Now()
 	res, outcome, err := s.opts.Upstreams.Call(ctx, t, args, req.Revision, progress)
 	elapsed := time.Since(start)
@@ -414,6 +414,10 @@ func (s *server) observe(tool, outcome string, elapsed time.Duration, started, k
 		s.opts.Observe(tool, outcome, elapsed, started, killed)
 	}
 }
+
+// clientKey is the context key of who sent a tools/call: its
+// subscriberOf (an HTTP session, else the conversation).
+type clientKey struct{}
 
 // askerOf passes an upstream's elicitation/create or sampling/createMessage
 // (when --upstream-allow lets it) to the client of the call req: only a

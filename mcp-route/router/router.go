@@ -370,13 +370,17 @@ func (s *Router) Serve(ctx context.Context, conn core.Conn, session *codec.Sessi
 		Session:      session,
 	})
 	conv.HandleFunc(codec.MethodToolsList, s.list)
+	key := subscriberOf(conv, conn)
 	conv.Handle(codec.MethodToolsCall, core.Method{
-		Handler: s.call,
-		Limit:   s.limit(),
-		Refuse:  s.busy,
+		// Who called: an upstream's question goes only to the client
+		// whose call it can be for (upstream.WithAsker).
+		Handler: func(ctx context.Context, req *core.Request) (any, error) {
+			return s.call(context.WithValue(ctx, clientKey{}, key), req)
+		},
+		Limit:  s.limit(),
+		Refuse: s.busy,
 	})
 	s.registerSurface(conv)
-	key := subscriberOf(conv, conn)
 	s.mu.Lock()
 	s.convs[conv] = struct{}{}
 	if s.subscriber == nil {

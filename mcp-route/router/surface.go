@@ -230,6 +230,15 @@ func (s *Router) record(key any, uri string) error {
 	if len(s.subs[key]) >= maxSubscriptions {
 		return codec.Errorf(codec.CodeInvalidParams, "invalid params: %d subscriptions already: unsubscribe first", maxSubscriptions)
 	}
+	if !s.subs[key][uri] {
+		n := len(uri)
+		for u := range s.subs[key] {
+			n += len(u)
+		}
+		if n > maxSubscriptionBytes {
+			return codec.Errorf(codec.CodeInvalidParams, "invalid params: subscriptions of %d bytes of URIs in all, more than %d: unsubscribe first", n, maxSubscriptionBytes)
+		}
+	}
 	s.subs[key][uri] = true
 	s.subsUsed[key] = time.Now()
 	return nil
@@ -261,11 +270,14 @@ func (s *Router) evictIdleSubscriber() bool {
 	return true
 }
 
-// maxSubscriptions bounds one subscriber's resource subscriptions, and
-// maxSubscribers the subscribers.
+// maxSubscriptions bounds one subscriber's resource subscriptions,
+// maxSubscriptionBytes the bytes of their URIs (an upstream's URI is the
+// client's to choose, up to upstream.MaxURI: 1024 of 4 KB for each of
+// maxSubscribers would be 16 GiB), and maxSubscribers the subscribers.
 const (
-	maxSubscriptions = 1024
-	maxSubscribers   = 4096
+	maxSubscriptions     = 1024
+	maxSubscriptionBytes = 64 << 10
+	maxSubscribers       = 4096
 )
 
 // resourceUpdated sends notifications/resources/updated to every

@@ -46,16 +46,28 @@ type Asker func(ctx context.Context, method string, params json.RawMessage) (res
 
 type askerKey struct{}
 
+// askerValue is what WithAsker puts in a context.
+type askerValue struct {
+	client any
+	ask    Asker
+}
+
 // WithAsker is ctx carrying ask for the call it is the context of: an
 // upstream allowed to (Spec.Allow) sends its elicitation/create and
 // sampling/createMessage to that call's client while the call is in
-// flight.
-func WithAsker(ctx context.Context, ask Asker) context.Context {
-	return context.WithValue(ctx, askerKey{}, ask)
+// flight. client (comparable) says who that client is: an HTTP session,
+// a stdio conversation; calls of different clients in flight to one
+// upstream at once leave it no one to ask (see askers).
+func WithAsker(ctx context.Context, client any, ask Asker) context.Context {
+	return context.WithValue(ctx, askerKey{}, askerValue{client, ask})
 }
 
 // askers are the calls in flight to an upstream that can take its
 // requests; the latest one is asked (an upstream's request names no call).
+// When calls of more than one client are in flight, none is: the request
+// may be for any of them, and putting one client's question (with what it
+// tells) to another, and its answer into the first one's call, would leak
+// between them (two HTTP sessions, two users).
 type askers struct {
 	mu   sync.Mutex
 	next int64
@@ -63,13 +75,14 @@ type askers struct {
 }
 
 type askerEntry struct {
-	ctx context.Context
-	ask Asker
+	ctx    context.Context
+	client any
+	ask    Asker
 }
 
 func (a *askers) add(ctx context.Context) func() {
-	ask, _ := ctx.Value(askerKey{}).(Asker)
-	if ask == nil {
+	v, _ := ctx.Value(askerKey{}).(askerValue)
+	if v.ask == nil {
 		return func() {}
 	}
 	a.mu.Lock()
@@ -78,7 +91,7 @@ func (a *askers) add(ctx context.Context) func() {
 	}
 	a.next++
 	id := a.next
-	a.m[id] = askerEntry{ctx, ask}
+	a.m[id] = askerEntry{ctx, v.client, v.ask}
 	a.mu.Unlock()
 	return func() {
 		a.mu.Lock()
@@ -87,15 +100,22 @@ func (a *askers) add(ctx context.Context) func() {
 	}
 }
 
-func (a *askers) latest() (askerEntry, bool) {
+// latest is the latest call in flight; shared is false when calls of
+// more than one client are.
+func (a *askers) latest() (e askerEntry, ok, shared bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var best int64
 	for id := range a.m {
 		best = max(best, id)
 	}
-	e, ok := a.m[best]
-	return e, ok
+	e, ok = a.m[best]
+	for _, o := range a.m {
+		if o.client != e.client {
+			return e, ok, true
+		}
+	}
+	return e, ok, false
 }
 
 // allows reports whether the upstream may send method to the client.
@@ -129,11 +149,18 @@ func (u *Upstream) onRequest(m *codec.Message) (json.RawMessage, error) {
 	if !u.allows(m.Method) {
 		return nil, codec.Errorf(codec.CodeMethodNotFound, "method not found: %s: mcp-route does not pass upstream %s's %s on to its client (--upstream-allow %s=%s allows it)", m.Method, u.spec.Name, m.Method, u.spec.Name, allowWord(m.Method))
 	}
-	e, ok := u.askers.latest()
+	e, ok, shared := u.askers.latest()
 	if !ok {
 		return nil, codec.Errorf(codec.CodeInvalidRequest, "upstream %s: %s: no call of mcp-route's client is in flight to this upstream, so there is no one to ask", u.spec.Name, m.Method)
 	}
-	res, refused, err := e.ask(e.ctx, m.Method, m.Params)
+	if shared {
+		return nil, codec.Errorf(codec.CodeInvalidRequest, "upstream %s: %s: calls of more than one client are in flight to this upstream, and which one this is for cannot be told, so none is asked", u.spec.Name, m.Method)
+	}
+	params := m.Params
+	if m.Method == codec.MethodCreateMessage {
+		params = ownContextOnly(params)
+	}
+	res, refused, err := e.ask(e.ctx, m.Method, params)
 	if refused != "" {
 		return nil, codec.Errorf(codec.CodeInvalidRequest, "upstream %s: %s: the client cannot be asked: %s", u.spec.Name, m.Method, refused)
 	}
@@ -153,4 +180,24 @@ func allowWord(method string) string {
 		}
 	}
 	return ""
+}
+
+// ownContextOnly is sampling/createMessage params with includeContext
+// "none" in place of any other: through the gateway, "thisServer" is every
+// upstream and the local tools, and "allServers" more, so the client's
+// model would answer this upstream with what the others returned.
+func ownContextOnly(params json.RawMessage) json.RawMessage {
+	m, ok := codec.Members(params)
+	if !ok {
+		return params
+	}
+	if ic, ok := m["includeContext"]; !ok || string(ic) == `"none"` {
+		return params
+	}
+	m["includeContext"] = json.RawMessage(`"none"`)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return params
+	}
+	return b
 }

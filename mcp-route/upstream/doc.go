@@ -180,7 +180,9 @@
 // Options.AdmitSurface, when set (pinning), withholds an item as Admit
 // withholds a tool: left out of the list, a read or get of it refused.
 // notifications/resources/updated of an upstream reaches OnResourceUpdated
-// with the served uri; list changes reach OnSurfaceChange.
+// with the served uri, from a goroutine of its own (queued, at most 1024;
+// more are dropped): a function slow to return holds up the updates, not
+// the upstream's answers. List changes reach OnSurfaceChange.
 //
 // # Calls
 //
@@ -207,8 +209,11 @@
 // ParseAllow) declares those capabilities to the upstream, and its
 // requests of them go to the Asker of the latest call in flight to it
 // (WithAsker, on the call's context: the router's core.Request.Call to
-// that call's client); none in flight, or a client that cannot be asked
-// (the Asker says why), is -32600; the client's answer (over MaxOutput:
+// that call's client; a sampling request's includeContext made "none":
+// through the gateway the client's context is every upstream's); none in
+// flight, calls of more than one client in
+// flight (WithAsker's client differs: two HTTP sessions), or a client that
+// cannot be asked (the Asker says why), is -32600; the client's answer (over MaxOutput:
 // -32603) or error goes back as it came. codec/client serves at most
 // client.MaxServerRequests at once. roots/list is never passed on.
 //

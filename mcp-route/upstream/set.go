@@ -133,6 +133,11 @@ type Set struct {
 	// onUpdated of an upstream's resources/updated (the served uri).
 	onSurface []func(method string)
 	onUpdated []func(uri string)
+	// updQueue are the updates waiting for relayUpdates, running while
+	// updRelaying (see resourceUpdated).
+	updMu       sync.Mutex
+	updQueue    []string
+	updRelaying bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -195,12 +200,45 @@ func (s *Set) surfaceChanged(res, prs bool) {
 	}
 }
 
+// resourceUpdated runs on the upstream's read goroutine, through which
+// every call of it is answered: the update is queued (at most
+// maxQueuedUpdates; more are dropped) and relayed from a goroutine of its
+// own, so that a client slow to take it (a GET stream not read, waited for
+// up to --http-write-timeout) holds up the updates, never the calls.
 func (s *Set) resourceUpdated(u *Upstream, own string) {
-	s.mu.Lock()
-	fs := slices.Clone(s.onUpdated)
-	s.mu.Unlock()
-	for _, f := range fs {
-		f(ServedURI(u.spec.Name, own))
+	s.updMu.Lock()
+	defer s.updMu.Unlock()
+	if len(s.updQueue) >= maxQueuedUpdates {
+		return
+	}
+	s.updQueue = append(s.updQueue, ServedURI(u.spec.Name, own))
+	if !s.updRelaying {
+		s.updRelaying = true
+		go s.relayUpdates()
+	}
+}
+
+// maxQueuedUpdates bounds the updates waiting to be relayed.
+const maxQueuedUpdates = 1024
+
+func (s *Set) relayUpdates() {
+	for {
+		s.updMu.Lock()
+		if len(s.updQueue) == 0 {
+			s.updRelaying = false
+			s.updQueue = nil
+			s.updMu.Unlock()
+			return
+		}
+		uri := s.updQueue[0]
+		s.updQueue = s.updQueue[1:]
+		s.updMu.Unlock()
+		s.mu.Lock()
+		fs := slices.Clone(s.onUpdated)
+		s.mu.Unlock()
+		for _, f := range fs {
+			f(uri)
+		}
 	}
 }
 

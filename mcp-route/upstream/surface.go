@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -531,4 +532,39 @@ func (s *Set) reportItem(u *Upstream, kind, key, why string) {
 	s.reported[k] = true
 	// The handler escapes what the upstream named; only its length is bounded here.
 	s.opts.Logger.Warn("upstream item left out", slog.String("upstream", u.spec.Name), slog.String("kind", kind), slog.String("key", codec.Clip(key, 200)), slog.String("why", why))
+}
+
+// foreignContent says what is wrong with a tools/call result whose
+// resource link or embedded resource has a uri in mcp-route's own scheme
+// (another upstream's, or the gateway's: text the upstream made up, passed
+// off as theirs), "" when none has: an upstream speaks for itself only, as
+// in RewriteContents. Its own uris pass as they came.
+func foreignContent(raw json.RawMessage) string {
+	// Most results hold no resource: not parsed again. A member name or
+	// type spelled with escapes is looked at in full.
+	if !bytes.Contains(raw, []byte("esource")) && !bytes.Contains(raw, []byte(`\u`)) {
+		return ""
+	}
+	var r struct {
+		Content []struct {
+			Type     string `json:"type"`
+			URI      string `json:"uri"`
+			Resource struct {
+				URI string `json:"uri"`
+			} `json:"resource"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return "" // fit says what is wrong with it
+	}
+	for i, c := range r.Content {
+		uri := c.URI
+		if c.Type == "resource" {
+			uri = c.Resource.URI
+		}
+		if IsServedURI(uri) {
+			return fmt.Sprintf("its content %d names %s, in mcp-route's own %s scheme: an upstream's result may name its own resources only", i, codec.QuoteClip(uri, 200), Scheme)
+		}
+	}
+	return ""
 }

@@ -343,8 +343,11 @@ func (u *Upstream) connect(ctx context.Context) (*link, error) {
 		return nil, u.withStderr("tools/list: "+err.Error(), stderr)
 	}
 	u.opts.Logger.Debug("upstream connected", slog.String("upstream", u.spec.Name), slog.String("era", fmt.Sprint(info.Era)), slog.String("protocol", info.ProtocolVersion), slog.String("probe", fmt.Sprint(info.Probe)), slog.Int("tools", len(tools)))
-	u.setTools(tools, left)
+	// The surface first: an upstream first seen under --pin has its
+	// resources and prompts pinned with its tools (none if none are
+	// listed yet), so they must be listed when its tools are.
 	u.setSurface(u.listSurface(cctx, conn.Client, info.Capabilities))
+	u.setTools(tools, left)
 	return l, nil
 }
 
@@ -692,6 +695,9 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage, 
 	}
 	if n := int64(len(raw)); n > u.opts.MaxOutput {
 		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: its result of %d bytes exceeds --max-output (%d bytes)", u.spec.Name, tool, n, u.opts.MaxOutput)), "failed", nil
+	}
+	if why := foreignContent(raw); why != "" {
+		return codec.ErrorResult(fmt.Sprintf("upstream %s: %s: %s", u.spec.Name, tool, why)), "failed", nil
 	}
 	res, isError, err := fit(rev, raw)
 	if err != nil {
