@@ -319,8 +319,9 @@ func (h *Handler) serve(r *http.Request, x *exchange, sess *codec.Session) {
 // the grace to answer); a POST that still arrives is served. Taking no
 // new connection is Listen's part. It returns at once.
 func (h *Handler) Drain() {
-	h.opts.Logger.Info("draining: /readyz is 503, no new connection is taken, the requests under way are answered")
+	// Set before it is said: a reader of the log may ask /readyz at once.
 	h.draining.Store(true)
+	h.opts.Logger.Info("draining: /readyz is 503, no new connection is taken, the requests under way are answered")
 	h.drain()
 }
 
