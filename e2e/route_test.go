@@ -787,7 +787,7 @@ func TestCallRouteQuiet(t *testing.T) {
 		t.Errorf("quiet by default: %+v", r)
 	}
 	r = mcpCall(t, "", append([]string{"call", "echo", "text=hi"}, append(server, "--verbose")...)...)
-	if r.code != 0 || r.stdout != "hi\n" || !strings.Contains(r.stderr, "mcp-route: ") || !strings.Contains(r.stderr, "echo: ok in") {
+	if r.code != 0 || r.stdout != "hi\n" || !strings.Contains(r.stderr, "mcp-route: ") || !strings.Contains(r.stderr, `msg="call ended" tool=echo id=`) || !strings.Contains(r.stderr, "outcome=ok elapsed=") {
 		t.Errorf("--verbose: %+v", r)
 	}
 }
