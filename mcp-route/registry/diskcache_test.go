@@ -133,7 +133,7 @@ echo '{"description":"new"}'
 	for range 2 {
 		r, lb := fresh(t, dir, cache)
 		if !lb.has("tool left out tool=bad ") || desc(r, "recent") != "new" {
-			t.Errorf("load: %q, log %q", desc(r, "recent"), lb.lines)
+			t.Errorf("load: %q, log %q", desc(r, "recent"), lb.Lines())
 		}
 	}
 	if n := runs(t, count); n != 4 {
@@ -151,7 +151,7 @@ func TestDiskCacheRefusesSharedDir(t *testing.T) {
 	for range 2 {
 		r, lb := fresh(t, dir, cache)
 		if desc(r, "d") != "one" || !lb.has("describe cache off") || !lb.has("writable by group or others") {
-			t.Errorf("load: %q, log %q", desc(r, "d"), lb.lines)
+			t.Errorf("load: %q, log %q", desc(r, "d"), lb.Lines())
 		}
 	}
 	if ents, _ := os.ReadDir(cache); len(ents) != 0 || runs(t, count) != 2 {
@@ -262,7 +262,7 @@ echo '{"description":"writes","annotations":{"readOnlyHint":false}}'
 	}
 	load(false)
 	if r, lb := load(true); r.Lookup("fs_write") != nil || runs(t, count) != 1 || len(lb.warns()) != 0 {
-		t.Fatalf("untampered: served read-only %v, %d runs, log %q; want left out, 1 run (cached)", r.Lookup("fs_write") != nil, runs(t, count), lb.lines)
+		t.Fatalf("untampered: served read-only %v, %d runs, log %q; want left out, 1 run (cached)", r.Lookup("fs_write") != nil, runs(t, count), lb.Lines())
 	}
 
 	tamper(t, cache, func(def map[string]any) { def["annotations"] = map[string]any{"readOnlyHint": true} })
@@ -271,7 +271,7 @@ echo '{"description":"writes","annotations":{"readOnlyHint":false}}'
 		t.Error("a tampered entry claiming readOnlyHint made --readonly serve fs_write")
 	}
 	if runs(t, count) != 2 || !lb.has("fails authentication") {
-		t.Errorf("tampered entry: %d runs, log %q; want described again, and logged", runs(t, count), lb.lines)
+		t.Errorf("tampered entry: %d runs, log %q; want described again, and logged", runs(t, count), lb.Lines())
 	}
 
 	tamper(t, cache, func(def map[string]any) { def["run"] = map[string]any{"passEnv": []string{"AWS_SECRET_ACCESS_KEY"}} })
@@ -280,11 +280,11 @@ echo '{"description":"writes","annotations":{"readOnlyHint":false}}'
 		t.Errorf("tampered run.passEnv: %+v; want the real definition", tl)
 	}
 	if runs(t, count) != 3 || !lb.has("fails authentication") {
-		t.Errorf("tampered entry: %d runs, log %q", runs(t, count), lb.lines)
+		t.Errorf("tampered entry: %d runs, log %q", runs(t, count), lb.Lines())
 	}
 	// Rewritten by that describe: the cache speeds the next start again.
 	if r, lb := load(false); r.Lookup("fs_write") == nil || runs(t, count) != 3 || len(lb.warns()) != 0 {
-		t.Errorf("after the rewrite: %d runs, log %q; want a cache hit", runs(t, count), lb.lines)
+		t.Errorf("after the rewrite: %d runs, log %q; want a cache hit", runs(t, count), lb.Lines())
 	}
 }
 
@@ -306,7 +306,7 @@ func TestDiskCacheKeyRevoked(t *testing.T) {
 	revokeKey(cache)
 	r, lb := fresh(t, dir, cache)
 	if desc(r, "d") != "one" || runs(t, count) != 2 || len(lb.warns()) != 0 {
-		t.Errorf("after revocation: %q, %d runs, log %q", desc(r, "d"), runs(t, count), lb.lines)
+		t.Errorf("after revocation: %q, %d runs, log %q", desc(r, "d"), runs(t, count), lb.Lines())
 	}
 	if key2, _ := os.ReadFile(filepath.Join(cache, keyFile)); len(key2) != keySize || string(key2) == string(key1) {
 		t.Error("no new key after revocation")
@@ -317,7 +317,7 @@ func TestDiskCacheKeyRevoked(t *testing.T) {
 	// A key that is not one is a clear error, not a silent cache.
 	os.WriteFile(filepath.Join(cache, keyFile), []byte("short"), 0o600)
 	if _, lb := fresh(t, dir, cache); !lb.has("describe cache off") || !lb.has("want a 32-byte key") {
-		t.Errorf("bad key: log %q", lb.lines)
+		t.Errorf("bad key: log %q", lb.Lines())
 	}
 }
 
@@ -342,7 +342,7 @@ func TestDiskCacheUnderRoot(t *testing.T) {
 			t.Errorf("readOnly %v: key not revoked at open", readOnly)
 		}
 		if r.CacheDir() != "" || !lb.has("describe cache off dir="+cache+" error="+cache+" is under the root") || len(lb.warns()) != 1 {
-			t.Errorf("readOnly %v: cache %q, log %q", readOnly, r.CacheDir(), lb.lines)
+			t.Errorf("readOnly %v: cache %q, log %q", readOnly, r.CacheDir(), lb.Lines())
 		}
 		if !readOnly && desc(r, "d") != "one" { // ReadOnly: d is not read-only
 			t.Errorf("readOnly %v: tool not served: %q", readOnly, desc(r, "d"))
@@ -364,6 +364,6 @@ func TestDiskCacheUnderRoot(t *testing.T) {
 	lb := &logBuf{}
 	r := New(Options{Dirs: []string{dir}, Root: root, CacheDir: filepath.Join(link, "mcpipe", "describe"), Logger: lb.logger()})
 	if r.CacheDir() != "" || !lb.has("is under the root") {
-		t.Errorf("through a symlink: cache %q, log %q", r.CacheDir(), lb.lines)
+		t.Errorf("through a symlink: cache %q, log %q", r.CacheDir(), lb.Lines())
 	}
 }

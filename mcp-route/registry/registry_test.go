@@ -2,56 +2,28 @@ package registry
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpipe/mcpipe/internal/servertest"
 )
 
-type logBuf struct {
-	mu    sync.Mutex
-	lines []string
-}
+// logBuf keeps the records a registry logs (servertest.Log: "debug: "
+// before the routine ones, then the message and " key=value" per
+// attribute).
+type logBuf struct{ servertest.Log }
 
-// logger returns a logger whose records l keeps, one line each: the
-// message, then " key=value" per attribute, unquoted; a routine event
-// (Debug) is marked "debug: ", so tests can tell it from what a quiet
-// mcp-route shows.
-func (l *logBuf) logger() *slog.Logger { return slog.New(lineHandler{l}) }
-
-type lineHandler struct{ l *logBuf }
-
-func (h lineHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h lineHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h lineHandler) WithGroup(string) slog.Handler            { return h }
-
-func (h lineHandler) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	if r.Level < slog.LevelInfo {
-		b.WriteString("debug: ")
-	}
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	h.l.mu.Lock()
-	defer h.l.mu.Unlock()
-	h.l.lines = append(h.l.lines, b.String())
-	return nil
-}
+func (l *logBuf) logger() *slog.Logger { return l.Logger() }
 
 // warns returns the lines of events an operator must see (not Debug).
 func (l *logBuf) warns() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var w []string
-	for _, s := range l.lines {
+	for _, s := range l.Lines() {
 		if !strings.HasPrefix(s, "debug: ") {
 			w = append(w, s)
 		}
@@ -60,9 +32,7 @@ func (l *logBuf) warns() []string {
 }
 
 func (l *logBuf) has(sub string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, s := range l.lines {
+	for _, s := range l.Lines() {
 		if strings.Contains(s, sub) {
 			return true
 		}
@@ -98,7 +68,7 @@ func newReg(t *testing.T, opts Options) (*Registry, *logBuf) {
 	r.Reload(context.Background())
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("log:\n%s", strings.Join(lb.lines, "\n"))
+			t.Logf("log:\n%s", strings.Join(lb.Lines(), "\n"))
 		}
 	})
 	return r, lb
@@ -281,7 +251,7 @@ func TestQuietReloads(t *testing.T) {
 		t.Error("new tool not seen")
 	}
 	n := 0
-	for _, l := range lb.lines {
+	for _, l := range lb.Lines() {
 		if strings.Contains(l, "tool left out tool=bad ") {
 			n++
 		}
@@ -322,9 +292,7 @@ echo '{"description":"described"}'
 	case <-time.After(time.Minute): // only catches a hang
 		t.Fatal("Reload did not return after cancel")
 	}
-	lb.mu.Lock()
-	lines := slices.Clone(lb.lines)
-	lb.mu.Unlock()
+	lines := lb.Lines()
 	// Routine (a client that only asked server/discover), so Debug: a
 	// quiet mcp-route says nothing.
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "debug: tool loading cancelled at shutdown") {
@@ -338,7 +306,7 @@ echo '{"description":"described"}'
 		t.Errorf("the next Reload did not read the tools again: %v", names(r))
 	}
 	if lb.has("left out") {
-		t.Errorf("a tool was left out: %q", lb.lines)
+		t.Errorf("a tool was left out: %q", lb.Lines())
 	}
 }
 

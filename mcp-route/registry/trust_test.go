@@ -111,7 +111,7 @@ func TestGuardAtReload(t *testing.T) {
 	r := New(Options{Dirs: []string{tools}, Root: root, Logger: lb.logger()})
 	r.Reload(context.Background())
 	if r.Lookup("t") == nil || r.Lookup("plain") == nil {
-		t.Fatalf("outside the root: log %q", lb.lines)
+		t.Fatalf("outside the root: log %q", lb.Lines())
 	}
 	retarget(filepath.Join(root, "impl"))
 	for range 2 {
@@ -123,25 +123,25 @@ func TestGuardAtReload(t *testing.T) {
 		t.Errorf("retargeted into the root: t served %v", r.Lookup("t") != nil)
 	}
 	n := 0
-	for _, l := range lb.lines {
+	for _, l := range lb.Lines() {
 		if strings.Contains(l, "path="+tool+" why="+tool+" leads to "+filepath.Join(root, "impl")) {
 			n++
 		}
 	}
 	if n != 1 || len(lb.warns()) != 1 {
-		t.Errorf("want one log line for t, got %q", lb.lines)
+		t.Errorf("want one log line for t, got %q", lb.Lines())
 	}
 	// Only the sidecar leads into the root: still left out.
 	os.Remove(tool)
 	os.Symlink(filepath.Join(outside, "impl"), tool)
 	r.Reload(context.Background())
 	if r.Lookup("t") != nil || !lb.has(tool+".json leads to") {
-		t.Errorf("sidecar in the root: served %v, log %q", r.Lookup("t") != nil, lb.lines)
+		t.Errorf("sidecar in the root: served %v, log %q", r.Lookup("t") != nil, lb.Lines())
 	}
 	retarget(filepath.Join(outside, "impl"))
 	r.Reload(context.Background())
 	if r.Lookup("t") == nil {
-		t.Errorf("retargeted back out: not served; log %q", lb.lines)
+		t.Errorf("retargeted back out: not served; log %q", lb.Lines())
 	}
 	retarget(filepath.Join(root, "impl"))
 	ro := New(Options{Dirs: []string{tools}, Root: root, ReadOnly: true, Logger: lb.logger()})
